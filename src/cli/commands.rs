@@ -1,0 +1,167 @@
+//! The commands behind the CLI: load the inventory, select targets, check
+//! their options, run the action through the executor with the chosen
+//! printer, record the run for `--rerun`, and pick the exit status.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::rerun;
+use super::{CommandAction, FileAction, InventoryAction, RunArgs, ScriptAction, SelectArgs, Top};
+use crate::events::Sink;
+use crate::executor::{self, Action, RunOptions};
+use crate::inventory::{Inventory, Target};
+use crate::output::Format;
+use crate::output::human::HumanPrinter;
+use crate::output::json::JsonWriter;
+use crate::transport::{self, Overrides};
+
+pub async fn dispatch(top: Top) -> Result<ExitCode> {
+    match top {
+        Top::Command {
+            action: CommandAction::Run { cmd, run },
+        } => execute(Action::Command { line: cmd }, &run).await,
+        Top::Script {
+            action: ScriptAction::Run { file, args, run },
+        } => {
+            if !file.is_file() {
+                bail!("{}: no such script", file.display());
+            }
+            execute(Action::Script { path: file, args }, &run).await
+        }
+        Top::File {
+            action: FileAction::Upload { src, dest, run },
+        } => {
+            if !src.exists() {
+                bail!("{}: no such file or directory", src.display());
+            }
+            execute(Action::Upload { src, dest }, &run).await
+        }
+        Top::File {
+            action: FileAction::Download { src, destdir, run },
+        } => execute(Action::Download { src, dest: destdir }, &run).await,
+        Top::Inventory {
+            action:
+                InventoryAction::Show {
+                    select,
+                    detail,
+                    format,
+                },
+        } => show(&select, detail, format),
+    }
+}
+
+/// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
+/// it exists, else an empty one (only localhost and URIs).
+fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
+    match path {
+        Some(p) => Ok(Inventory::load(p)?),
+        None => {
+            let default = PathBuf::from("inventory.yaml");
+            if default.exists() {
+                Ok(Inventory::load(&default)?)
+            } else {
+                Ok(Inventory::empty())
+            }
+        }
+    }
+}
+
+fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
+    let spec = match (&select.targets, select.rerun) {
+        (Some(_), Some(_)) => bail!("use either --targets or --rerun, not both"),
+        (Some(spec), None) => spec.clone(),
+        (None, Some(which)) => {
+            let names = rerun::load(which)?;
+            if names.is_empty() {
+                bail!("--rerun: no targets of the last run match");
+            }
+            names.join(",")
+        }
+        (None, None) => {
+            bail!("no targets given: use -t/--targets (names, groups, `all`, globs or URIs)")
+        }
+    };
+    Ok(inventory.select(&spec)?)
+}
+
+async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
+    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let targets = targets(&args.select, &inventory)?;
+    let overrides = Overrides {
+        run_as: args.run_as.clone(),
+        connect_timeout: args.connect_timeout.map(Duration::from_secs),
+    };
+    transport::check_options(&targets, &overrides)?;
+    let options = RunOptions {
+        concurrency: args
+            .concurrency
+            .unwrap_or_else(executor::default_concurrency),
+        overrides,
+    };
+    let stdout: Box<dyn Write + Send> = Box::new(std::io::stdout());
+    let sink: Arc<dyn Sink> = match args.format {
+        Format::Json => Arc::new(JsonWriter::new(stdout)),
+        Format::Human => Arc::new(HumanPrinter::new(stdout, args.stream)),
+    };
+    let summary = executor::run(targets, action, &options, sink).await;
+    rerun::save(&summary);
+    Ok(if summary.all_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
+    let inventory = load_inventory(select.inventory.as_deref())?;
+    let spec = SelectArgs {
+        targets: Some(select.targets.clone().unwrap_or_else(|| "all".into())),
+        ..select.clone()
+    };
+    let targets = targets(&spec, &inventory)?;
+    let items: Vec<serde_json::Value> = targets
+        .iter()
+        .map(|t| {
+            let mut v =
+                serde_json::json!({ "name": t.name, "uri": t.uri, "transport": t.transport() });
+            if detail && let Some(map) = v.as_object_mut() {
+                map.insert("alias".into(), serde_json::json!(t.aliases));
+                map.insert("groups".into(), serde_json::json!(t.groups));
+                map.insert("config".into(), t.config.redacted_json());
+                map.insert("facts".into(), serde_json::Value::Object(t.facts.clone()));
+                map.insert("vars".into(), serde_json::Value::Object(t.vars.clone()));
+                map.insert("features".into(), serde_json::json!(t.features));
+            }
+            v
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Json => {
+            let doc = serde_json::json!({ "targets": items, "count": items.len() });
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        }
+        Format::Human => {
+            for (t, item) in targets.iter().zip(&items) {
+                writeln!(out, "{}", t.name)?;
+                if detail {
+                    for line in serde_yaml_like(item).lines() {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+            }
+            writeln!(out, "{} target(s)", targets.len())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Pretty JSON without the outer braces reads well enough as a detail block.
+fn serde_yaml_like(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}

@@ -1,0 +1,189 @@
+//! The command line: argument parsing (clap), logging setup, and the
+//! commands themselves. This is the outermost layer: the only place that
+//! uses anyhow, prints errors, and chooses the exit status (0 when every
+//! target succeeded, 2 when any failed, 1 for usage and inventory errors).
+
+mod commands;
+mod rerun;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::output::Format;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ferry",
+    version,
+    about = "Run commands, scripts and file transfers on many hosts over SSH, with nothing installed on them"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Top,
+    /// Log level or filter (error, warn, info, debug, trace, or a tracing filter).
+    #[arg(long, global = true, env = "FERRY_LOG", default_value = "warn")]
+    pub log_level: String,
+    /// Write logs as JSON lines.
+    #[arg(long, global = true)]
+    pub log_json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Top {
+    /// Run a shell command on targets.
+    Command {
+        #[command(subcommand)]
+        action: CommandAction,
+    },
+    /// Upload a script and run it on targets.
+    Script {
+        #[command(subcommand)]
+        action: ScriptAction,
+    },
+    /// Upload or download files.
+    File {
+        #[command(subcommand)]
+        action: FileAction,
+    },
+    /// Show the inventory.
+    Inventory {
+        #[command(subcommand)]
+        action: InventoryAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CommandAction {
+    /// Run CMD with the target's shell.
+    Run {
+        cmd: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScriptAction {
+    /// Copy FILE to each target, run it with ARGS, and remove it.
+    Run {
+        file: PathBuf,
+        /// Arguments for the script (put them after `--` if they start with `-`).
+        args: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FileAction {
+    /// Copy a local file or directory to DEST on each target.
+    Upload {
+        src: PathBuf,
+        dest: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Copy SRC from each target into DESTDIR/<target>/.
+    Download {
+        src: String,
+        destdir: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum InventoryAction {
+    /// Print the targets a specification selects.
+    Show {
+        #[command(flatten)]
+        select: SelectArgs,
+        /// Also print each target's merged config, facts and vars (secrets redacted).
+        #[arg(long)]
+        detail: bool,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SelectArgs {
+    /// Targets: names, aliases, groups, `all`, globs (`web*`), URIs; comma-separated.
+    #[arg(short = 't', long = "targets")]
+    pub targets: Option<String>,
+    /// The inventory file (default: $FERRY_INVENTORY, else ./inventory.yaml).
+    #[arg(short = 'i', long, env = "FERRY_INVENTORY")]
+    pub inventory: Option<PathBuf>,
+    /// Take targets from the last run: those that failed, succeeded, or all.
+    #[arg(long, value_enum)]
+    pub rerun: Option<rerun::Rerun>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// How many targets to work on at once (default 100, lower when the open-file limit is small).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Run as this user (through sudo).
+    #[arg(long)]
+    pub run_as: Option<String>,
+    /// Seconds to wait for a connection.
+    #[arg(long)]
+    pub connect_timeout: Option<u64>,
+    /// Print output lines as they arrive, prefixed with the target's name.
+    #[arg(long)]
+    pub stream: bool,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+}
+
+fn init_logging(level: &str, json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+/// Parses arguments, runs the command, and returns the exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(1),
+            };
+        }
+    };
+    init_logging(&cli.log_level, cli.log_json);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ferry: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(commands::dispatch(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ferry: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

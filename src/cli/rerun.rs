@@ -1,0 +1,68 @@
+//! `--rerun`: the targets of the last run and how each ended, kept in
+//! `.ferry/rerun.json` in the working directory.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::executor::{Status, Summary};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rerun {
+    Failure,
+    Success,
+    All,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    target: String,
+    status: Status,
+}
+
+pub fn path() -> PathBuf {
+    Path::new(".ferry").join("rerun.json")
+}
+
+/// Records how each target of a run ended. A failure to write is a warning.
+pub fn save(summary: &Summary) {
+    let entries: Vec<Entry> = summary
+        .results
+        .iter()
+        .map(|r| Entry {
+            target: r.target.clone(),
+            status: r.status,
+        })
+        .collect();
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(".ferry")?;
+        let tmp = Path::new(".ferry").join("rerun.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&entries)?)?;
+        std::fs::rename(tmp, path())
+    };
+    if let Err(e) = write() {
+        tracing::warn!("cannot record this run in {}: {e}", path().display());
+    }
+}
+
+/// The target names of the last run that ended as asked.
+pub fn load(which: Rerun) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path()).with_context(|| {
+        format!(
+            "--rerun needs a previous run ({} is missing)",
+            path().display()
+        )
+    })?;
+    let entries: Vec<Entry> = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid", path().display()))?;
+    Ok(entries
+        .into_iter()
+        .filter(|e| match which {
+            Rerun::All => true,
+            Rerun::Failure => e.status == Status::Failure,
+            Rerun::Success => e.status == Status::Success,
+        })
+        .map(|e| e.target)
+        .collect())
+}

@@ -1,0 +1,51 @@
+//! Run events and the one sink trait they go through. The executor reports
+//! everything that happens — a run starting, a target starting, output
+//! arriving, a target finishing, the run ending — as [`Event`]s to a
+//! [`Sink`]; the terminal printer, the JSON writer and (later) the server's
+//! event stream are sinks.
+
+use crate::executor::{Summary, TargetResult};
+use crate::transport::Stream;
+
+#[derive(Debug)]
+pub enum Event<'a> {
+    RunStarted {
+        action: &'a str,
+        object: &'a str,
+        target_count: usize,
+    },
+    TargetStarted {
+        target: &'a str,
+    },
+    /// A chunk of a command's output, as it arrived.
+    Output {
+        target: &'a str,
+        stream: Stream,
+        data: &'a [u8],
+    },
+    TargetFinished(&'a TargetResult),
+    RunFinished(&'a Summary),
+}
+
+/// Receives events; called from many tasks at once.
+pub trait Sink: Send + Sync {
+    fn event(&self, event: &Event<'_>);
+}
+
+/// Sends every event to several sinks.
+pub struct FanOut(pub Vec<Box<dyn Sink>>);
+
+impl Sink for FanOut {
+    fn event(&self, event: &Event<'_>) {
+        for sink in &self.0 {
+            sink.event(event);
+        }
+    }
+}
+
+/// A sink that drops everything.
+pub struct Discard;
+
+impl Sink for Discard {
+    fn event(&self, _: &Event<'_>) {}
+}

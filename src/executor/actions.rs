@@ -1,0 +1,211 @@
+//! The actions the executor can carry out on a target: a command, a script,
+//! a file upload and a file download. Each builds its commands as typed
+//! values and turns what happened into Bolt's result value.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::result::{Status, error_value};
+use crate::events::{Event, Sink};
+use crate::inventory::Target;
+use crate::transport::command::quote;
+use crate::transport::{Command, Stream, Transport, TransportError};
+
+#[derive(Clone, Debug)]
+pub enum Action {
+    Command { line: String },
+    Script { path: PathBuf, args: Vec<String> },
+    Upload { src: PathBuf, dest: String },
+    Download { src: String, dest: PathBuf },
+}
+
+/// Output collected from one command.
+#[derive(Default)]
+pub struct Collected {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub merged: Vec<u8>,
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Command { .. } => "command",
+            Action::Script { .. } => "script",
+            Action::Upload { .. } => "upload",
+            Action::Download { .. } => "download",
+        }
+    }
+
+    /// What the action works on, as Bolt's `object` field.
+    pub fn object(&self) -> String {
+        match self {
+            Action::Command { line } => line.clone(),
+            Action::Script { path, .. } => path.display().to_string(),
+            Action::Upload { src, .. } => src.display().to_string(),
+            Action::Download { src, .. } => src.clone(),
+        }
+    }
+
+    pub async fn perform(
+        &self,
+        target: &Target,
+        t: &dyn Transport,
+        sink: &dyn Sink,
+    ) -> Result<(Status, Value), TransportError> {
+        match self {
+            Action::Command { line } => {
+                let (done, out) =
+                    run_collect(target, t, &Command::shell(line.clone()), sink).await?;
+                Ok(command_value(done.exit_code, &out))
+            }
+            Action::Script { path, args } => run_script(target, t, path, args, sink).await,
+            Action::Upload { src, dest } => {
+                t.upload(src, dest).await?;
+                Ok((
+                    Status::Success,
+                    json!({ "_output": format!("Uploaded '{}' to '{}:{dest}'", src.display(), target.name) }),
+                ))
+            }
+            Action::Download { src, dest } => {
+                let dir = dest.join(safe_dir_name(&target.name));
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| TransportError::File(format!("{}: {e}", dir.display())))?;
+                t.download(src, &dir).await?;
+                let name = Path::new(src.trim_end_matches('/'))
+                    .file_name()
+                    .map(PathBuf::from)
+                    .unwrap_or_default();
+                let path = dir.join(name);
+                Ok((
+                    Status::Success,
+                    json!({ "_output": format!("Downloaded '{}:{src}' to '{}'", target.name, path.display()), "path": path.display().to_string() }),
+                ))
+            }
+        }
+    }
+}
+
+/// A directory name for a target's downloads: the name with anything
+/// outside letters, digits, `.`, `_` and `-` replaced by `_`.
+pub fn safe_dir_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.chars().all(|c| c == '.') {
+        "_".into()
+    } else {
+        cleaned
+    }
+}
+
+/// Runs a command, reporting output as events and collecting it.
+pub async fn run_collect(
+    target: &Target,
+    t: &dyn Transport,
+    command: &Command,
+    sink: &dyn Sink,
+) -> Result<(crate::transport::Finished, Collected), TransportError> {
+    let mut out = Collected::default();
+    let done = t
+        .run(command, &mut |stream, data| {
+            sink.event(&Event::Output {
+                target: &target.name,
+                stream,
+                data,
+            });
+            match stream {
+                Stream::Stdout => out.stdout.extend_from_slice(data),
+                Stream::Stderr => out.stderr.extend_from_slice(data),
+            }
+            out.merged.extend_from_slice(data);
+        })
+        .await?;
+    Ok((done, out))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Bolt's value for a finished command; non-zero exit is a failure.
+pub fn command_value(exit_code: i32, out: &Collected) -> (Status, Value) {
+    let mut value = json!({
+        "stdout": text(&out.stdout),
+        "stderr": text(&out.stderr),
+        "merged_output": text(&out.merged),
+        "exit_code": exit_code,
+    });
+    if exit_code == 0 {
+        return (Status::Success, value);
+    }
+    if let Some(map) = value.as_object_mut() {
+        map.insert(
+            "_error".into(),
+            error_value(
+                "ferry/command-error",
+                &format!("The command failed with exit code {exit_code}"),
+                None,
+                json!({ "exit_code": exit_code }),
+            ),
+        );
+    }
+    (Status::Failure, value)
+}
+
+async fn run_script(
+    target: &Target,
+    t: &dyn Transport,
+    path: &Path,
+    args: &[String],
+    sink: &dyn Sink,
+) -> Result<(Status, Value), TransportError> {
+    let quiet = crate::events::Discard;
+    let tmpdir = target
+        .config
+        .get(&format!("{}.tmpdir", target.transport()))
+        .and_then(|s| s.value.as_str().map(str::to_string));
+    let template = match &tmpdir {
+        Some(dir) => format!("{}/ferry.XXXXXXXX", dir.trim_end_matches('/')),
+        None => "/tmp/ferry.XXXXXXXX".to_string(),
+    };
+    let mktemp = Command::argv(["mktemp", "-d", &template]).as_login_user();
+    let (done, out) = run_collect(target, t, &mktemp, &quiet).await?;
+    let dir = text(&out.stdout).trim().to_string();
+    if done.exit_code != 0 || dir.is_empty() {
+        return Err(TransportError::File(format!(
+            "cannot make a temporary directory: {}",
+            text(&out.stderr).trim()
+        )));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script".into());
+    let remote = format!("{dir}/{name}");
+    let result = async {
+        t.upload(path, &remote).await?;
+        // A run-as user other than the login user must be able to read it too.
+        let chmod = Command::argv(["chmod", "-R", "a+rx", &dir]).as_login_user();
+        run_collect(target, t, &chmod, &quiet).await?;
+        let mut argv = vec![remote.clone()];
+        argv.extend(args.iter().cloned());
+        let (done, out) = run_collect(target, t, &Command::argv(argv), sink).await?;
+        Ok(command_value(done.exit_code, &out))
+    }
+    .await;
+    let cleanup = format!(
+        "rm -rf {}",
+        quote(&dir).map_err(|e| TransportError::File(e.to_string()))?
+    );
+    let _ = run_collect(target, t, &Command::shell(cleanup).as_login_user(), &quiet).await;
+    result
+}

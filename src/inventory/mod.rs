@@ -1,0 +1,238 @@
+//! The inventory: Bolt's inventory v2 YAML, read into resolved targets.
+//!
+//! This module owns everything between the inventory file and a list of
+//! [`Target`]s with their merged config, facts, vars and features: reading the
+//! YAML with positions ([`yaml`]), resolving `_plugin` references
+//! ([`plugin`]), converting the document into groups and target definitions
+//! ([`parse`]), merging definitions the way Bolt does ([`resolve`]), and
+//! choosing targets from a `-t` specification ([`select`]). It does no network
+//! I/O; the only file it reads is the inventory itself.
+
+pub mod parse;
+pub mod plugin;
+pub mod resolve;
+pub mod select;
+pub mod uri;
+pub mod yaml;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use select::SelectError;
+pub use yaml::Origin;
+
+/// Why an inventory could not be read. Display gives `file:line:col: message`.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    #[error("{path}: cannot read the inventory")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{origin}: {message}")]
+    Invalid { origin: Origin, message: String },
+}
+
+impl InventoryError {
+    pub fn at(origin: Origin, message: impl Into<String>) -> Self {
+        InventoryError::Invalid {
+            origin,
+            message: message.into(),
+        }
+    }
+}
+
+/// One config value with where it was set. Keys are dotted: `transport`,
+/// `ssh.user`, `ssh.port`.
+#[derive(Clone, Debug)]
+pub struct Setting {
+    pub value: serde_json::Value,
+    pub origin: Origin,
+}
+
+/// A target's merged config: one [`Setting`] per dotted key.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    settings: BTreeMap<String, Setting>,
+}
+
+impl Config {
+    pub fn get(&self, key: &str) -> Option<&Setting> {
+        self.settings.get(key)
+    }
+
+    /// Sets a key unless it is set already (the first definition wins).
+    pub fn set_default(&mut self, key: String, setting: Setting) {
+        self.settings.entry(key).or_insert(setting);
+    }
+
+    /// Sets a key, replacing any earlier value (command-line overrides).
+    pub fn set(&mut self, key: &str, value: serde_json::Value) {
+        self.settings.insert(
+            key.to_string(),
+            Setting {
+                value,
+                origin: Origin::command_line(),
+            },
+        );
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Setting)> {
+        self.settings.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Settings of one section (`ssh`), keys without the section prefix.
+    pub fn section<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Setting)> {
+        self.settings.iter().filter_map(move |(k, v)| {
+            k.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .map(|rest| (rest, v))
+        })
+    }
+
+    /// The config as nested JSON with secret values replaced by a marker.
+    pub fn redacted_json(&self) -> serde_json::Value {
+        let mut root = serde_json::Map::new();
+        for (key, setting) in &self.settings {
+            let value = if is_secret_key(key) {
+                serde_json::Value::String(REDACTED.into())
+            } else {
+                setting.value.clone()
+            };
+            match key.split_once('.') {
+                Some((section, rest)) => {
+                    let entry = root
+                        .entry(section.to_string())
+                        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+                    if let serde_json::Value::Object(map) = entry {
+                        map.insert(rest.to_string(), value);
+                    }
+                }
+                None => {
+                    root.insert(key.clone(), value);
+                }
+            }
+        }
+        serde_json::Value::Object(root)
+    }
+}
+
+/// What a redacted secret prints as.
+pub const REDACTED: &str = "[redacted]";
+
+/// Config keys whose values are secrets and never printed.
+pub fn is_secret_key(key: &str) -> bool {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    ["password", "passphrase", "key-data", "token", "secret"]
+        .iter()
+        .any(|word| last.contains(word))
+}
+
+/// One resolved target: everything the executor needs to reach it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The name it is known by: its `name`, else its URI as written.
+    pub name: String,
+    /// The URI it was given, if any (`ssh://user@host:22`, `host:2222`).
+    pub uri: Option<String>,
+    pub aliases: Vec<String>,
+    pub config: Config,
+    pub facts: serde_json::Map<String, serde_json::Value>,
+    pub vars: serde_json::Map<String, serde_json::Value>,
+    pub features: BTreeSet<String>,
+    /// Every group the target belongs to, directly or through a subgroup.
+    pub groups: Vec<String>,
+    /// Where the target was first defined or named.
+    pub origin: Origin,
+}
+
+impl Target {
+    /// The transport named by config or URI scheme; `localhost` defaults to
+    /// `local`, everything else to `ssh`.
+    pub fn transport(&self) -> String {
+        if let Some(scheme) = self.uri.as_deref().and_then(uri::scheme) {
+            return scheme.to_string();
+        }
+        if let Some(t) = self.config.get("transport").and_then(|s| s.value.as_str()) {
+            return t.to_string();
+        }
+        if self.host() == "localhost" {
+            "local".into()
+        } else {
+            "ssh".into()
+        }
+    }
+
+    /// The parsed URI (or name, when there is no URI).
+    pub fn address(&self) -> uri::Address {
+        uri::Address::parse(self.uri.as_deref().unwrap_or(&self.name))
+    }
+
+    /// The host to connect to: `<transport>.host` from config, else the URI's host.
+    pub fn host(&self) -> String {
+        let transport_host = self
+            .config
+            .section("ssh")
+            .find(|(k, _)| *k == "host")
+            .and_then(|(_, s)| s.value.as_str().map(str::to_string));
+        transport_host.unwrap_or_else(|| self.address().host)
+    }
+}
+
+/// A whole inventory: its targets (in definition order) and groups.
+#[derive(Debug)]
+pub struct Inventory {
+    pub path: Arc<PathBuf>,
+    pub targets: Vec<Target>,
+    /// Group name to member target names, subgroups' members included.
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// Config, facts, vars and features of the top level, for targets that
+    /// are named on the command line but not in the file.
+    pub(crate) top: parse::GroupDef,
+}
+
+impl Inventory {
+    /// Reads and resolves an inventory file.
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let text = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_str(&text, path)
+    }
+
+    /// Resolves inventory text; `path` is only used in error positions.
+    pub fn from_str(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        let file = Arc::new(path.to_path_buf());
+        let node = yaml::parse(text)
+            .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;
+        let node = plugin::resolve(node, &file, &plugin::ProcessEnv)?;
+        let doc = parse::document(&node, &file)?;
+        resolve::resolve(doc, file)
+    }
+
+    /// An inventory with no file: only `localhost` and URIs are known.
+    pub fn empty() -> Inventory {
+        let file = Arc::new(PathBuf::from("<no inventory>"));
+        let top = parse::GroupDef::top(Origin::new(&file, 0, 0));
+        Inventory {
+            path: file,
+            targets: Vec::new(),
+            groups: BTreeMap::new(),
+            top,
+        }
+    }
+
+    pub fn target(&self, name: &str) -> Option<&Target> {
+        self.targets.iter().find(|t| t.name == name)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}

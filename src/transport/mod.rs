@@ -1,0 +1,151 @@
+//! Transports: how ferry reaches a target. This module owns the one small
+//! [`Transport`] trait (connect, run a command with live output, upload,
+//! download, close), the typed errors every transport reports, and the
+//! choice of transport for a target. Only the transport modules do network
+//! or process I/O on behalf of a target.
+
+pub mod command;
+pub mod local;
+pub mod options;
+pub mod ssh;
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+pub use command::{Command, RunAs};
+
+use crate::inventory::Target;
+
+/// Which stream a chunk of output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Receives output as it arrives.
+pub type OutputFn<'a> = &'a mut (dyn FnMut(Stream, &[u8]) + Send);
+
+/// The three ways a connection fails, with Bolt's issue codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectIssue {
+    /// Unreachable, refused, protocol failure.
+    Connect,
+    /// No offered credential was accepted.
+    Auth,
+    /// The host key is unknown, does not match, or is revoked.
+    HostKey,
+}
+
+impl ConnectIssue {
+    pub fn code(self) -> &'static str {
+        match self {
+            ConnectIssue::Connect => "CONNECT_ERROR",
+            ConnectIssue::Auth => "AUTH_ERROR",
+            ConnectIssue::HostKey => "HOST_KEY_ERROR",
+        }
+    }
+}
+
+/// What went wrong on one target. Messages never hold secrets.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("{message}")]
+    Connect {
+        issue: ConnectIssue,
+        message: String,
+    },
+    #[error("{0}")]
+    Command(String),
+    #[error("{what} timed out after {}s", .after.as_secs())]
+    Timeout { what: &'static str, after: Duration },
+    #[error("{0}")]
+    File(String),
+    /// A bad transport option; the message names where it was set.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl TransportError {
+    pub fn connect(issue: ConnectIssue, message: impl Into<String>) -> Self {
+        TransportError::Connect {
+            issue,
+            message: message.into(),
+        }
+    }
+
+    /// Bolt's error kind for this failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TransportError::Connect { .. } => "ferry/connect-error",
+            TransportError::Command(_) => "ferry/command-error",
+            TransportError::Timeout { .. } => "ferry/timeout",
+            TransportError::File(_) => "ferry/file-error",
+            TransportError::Config(_) => "ferry/config-error",
+        }
+    }
+
+    /// Bolt's issue code, for connection failures.
+    pub fn issue_code(&self) -> Option<&'static str> {
+        match self {
+            TransportError::Connect { issue, .. } => Some(issue.code()),
+            _ => None,
+        }
+    }
+}
+
+/// The result of running a command to its end.
+#[derive(Clone, Debug, Default)]
+pub struct Finished {
+    pub exit_code: i32,
+    /// The signal that ended the command, if one did.
+    pub signal: Option<String>,
+}
+
+/// A connection to one target. Every transport implements this.
+#[async_trait]
+pub trait Transport: Send + Sync {
+    /// Opens the connection; later calls reuse it.
+    async fn connect(&mut self) -> Result<(), TransportError>;
+    /// Runs a command, passing output to `out` as it arrives.
+    async fn run(&self, command: &Command, out: OutputFn<'_>) -> Result<Finished, TransportError>;
+    /// Copies a local file or directory (recursively, with modes) to `dest`.
+    async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError>;
+    /// Copies a remote file or directory into the local path `dest`.
+    async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError>;
+    /// Closes the connection.
+    async fn close(&mut self);
+}
+
+/// Settings that the command line lays over every target's config.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub run_as: Option<String>,
+    pub connect_timeout: Option<Duration>,
+}
+
+/// Makes the transport a target asks for, checking its options first.
+pub fn for_target(
+    target: &Target,
+    overrides: &Overrides,
+) -> Result<Box<dyn Transport>, TransportError> {
+    match target.transport().as_str() {
+        "local" => Ok(Box::new(local::Local::new(target, overrides)?)),
+        "ssh" => Ok(Box::new(ssh::Ssh::new(target, overrides)?)),
+        other => Err(TransportError::Config(format!(
+            "{}: transport '{other}' is not supported (ferry has ssh and local)",
+            target.name
+        ))),
+    }
+}
+
+/// Checks every target's transport options, so that a bad inventory stops
+/// the run before anything connects.
+pub fn check_options(targets: &[Target], overrides: &Overrides) -> Result<(), TransportError> {
+    for t in targets {
+        for_target(t, overrides)?;
+    }
+    Ok(())
+}

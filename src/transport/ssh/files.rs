@@ -1,0 +1,217 @@
+//! Moving files over SSH: SFTP when the host has the subsystem, else exec
+//! with the bytes streamed through stdin (`cat`). Directories are copied
+//! recursively with their modes.
+
+use std::path::{Path, PathBuf};
+
+use russh::client::Handle;
+use russh_sftp::client::SftpSession;
+use russh_sftp::protocol::FileAttributes;
+use tokio::io::AsyncWriteExt;
+
+use super::connect::Client;
+use crate::transport::command::quote;
+use crate::transport::{Command, Stream, TransportError};
+
+fn ferr(what: impl std::fmt::Display) -> TransportError {
+    TransportError::File(what.to_string())
+}
+
+/// Opens an SFTP session, or `None` when the host has no SFTP subsystem.
+pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, TransportError> {
+    let channel = handle
+        .channel_open_session()
+        .await
+        .map_err(|e| ferr(format!("cannot open a channel: {e}")))?;
+    if channel.request_subsystem(true, "sftp").await.is_err() {
+        return Ok(None);
+    }
+    match SftpSession::new(channel.into_stream()).await {
+        Ok(s) => Ok(Some(s)),
+        Err(e) => {
+            tracing::debug!("no SFTP: {e}");
+            Ok(None)
+        }
+    }
+}
+
+fn mode_of(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+/// Uploads a file or a tree over SFTP.
+pub async fn upload_sftp(sftp: &SftpSession, src: &Path, dest: &str) -> Result<(), TransportError> {
+    let meta = std::fs::metadata(src).map_err(|e| ferr(format!("{}: {e}", src.display())))?;
+    if meta.is_dir() {
+        if !sftp.try_exists(dest).await.unwrap_or(false) {
+            sftp.create_dir(dest)
+                .await
+                .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
+        }
+        set_mode(sftp, dest, mode_of(&meta)).await?;
+        let entries =
+            std::fs::read_dir(src).map_err(|e| ferr(format!("{}: {e}", src.display())))?;
+        for entry in entries {
+            let entry = entry.map_err(ferr)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            Box::pin(upload_sftp(sftp, &entry.path(), &format!("{dest}/{name}"))).await?;
+        }
+        return Ok(());
+    }
+    let data = tokio::fs::read(src)
+        .await
+        .map_err(|e| ferr(format!("{}: {e}", src.display())))?;
+    let mut file = sftp
+        .create(dest)
+        .await
+        .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
+    file.write_all(&data)
+        .await
+        .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+    file.shutdown()
+        .await
+        .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+    set_mode(sftp, dest, mode_of(&meta)).await
+}
+
+async fn set_mode(sftp: &SftpSession, path: &str, mode: u32) -> Result<(), TransportError> {
+    let attrs = FileAttributes {
+        permissions: Some(mode),
+        ..FileAttributes::empty()
+    };
+    sftp.set_metadata(path, attrs)
+        .await
+        .map_err(|e| ferr(format!("cannot set the mode of {path}: {e}")))
+}
+
+/// Downloads a file or a tree over SFTP into `dest` (the local path to create).
+pub async fn download_sftp(
+    sftp: &SftpSession,
+    src: &str,
+    dest: &Path,
+) -> Result<(), TransportError> {
+    let meta = sftp
+        .metadata(src)
+        .await
+        .map_err(|e| ferr(format!("{src}: {e}")))?;
+    let mode = meta.permissions.unwrap_or(0o644) & 0o7777;
+    if meta.is_dir() {
+        tokio::fs::create_dir_all(dest)
+            .await
+            .map_err(|e| ferr(format!("{}: {e}", dest.display())))?;
+        let entries = sftp
+            .read_dir(src)
+            .await
+            .map_err(|e| ferr(format!("{src}: {e}")))?;
+        for entry in entries {
+            let name = entry.file_name();
+            if name == "." || name == ".." {
+                continue;
+            }
+            Box::pin(download_sftp(
+                sftp,
+                &format!("{src}/{name}"),
+                &dest.join(&name),
+            ))
+            .await?;
+        }
+    } else {
+        let data = sftp
+            .read(src)
+            .await
+            .map_err(|e| ferr(format!("{src}: {e}")))?;
+        tokio::fs::write(dest, data)
+            .await
+            .map_err(|e| ferr(format!("{}: {e}", dest.display())))?;
+    }
+    set_local_mode(dest, mode)
+}
+
+fn set_local_mode(path: &Path, mode: u32) -> Result<(), TransportError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| ferr(format!("{}: {e}", path.display())))
+}
+
+/// The files of a local tree with their modes, directories first.
+fn walk(
+    src: &Path,
+    dest: &str,
+    out: &mut Vec<(PathBuf, String, u32, bool)>,
+) -> Result<(), TransportError> {
+    let meta = std::fs::metadata(src).map_err(|e| ferr(format!("{}: {e}", src.display())))?;
+    out.push((
+        src.to_path_buf(),
+        dest.to_string(),
+        mode_of(&meta),
+        meta.is_dir(),
+    ));
+    if meta.is_dir() {
+        let entries =
+            std::fs::read_dir(src).map_err(|e| ferr(format!("{}: {e}", src.display())))?;
+        for entry in entries {
+            let entry = entry.map_err(ferr)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            walk(&entry.path(), &format!("{dest}/{name}"), out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Uploads without SFTP: one `cat > file` per file, the bytes on stdin.
+pub async fn upload_exec(
+    handle: &Handle<Client>,
+    src: &Path,
+    dest: &str,
+) -> Result<(), TransportError> {
+    let mut items = Vec::new();
+    walk(src, dest, &mut items)?;
+    for (local, remote, mode, is_dir) in items {
+        let q = quote(&remote).map_err(ferr)?;
+        let (line, stdin) = if is_dir {
+            (format!("mkdir -p {q} && chmod {mode:o} {q}"), Vec::new())
+        } else {
+            let data = tokio::fs::read(&local)
+                .await
+                .map_err(|e| ferr(format!("{}: {e}", local.display())))?;
+            (format!("cat > {q} && chmod {mode:o} {q}"), data)
+        };
+        check(handle, Command::shell(line).with_stdin(stdin), &remote).await?;
+    }
+    Ok(())
+}
+
+/// Downloads one file without SFTP, through `cat`.
+pub async fn download_exec(
+    handle: &Handle<Client>,
+    src: &str,
+    dest: &Path,
+) -> Result<(), TransportError> {
+    let q = quote(src).map_err(ferr)?;
+    let data = check(handle, Command::shell(format!("cat {q}")), src).await?;
+    tokio::fs::write(dest, data)
+        .await
+        .map_err(|e| ferr(format!("{}: {e}", dest.display())))
+}
+
+async fn check(
+    handle: &Handle<Client>,
+    command: Command,
+    path: &str,
+) -> Result<Vec<u8>, TransportError> {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let done = super::exec::run(handle, &command, &mut |s, b| match s {
+        Stream::Stdout => stdout.extend_from_slice(b),
+        Stream::Stderr => stderr.extend_from_slice(b),
+    })
+    .await?;
+    if done.exit_code != 0 {
+        return Err(ferr(format!(
+            "{path}: {}",
+            String::from_utf8_lossy(&stderr).trim()
+        )));
+    }
+    Ok(stdout)
+}

@@ -1,0 +1,165 @@
+//! The SSH transport's options, under the names Bolt uses, read from a
+//! target's config and checked before anything connects.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::super::command::{RunAs, Sensitive};
+use super::super::options::Options;
+use super::super::{Overrides, TransportError};
+use crate::inventory::Target;
+
+/// How host keys are checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostKeyCheck {
+    /// Unknown or mismatched keys fail the target (the default).
+    Strict,
+    /// Unknown keys are learned into the known_hosts file; mismatches fail.
+    AcceptNew,
+    /// No check at all; only when the user asks for it.
+    Off,
+}
+
+/// Where a private key comes from.
+#[derive(Clone, Debug)]
+pub enum KeySource {
+    Path(PathBuf),
+    /// The key itself (`private-key: {key-data: ...}`).
+    Data(Sensitive<String>),
+}
+
+#[derive(Clone, Debug)]
+pub struct SshOptions {
+    /// The host name as given (used for ssh_config and known_hosts).
+    pub host: String,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub password: Option<Sensitive<String>>,
+    pub private_key: Option<KeySource>,
+    pub key_passphrase: Option<Sensitive<String>>,
+    /// `None` when not set in the inventory (ssh_config may then decide).
+    pub host_key_check: Option<HostKeyCheck>,
+    pub known_hosts_file: Option<PathBuf>,
+    pub connect_timeout: Option<Duration>,
+    pub command_timeout: Option<Duration>,
+    pub proxyjump: Option<Vec<String>>,
+    pub run_as: Option<RunAs>,
+    pub tmpdir: Option<String>,
+    pub tty: bool,
+    pub load_config: bool,
+}
+
+/// Bolt's SSH options that ferry accepts and does not use.
+const BOLT_ONLY: &[&str] = &[
+    "batch-mode",
+    "cleanup",
+    "copy-command",
+    "disconnect-timeout",
+    "encryption-algorithms",
+    "extensions",
+    "host-key-algorithms",
+    "interpreters",
+    "kex-algorithms",
+    "login-shell",
+    "mac-algorithms",
+    "native-ssh",
+    "script-dir",
+    "ssh-command",
+    "cache-dir",
+];
+
+/// The environment variable that may hold a private key's passphrase.
+pub const PASSPHRASE_ENV: &str = "FERRY_SSH_KEY_PASSPHRASE";
+
+impl SshOptions {
+    pub fn read(target: &Target, overrides: &Overrides) -> Result<SshOptions, TransportError> {
+        let address = target.address();
+        let mut o = Options::new(target, "ssh");
+        let host = o.string("host")?.unwrap_or_else(|| address.host.clone());
+        let port = match o.number("port")? {
+            Some(p) => Some(u16::try_from(p).map_err(|_| {
+                TransportError::Config(format!("{}: ssh.port {p} is out of range", target.name))
+            })?),
+            None => None,
+        };
+        let private_key = match o.raw("private-key") {
+            None => None,
+            Some(s) => Some(match &s.value {
+                serde_json::Value::String(p) => KeySource::Path(expand_home(p)),
+                serde_json::Value::Object(m) => match m.get("key-data").and_then(|v| v.as_str()) {
+                    Some(data) => KeySource::Data(Sensitive::new(data.to_string())),
+                    None => {
+                        return Err(TransportError::Config(format!(
+                            "{}: ssh.private-key must be a path or {{key-data: ...}}",
+                            s.origin
+                        )));
+                    }
+                },
+                _ => {
+                    return Err(TransportError::Config(format!(
+                        "{}: ssh.private-key must be a path or {{key-data: ...}}",
+                        s.origin
+                    )));
+                }
+            }),
+        };
+        let host_key_check = match o.raw("host-key-check") {
+            None => None,
+            Some(s) => Some(match &s.value {
+                serde_json::Value::Bool(true) => HostKeyCheck::Strict,
+                serde_json::Value::Bool(false) => HostKeyCheck::Off,
+                serde_json::Value::String(v) if v == "accept-new" => HostKeyCheck::AcceptNew,
+                _ => {
+                    return Err(TransportError::Config(format!(
+                        "{}: ssh.host-key-check must be true, false or accept-new",
+                        s.origin
+                    )));
+                }
+            }),
+        };
+        let proxyjump = o.string("proxyjump")?.map(|chain| {
+            chain
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(str::to_string)
+                .collect()
+        });
+        let opts = SshOptions {
+            user: o.string("user")?.or(address.user.clone()),
+            port: address.port.or(port),
+            password: o.secret("password")?,
+            private_key,
+            key_passphrase: o
+                .secret("private-key-passphrase")?
+                .or_else(|| std::env::var(PASSPHRASE_ENV).ok().map(Sensitive::new)),
+            host_key_check,
+            known_hosts_file: o.string("known-hosts-file")?.map(|p| expand_home(&p)),
+            connect_timeout: overrides.connect_timeout.or(o.seconds("connect-timeout")?),
+            command_timeout: o.seconds("command-timeout")?,
+            proxyjump,
+            run_as: o.run_as(overrides.run_as.as_deref())?,
+            tmpdir: o.string("tmpdir")?,
+            tty: o.bool("tty")?.unwrap_or(false),
+            load_config: o.bool("load-config")?.unwrap_or(true),
+            host,
+        };
+        o.finish(BOLT_ONLY)?;
+        Ok(opts)
+    }
+}
+
+/// `~/x` becomes `$HOME/x`.
+pub fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The user's home directory, or `/` when HOME is not set.
+pub fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
