@@ -206,10 +206,15 @@ impl Inventory {
 
     /// Resolves inventory text; `path` is only used in error positions.
     pub fn from_str(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
+        Self::parse(text, path, &plugin::ProcessEnv)
+    }
+
+    /// Resolves inventory text, taking plugin values from `env`.
+    pub fn parse(text: &str, path: &Path, env: &dyn plugin::Env) -> Result<Inventory, InventoryError> {
         let file = Arc::new(path.to_path_buf());
         let node = yaml::parse(text)
             .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;
-        let node = plugin::resolve(node, &file, &plugin::ProcessEnv)?;
+        let node = plugin::resolve(node, &file, env)?;
         let doc = parse::document(&node, &file)?;
         resolve::resolve(doc, file)
     }

@@ -126,7 +126,7 @@ impl SshOptions {
                 .collect()
         });
         let opts = SshOptions {
-            user: o.string("user")?.or(address.user.clone()),
+            user: address.user.clone().or(o.string("user")?),
             port: address.port.or(port),
             password: o.secret("password")?,
             private_key,

@@ -1,0 +1,109 @@
+//! Catalog compilation entry point: [`compile`] takes a manifest (file,
+//! directory or inline code), a modulepath, facts and a node name and
+//! returns the node's [`Catalog`] in Puppet's catalog JSON shape.
+
+mod model;
+mod summary;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use model::{Catalog, CatalogResource, Edge};
+
+use crate::lang::error::LangError;
+use crate::lang::eval::Evaluator;
+use crate::lang::loader::{FsLoader, Loader};
+
+/// Where the main manifest comes from.
+#[derive(Debug, Clone)]
+pub enum ManifestSource {
+    /// A `.pp` file, or a directory whose `.pp` files are read in order.
+    File(PathBuf),
+    /// Inline code (`-e`).
+    Code(String),
+}
+
+/// Everything needed to compile one node's catalog.
+#[derive(Debug, Clone)]
+pub struct CompileRequest {
+    pub manifest: ManifestSource,
+    pub modulepath: Vec<PathBuf>,
+    pub facts: serde_json::Map<String, serde_json::Value>,
+    pub node: String,
+    /// Environment directory: its `hiera.yaml`/`data` give hiera data and
+    /// its `modules` directory is appended to the modulepath.
+    pub environment: Option<PathBuf>,
+}
+
+/// A compilation failure, rendered Puppet-style:
+/// `Evaluation Error: ... (file: F, line: L, column: C) on node N`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{error} on node {node}")]
+pub struct CompileError {
+    pub error: LangError,
+    pub node: String,
+}
+
+/// Stack size for the compiler thread (deeply nested input stays bounded by
+/// the parser/evaluator depth limits; this leaves ample headroom).
+const COMPILER_STACK: usize = 64 * 1024 * 1024;
+
+/// Compile a catalog reading files from the real file system.
+pub fn compile(req: &CompileRequest) -> Result<Catalog, CompileError> {
+    compile_with_loader(req, &FsLoader)
+}
+
+/// Compile a catalog reading every file through `loader`.
+pub fn compile_with_loader(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, CompileError> {
+    let result = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("ferry-compile".into())
+            .stack_size(COMPILER_STACK)
+            .spawn_scoped(s, || compile_inner(req, loader))
+            .map(|h| h.join())
+    });
+    let err = |m: &str| CompileError {
+        error: LangError::load(m.to_string()),
+        node: req.node.clone(),
+    };
+    match result {
+        Ok(Ok(r)) => r.map_err(|error| CompileError {
+            error,
+            node: req.node.clone(),
+        }),
+        Ok(Err(_)) => Err(err("internal error: the compiler panicked")),
+        Err(e) => Err(err(&format!("could not start the compiler thread: {e}"))),
+    }
+}
+
+fn compile_inner(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, LangError> {
+    let mut modulepath = req.modulepath.clone();
+    if let Some(env) = &req.environment {
+        let m = env.join("modules");
+        if loader.is_dir(&m) && !modulepath.contains(&m) {
+            modulepath.push(m);
+        }
+    }
+    let mut ev = Evaluator::new(loader, modulepath, req.environment.clone(), &req.node, &req.facts);
+    let stmts = match &req.manifest {
+        ManifestSource::Code(code) => {
+            let file: Arc<str> = Arc::from("");
+            crate::lang::parser::parse(code, &file)?
+        }
+        ManifestSource::File(path) if loader.is_dir(path) => {
+            let mut all = Vec::new();
+            let files = loader
+                .list(path)
+                .map_err(|e| LangError::load(format!("Could not read manifest directory {}: {e}", path.display())))?;
+            for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "pp")) {
+                if let Some(s) = ev.load_file(f)? {
+                    all.extend(s);
+                }
+            }
+            all
+        }
+        ManifestSource::File(path) => ev.load_file(path)?.unwrap_or_default(),
+    };
+    ev.run(&stmts)?;
+    Ok(model::build(&ev))
+}

@@ -1,0 +1,143 @@
+//! The catalog model as serialized by Puppet (`catalog_format` 2), built
+//! from the evaluator's final state: included resources with parameters,
+//! automatic tags, containment edges and the classes list.
+
+use serde::Serialize;
+
+use crate::lang::eval::{Evaluator, ResKind};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CatalogResource {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub exported: bool,
+    pub kind: String,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sensitive_parameters: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Edge {
+    pub source: String,
+    pub target: String,
+}
+
+/// A compiled catalog; serializes to Puppet's catalog JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Catalog {
+    pub tags: Vec<String>,
+    pub name: String,
+    pub version: u64,
+    pub code_id: Option<String>,
+    pub catalog_uuid: String,
+    pub catalog_format: u32,
+    pub environment: String,
+    pub resources: Vec<CatalogResource>,
+    pub edges: Vec<Edge>,
+    pub classes: Vec<String>,
+    /// Messages from notice/warning/... functions (not part of the JSON).
+    #[serde(skip)]
+    pub messages: Vec<String>,
+}
+
+fn kind_name(k: ResKind) -> &'static str {
+    match k {
+        ResKind::Builtin | ResKind::Stage => "compilable_type",
+        ResKind::Define => "defined_type",
+        ResKind::Class | ResKind::Node => "unknown",
+    }
+}
+
+pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
+    let included: Vec<bool> = ev.resources.iter().map(|r| !r.virtual_ && !r.exported).collect();
+    let is_in = |i: usize| included.get(i).copied().unwrap_or(false);
+    let mut resources = Vec::new();
+    let mut tags: Vec<String> = Vec::new();
+    for (i, r) in ev.resources.iter().enumerate() {
+        if !is_in(i) {
+            continue;
+        }
+        let mut parameters = serde_json::Map::new();
+        let mut sensitive = Vec::new();
+        for (k, v) in &r.params {
+            if let crate::lang::value::Value::Sensitive(_) = v {
+                sensitive.push(k.clone());
+            }
+            if let Some(j) = v.to_json() {
+                parameters.insert(k.clone(), j);
+            }
+        }
+        for t in &r.tags {
+            if !tags.contains(t) {
+                tags.push(t.clone());
+            }
+        }
+        let (file, line) = match &r.loc {
+            Some(l) if !l.file.is_empty() => (Some(l.file.to_string()), Some(l.line)),
+            Some(l) => (None, Some(l.line)),
+            None => (None, None),
+        };
+        resources.push(CatalogResource {
+            type_name: r.type_name.clone(),
+            title: r.title.clone(),
+            tags: r.tags.clone(),
+            file,
+            line,
+            exported: r.exported,
+            kind: kind_name(r.kind).to_string(),
+            parameters,
+            sensitive_parameters: sensitive,
+        });
+    }
+    let name_of = |i: usize| ev.resources.get(i).map(|r| format!("{}[{}]", r.type_name, r.title));
+    let mut edges: Vec<Edge> = Vec::new();
+    for (s, t) in &ev.edges {
+        if !is_in(*s) || !is_in(*t) {
+            continue;
+        }
+        if let (Some(source), Some(target)) = (name_of(*s), name_of(*t)) {
+            let e = Edge { source, target };
+            if !edges.contains(&e) {
+                edges.push(e);
+            }
+        }
+    }
+    let version = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let uuid = {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(format!("{}:{version}:{}", ev.node, resources.len()).as_bytes());
+        let h: String = d.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            h.get(0..8).unwrap_or(""),
+            h.get(8..12).unwrap_or(""),
+            h.get(12..16).unwrap_or(""),
+            h.get(16..20).unwrap_or(""),
+            h.get(20..32).unwrap_or("")
+        )
+    };
+    Catalog {
+        tags,
+        name: ev.node.clone(),
+        version,
+        code_id: None,
+        catalog_uuid: uuid,
+        catalog_format: 2,
+        environment: ev.environment.clone(),
+        resources,
+        edges,
+        classes: ev.class_list.clone(),
+        messages: ev.messages.clone(),
+    }
+}

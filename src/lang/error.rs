@@ -1,0 +1,104 @@
+//! Source locations and the typed errors of the Puppet language front end and
+//! evaluator. Every error carries an optional location and renders Puppet-style:
+//! `message (file: F, line: L, column: C)`.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A position in a source file (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loc {
+    pub file: Arc<str>,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Loc {
+    pub fn new(file: &Arc<str>, line: u32, col: u32) -> Loc {
+        Loc {
+            file: file.clone(),
+            line,
+            col,
+        }
+    }
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.file.is_empty() {
+            write!(f, "(line: {}, column: {})", self.line, self.col)
+        } else {
+            write!(
+                f,
+                "(file: {}, line: {}, column: {})",
+                self.file, self.line, self.col
+            )
+        }
+    }
+}
+
+/// Which phase produced an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Lexing or parsing failed.
+    Syntax,
+    /// Evaluation failed (type mismatch, unknown class, duplicate resource...).
+    Evaluation,
+    /// A manifest, template or data file could not be read or decoded.
+    Load,
+}
+
+/// An error of the language layer, with location when known.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct LangError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub loc: Option<Loc>,
+}
+
+impl fmt::Display for LangError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ErrorKind::Syntax => write!(f, "Could not parse: {}", self.message)?,
+            ErrorKind::Evaluation => write!(f, "Evaluation Error: {}", self.message)?,
+            ErrorKind::Load => write!(f, "{}", self.message)?,
+        }
+        if let Some(loc) = &self.loc {
+            write!(f, " {loc}")?;
+        }
+        Ok(())
+    }
+}
+
+impl LangError {
+    pub fn syntax(message: impl Into<String>, loc: Loc) -> LangError {
+        LangError {
+            kind: ErrorKind::Syntax,
+            message: message.into(),
+            loc: Some(loc),
+        }
+    }
+    pub fn eval(message: impl Into<String>, loc: &Loc) -> LangError {
+        LangError {
+            kind: ErrorKind::Evaluation,
+            message: message.into(),
+            loc: Some(loc.clone()),
+        }
+    }
+    pub fn load(message: impl Into<String>) -> LangError {
+        LangError {
+            kind: ErrorKind::Load,
+            message: message.into(),
+            loc: None,
+        }
+    }
+    /// Attach a location when the error has none yet.
+    pub fn at(mut self, loc: &Loc) -> LangError {
+        if self.loc.is_none() {
+            self.loc = Some(loc.clone());
+        }
+        self
+    }
+}
+
+pub type LResult<T> = Result<T, LangError>;

@@ -1,0 +1,331 @@
+//! Hiera 5 data lookup: environment layer (`<env>/hiera.yaml`, default
+//! `data/common.yaml`) and module layer (`<module>/hiera.yaml`), YAML and
+//! JSON data, `%{}` interpolation in paths and values, merge strategies
+//! (first, unique, hash, deep) and the `lookup`/`hiera*` functions.
+
+use std::path::{Path, PathBuf};
+
+use crate::lang::ast::Lambda;
+use crate::lang::error::{LResult, LangError};
+use crate::lang::eval::{Evaluator, ScopeId, plain};
+use crate::lang::loader;
+use crate::lang::types;
+use crate::lang::value::{Value, hash_get_str, hash_set};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    First,
+    Unique,
+    Hash,
+    Deep,
+}
+
+fn parse_merge(v: Option<&Value>) -> Merge {
+    let name = match v {
+        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Hash(h)) => hash_get_str(h, "strategy").map(|v| v.to_s()).unwrap_or_default(),
+        _ => String::new(),
+    };
+    match name.as_str() {
+        "unique" => Merge::Unique,
+        "hash" => Merge::Hash,
+        "deep" => Merge::Deep,
+        _ => Merge::First,
+    }
+}
+
+fn deep_merge(into: &mut Vec<(Value, Value)>, from: &[(Value, Value)]) {
+    for (k, v) in from {
+        let existing = into.iter_mut().find(|(x, _)| crate::lang::value::key_equal(x, k));
+        match (existing, v) {
+            (Some((_, Value::Hash(a))), Value::Hash(b)) => deep_merge(a, b),
+            (Some((_, Value::Array(a))), Value::Array(b)) => {
+                for x in b {
+                    if !a.contains(x) {
+                        a.push(x.clone());
+                    }
+                }
+            }
+            (Some(_), _) => {}
+            (None, v) => into.push((k.clone(), v.clone())),
+        }
+    }
+}
+
+impl<'l> Evaluator<'l> {
+    fn read_data_file(&mut self, path: &Path) -> LResult<Option<Value>> {
+        if let Some(v) = self.hiera_cache.get(path) {
+            return Ok(v.clone());
+        }
+        let v = if self.loader.is_file(path) {
+            let text = self
+                .loader
+                .read(path)
+                .map_err(|e| LangError::load(format!("Unable to read {}: {e}", path.display())))?;
+            let is_json = path.extension().is_some_and(|e| e == "json");
+            let j: serde_json::Value = if is_json {
+                serde_json::from_str(&text)
+                    .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+            } else if text.trim().is_empty() || text.trim() == "---" {
+                serde_json::Value::Object(Default::default())
+            } else {
+                serde_saphyr::from_str(&text)
+                    .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+            };
+            Some(Value::from_json(&j))
+        } else {
+            None
+        };
+        self.hiera_cache.insert(path.to_path_buf(), v.clone());
+        Ok(v)
+    }
+
+    /// Data file paths of the hierarchy defined in `root/hiera.yaml`.
+    fn hierarchy_paths(&mut self, root: &Path, default_common: bool) -> LResult<Vec<PathBuf>> {
+        let cfg_path = root.join("hiera.yaml");
+        let cfg = self.read_data_file(&cfg_path)?;
+        let Some(Value::Hash(cfg)) = cfg else {
+            return Ok(if default_common { vec![root.join("data/common.yaml")] } else { Vec::new() });
+        };
+        let defaults = match hash_get_str(&cfg, "defaults") {
+            Some(Value::Hash(d)) => d.clone(),
+            _ => Vec::new(),
+        };
+        let default_dir = hash_get_str(&defaults, "datadir").map_or("data".to_string(), |v| v.to_s());
+        let mut out = Vec::new();
+        let Some(Value::Array(levels)) = hash_get_str(&cfg, "hierarchy").cloned() else {
+            return Ok(out);
+        };
+        for level in levels {
+            let Value::Hash(level) = level else { continue };
+            let backend = hash_get_str(&level, "data_hash")
+                .or_else(|| hash_get_str(&defaults, "data_hash"))
+                .map_or("yaml_data".to_string(), |v| v.to_s());
+            if backend != "yaml_data" && backend != "json_data" {
+                continue;
+            }
+            let dir = hash_get_str(&level, "datadir").map_or(default_dir.clone(), |v| v.to_s());
+            let mut paths: Vec<String> = Vec::new();
+            if let Some(p) = hash_get_str(&level, "path") {
+                paths.push(p.to_s());
+            }
+            if let Some(Value::Array(ps)) = hash_get_str(&level, "paths") {
+                paths.extend(ps.iter().map(|p| p.to_s()));
+            }
+            for p in paths {
+                let interpolated = self.interpolate(&p, 0)?;
+                out.push(root.join(&dir).join(interpolated));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolve `%{...}` in hiera strings.
+    pub fn interpolate(&mut self, s: &str, depth: usize) -> LResult<String> {
+        if depth > 20 {
+            return Err(plain("Hiera interpolation is too deeply nested"));
+        }
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find("%{") {
+            out.push_str(rest.get(..i).unwrap_or(""));
+            let after = rest.get(i + 2..).unwrap_or("");
+            let Some(end) = after.find('}') else {
+                out.push_str(rest.get(i..).unwrap_or(""));
+                return Ok(out);
+            };
+            let expr = after.get(..end).unwrap_or("").trim();
+            rest = after.get(end + 1..).unwrap_or("");
+            let value = if let Some(inner) = expr
+                .strip_prefix("lookup(")
+                .or_else(|| expr.strip_prefix("hiera("))
+                .or_else(|| expr.strip_prefix("alias("))
+            {
+                let key = inner.trim_end_matches(')').trim_matches(|c| c == '\'' || c == '"');
+                self.hiera_lookup_depth(key, depth + 1)?.map(|v| v.to_s()).unwrap_or_default()
+            } else if let Some(inner) = expr.strip_prefix("literal(") {
+                inner.trim_end_matches(')').trim_matches(|c| c == '\'' || c == '"').to_string()
+            } else if expr.is_empty() {
+                String::new()
+            } else {
+                let var = expr.strip_prefix("scope(").map_or(expr, |x| x.trim_end_matches(')').trim_matches('\''));
+                let mut segs = var.split('.');
+                let first = segs.next().unwrap_or("").trim_start_matches("::");
+                let mut cur = self.lookup_var(first, 0).unwrap_or(Value::Undef);
+                for seg in segs {
+                    cur = match cur {
+                        Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
+                        _ => Value::Undef,
+                    };
+                }
+                cur.to_s()
+            };
+            out.push_str(&value);
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn interpolate_value(&mut self, v: Value, depth: usize) -> LResult<Value> {
+        Ok(match v {
+            Value::Str(s) if s.contains("%{") => {
+                let t = s.trim();
+                if let Some(key) = t.strip_prefix("%{alias(").and_then(|x| x.strip_suffix(")}")) {
+                    let key = key.trim_matches(|c| c == '\'' || c == '"');
+                    return Ok(self.hiera_lookup_depth(key, depth + 1)?.unwrap_or(Value::Undef));
+                }
+                Value::Str(self.interpolate(&s, depth)?)
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.interpolate_value(x, depth)).collect::<LResult<_>>()?),
+            Value::Hash(h) => Value::Hash(
+                h.into_iter()
+                    .map(|(k, v)| Ok((k, self.interpolate_value(v, depth)?)))
+                    .collect::<LResult<_>>()?,
+            ),
+            other => other,
+        })
+    }
+
+    /// All values found for `key`, in priority order.
+    fn hiera_values(&mut self, key: &str, depth: usize) -> LResult<Vec<Value>> {
+        let mut files = Vec::new();
+        if let Some(env) = self.env_dir.clone() {
+            files.extend(self.hierarchy_paths(&env, true)?);
+        }
+        let key = key.trim_start_matches("::");
+        if let Some((module, _)) = key.split_once("::") {
+            if let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module) {
+                files.extend(self.hierarchy_paths(&dir, false)?);
+            }
+        }
+        let mut found = Vec::new();
+        let mut segs = key.split('.');
+        let root = segs.next().unwrap_or("");
+        let rest: Vec<&str> = segs.collect();
+        for f in files {
+            if let Some(Value::Hash(h)) = self.read_data_file(&f)? {
+                if let Some(v) = hash_get_str(&h, root) {
+                    let mut cur = v.clone();
+                    for seg in &rest {
+                        cur = match cur {
+                            Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
+                            _ => Value::Undef,
+                        };
+                    }
+                    found.push(self.interpolate_value(cur, depth)?);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    fn hiera_lookup_depth(&mut self, key: &str, depth: usize) -> LResult<Option<Value>> {
+        Ok(self.hiera_values(key, depth)?.into_iter().next())
+    }
+
+    /// Automatic parameter lookup / first-found lookup of `key`.
+    pub fn hiera_lookup(&mut self, key: &str) -> LResult<Option<Value>> {
+        self.hiera_lookup_depth(key, 0)
+    }
+
+    fn merged_lookup(&mut self, key: &str, merge: Merge) -> LResult<Option<Value>> {
+        let vals = self.hiera_values(key, 0)?;
+        if vals.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(match merge {
+            Merge::First => vals.into_iter().next().unwrap_or(Value::Undef),
+            Merge::Unique => {
+                let mut out: Vec<Value> = Vec::new();
+                for v in vals {
+                    let items = match v {
+                        Value::Array(a) => a,
+                        other => vec![other],
+                    };
+                    for x in items {
+                        if !out.contains(&x) {
+                            out.push(x);
+                        }
+                    }
+                }
+                Value::Array(out)
+            }
+            Merge::Hash => {
+                let mut out = Vec::new();
+                for v in vals.into_iter().rev() {
+                    if let Value::Hash(h) = v {
+                        for (k, x) in h {
+                            hash_set(&mut out, k, x);
+                        }
+                    }
+                }
+                Value::Hash(out)
+            }
+            Merge::Deep => {
+                let mut out = Vec::new();
+                for v in vals {
+                    if let Value::Hash(h) = v {
+                        deep_merge(&mut out, &h);
+                    }
+                }
+                Value::Hash(out)
+            }
+        }))
+    }
+
+    /// `lookup(name, [type], [merge], [default])`, `lookup(name, {options})`, `hiera*`.
+    pub fn fn_lookup(&mut self, fname: &str, args: &[Value], lambda: Option<&Lambda>, sc: ScopeId) -> LResult<Value> {
+        let mut names: Vec<String> = match args.first() {
+            Some(Value::Array(a)) => a.iter().map(|v| v.to_s()).collect(),
+            Some(v) => vec![v.to_s()],
+            None => return Err(plain(format!("{fname}() expects at least one argument"))),
+        };
+        names.retain(|n| !n.is_empty());
+        let (ty, merge, default) = match fname {
+            "hiera" => (None, Merge::First, args.get(1).cloned()),
+            "hiera_array" => (None, Merge::Unique, args.get(1).cloned()),
+            "hiera_hash" => (None, Merge::Hash, args.get(1).cloned()),
+            _ => match args.get(1) {
+                Some(Value::Hash(opts)) => (
+                    hash_get_str(opts, "value_type").cloned(),
+                    parse_merge(hash_get_str(opts, "merge")),
+                    hash_get_str(opts, "default_value").cloned(),
+                ),
+                _ => (args.get(1).cloned(), parse_merge(args.get(2)), args.get(3).cloned()),
+            },
+        };
+        let has_default = match fname {
+            "lookup" => match args.get(1) {
+                Some(Value::Hash(opts)) => hash_get_str(opts, "default_value").is_some(),
+                _ => args.len() >= 4,
+            },
+            _ => args.len() >= 2,
+        };
+        let mut result = None;
+        for n in &names {
+            if let Some(v) = self.merged_lookup(n, merge)? {
+                result = Some(v);
+                break;
+            }
+        }
+        let v = match result {
+            Some(v) => v,
+            None if has_default => default.unwrap_or(Value::Undef),
+            None => match lambda {
+                Some(l) => self.call_lambda(l, vec![Value::str(names.first().cloned().unwrap_or_default())], sc)?,
+                None => {
+                    return Err(plain(format!(
+                        "Function lookup() did not find a value for the name '{}'",
+                        names.first().cloned().unwrap_or_default()
+                    )));
+                }
+            },
+        };
+        if let Some(Value::Type(t)) = ty {
+            if !types::is_instance(&t, &v) {
+                return Err(plain(format!("Found value has wrong type, {}", types::mismatch(&t, &v))));
+            }
+        }
+        Ok(v)
+    }
+}

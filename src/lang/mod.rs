@@ -1,0 +1,22 @@
+//! The Puppet language (Puppet 4+ syntax and semantics): lexer, parser, AST,
+//! runtime values and data types, the evaluator that builds a catalog, the
+//! built-in functions, hiera 5 lookup and templates. Everything reads files
+//! only through [`loader::Loader`].
+
+pub mod ast;
+pub mod error;
+pub mod eval;
+mod eval_class;
+pub mod eval_finish;
+pub mod eval_ops;
+pub mod eval_res;
+pub mod functions;
+pub mod functions_data;
+mod hiera;
+pub mod lexer;
+pub mod loader;
+pub mod parser;
+mod parser_forms;
+pub mod template;
+pub mod types;
+pub mod value;

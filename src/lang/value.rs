@@ -1,0 +1,232 @@
+//! Runtime values of the Puppet language: equality and ordering semantics
+//! (case-insensitive strings, numeric coercion), string conversion for
+//! interpolation, and conversion to catalog JSON.
+
+use std::cmp::Ordering;
+
+use crate::lang::types::PType;
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    Undef,
+    Default,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Regex(String),
+    Array(Vec<Value>),
+    /// Insertion-ordered hash.
+    Hash(Vec<(Value, Value)>),
+    Type(PType),
+    Sensitive(Box<Value>),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        values_equal(self, other)
+    }
+}
+
+/// Puppet `==`: strings compare case-insensitively, numbers across Int/Float.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Undef, Undef) | (Default, Default) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(x), Int(y)) => x == y,
+        (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y,
+        (Float(x), Float(y)) => x == y,
+        (Str(x), Str(y)) => x.to_lowercase() == y.to_lowercase(),
+        (Regex(x), Regex(y)) => x == y,
+        (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b)),
+        (Hash(x), Hash(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| hash_get(y, k).is_some_and(|w| values_equal(v, w)))
+        }
+        (Type(x), Type(y)) => x == y,
+        (Sensitive(_), Sensitive(_)) => false,
+        _ => false,
+    }
+}
+
+/// Exact key equality for hashes (case-sensitive strings).
+pub fn key_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        _ => values_equal(a, b),
+    }
+}
+
+pub fn hash_get<'a>(h: &'a [(Value, Value)], k: &Value) -> Option<&'a Value> {
+    h.iter().find(|(kk, _)| key_equal(kk, k)).map(|(_, v)| v)
+}
+
+pub fn hash_get_str<'a>(h: &'a [(Value, Value)], k: &str) -> Option<&'a Value> {
+    h.iter()
+        .find(|(kk, _)| matches!(kk, Value::Str(s) if s == k))
+        .map(|(_, v)| v)
+}
+
+pub fn hash_set(h: &mut Vec<(Value, Value)>, k: Value, v: Value) {
+    if let Some(slot) = h.iter_mut().find(|(kk, _)| key_equal(kk, &k)) {
+        slot.1 = v;
+    } else {
+        h.push((k, v));
+    }
+}
+
+impl Value {
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    pub fn is_undef(&self) -> bool {
+        matches!(self, Value::Undef)
+    }
+
+    /// Puppet truthiness: only `undef` and `false` are false.
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Undef | Value::Bool(false))
+    }
+
+    /// The name of the value's general type, as used in "got X" messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Undef => "Undef".into(),
+            Value::Default => "Default".into(),
+            Value::Bool(_) => "Boolean".into(),
+            Value::Int(_) => "Integer".into(),
+            Value::Float(_) => "Float".into(),
+            Value::Str(_) => "String".into(),
+            Value::Regex(_) => "Regexp".into(),
+            Value::Array(_) => "Array".into(),
+            Value::Hash(_) => "Hash".into(),
+            Value::Type(t) => match t {
+                PType::Resource(Some(n), Some(_)) => n.clone(),
+                PType::Class(Some(_)) => "Class".into(),
+                _ => "Type".into(),
+            },
+            Value::Sensitive(_) => "Sensitive".into(),
+        }
+    }
+
+    /// String form used by interpolation and `String(x)`.
+    pub fn to_s(&self) -> String {
+        match self {
+            Value::Undef => String::new(),
+            Value::Str(s) => s.clone(),
+            other => other.to_inspect(false),
+        }
+    }
+
+    /// Puppet's string form where nested strings are quoted (`['a', 1]`).
+    pub fn to_inspect(&self, quote: bool) -> String {
+        match self {
+            Value::Undef => {
+                if quote {
+                    "undef".into()
+                } else {
+                    String::new()
+                }
+            }
+            Value::Default => "default".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => fmt_float(*f),
+            Value::Str(s) => {
+                if quote {
+                    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+                } else {
+                    s.clone()
+                }
+            }
+            Value::Regex(r) => format!("/{r}/"),
+            Value::Array(a) => {
+                let items: Vec<String> = a.iter().map(|v| v.to_inspect(true)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Value::Hash(h) => {
+                let items: Vec<String> = h
+                    .iter()
+                    .map(|(k, v)| format!("{} => {}", k.to_inspect(true), v.to_inspect(true)))
+                    .collect();
+                format!("{{{}}}", items.join(", "))
+            }
+            Value::Type(t) => t.to_string(),
+            Value::Sensitive(_) => "Sensitive [value redacted]".into(),
+        }
+    }
+
+    /// Catalog JSON form; `None` for undef (omitted parameters).
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        use serde_json::Value as J;
+        Some(match self {
+            Value::Undef => return None,
+            Value::Default => J::String("default".into()),
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Regex(r) => J::String(format!("/{r}/")),
+            Value::Array(a) => J::Array(a.iter().map(|v| v.to_json().unwrap_or(J::Null)).collect()),
+            Value::Hash(h) => {
+                let mut m = serde_json::Map::new();
+                for (k, v) in h {
+                    m.insert(k.to_s(), v.to_json().unwrap_or(J::Null));
+                }
+                J::Object(m)
+            }
+            Value::Type(t) => J::String(t.to_string()),
+            Value::Sensitive(v) => return v.to_json(),
+        })
+    }
+
+    /// Convert JSON (facts, hiera data) to a value.
+    pub fn from_json(j: &serde_json::Value) -> Value {
+        use serde_json::Value as J;
+        match j {
+            J::Null => Value::Undef,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
+            J::String(s) => Value::Str(s.clone()),
+            J::Array(a) => Value::Array(a.iter().map(Value::from_json).collect()),
+            J::Object(m) => Value::Hash(
+                m.iter()
+                    .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+pub fn fmt_float(f: f64) -> String {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{f:.1}")
+    } else {
+        format!("{f}")
+    }
+}
+
+/// Ordering for `<`, `>`, sort: numbers numerically, strings case-insensitively.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    match (a, b) {
+        (Int(x), Int(y)) => Some(x.cmp(y)),
+        (Int(x), Float(y)) => (*x as f64).partial_cmp(y),
+        (Float(x), Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Float(x), Float(y)) => x.partial_cmp(y),
+        (Str(x), Str(y)) => Some(x.to_lowercase().cmp(&y.to_lowercase())),
+        _ => None,
+    }
+}
