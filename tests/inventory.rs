@@ -70,24 +70,43 @@ fn inventory_cases() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     cases.sort();
-    assert!(cases.len() >= 10, "expected the inventory cases in {}", dir.display());
+    assert!(
+        cases.len() >= 10,
+        "expected the inventory cases in {}",
+        dir.display()
+    );
     let bless = std::env::var_os("FERRY_BLESS").is_some();
     let mut failures = Vec::new();
     for case in &cases {
         let got = outcome(case);
         let error_file = case.with_extension("error");
         let json_file = case.with_extension("expected.json");
-        let expected_file = if error_file.exists() { error_file } else { json_file.clone() };
+        let expected_file = if error_file.exists() {
+            error_file
+        } else {
+            json_file.clone()
+        };
         match std::fs::read_to_string(&expected_file) {
             Ok(want) if want == got => {}
-            Ok(want) => failures.push(format!("{}:\n--- want\n{want}--- got\n{got}", case.display())),
+            Ok(want) => failures.push(format!(
+                "{}:\n--- want\n{want}--- got\n{got}",
+                case.display()
+            )),
             Err(_) if bless => {
-                let file = if got.starts_with('[') { json_file } else { case.with_extension("error") };
+                let file = if got.starts_with('[') {
+                    json_file
+                } else {
+                    case.with_extension("error")
+                };
                 std::fs::write(file, &got).unwrap();
             }
             Err(_) => failures.push(format!("{}: no expectation; got:\n{got}", case.display())),
         }
-        assert!(!got.contains("sentinel-secret-4711"), "{}: a secret leaked", case.display());
+        assert!(
+            !got.contains("sentinel-secret-4711"),
+            "{}: a secret leaked",
+            case.display()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs ferry's test suite: installs the system tools the integration tests
+# need (only those that are missing), then `cargo test --all-targets`.
+# Extra arguments go to cargo, e.g. `scripts/test.sh -- --nocapture`.
+# Needs root: the tests start sshd, create users and network namespaces.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# What the tests need, one "command-or-absolute-path package" pair per line.
+# To add a requirement, add a line.
+REQUIREMENTS=(
+  "sshd openssh-server"
+  "/usr/lib/openssh/sftp-server openssh-sftp-server"
+  "ssh openssh-client"
+  "ssh-keygen openssh-client"
+  "sftp openssh-client"
+  "sudo sudo"
+  "visudo sudo"
+  "ip iproute2"
+  "useradd passwd"
+  "chpasswd passwd"
+  "sshpass sshpass"
+  "pgrep procps"
+)
+
+have() {
+  if [[ $1 == /* ]]; then
+    [[ -x $1 ]]
+  else
+    command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 || -x /sbin/$1 ]]
+  fi
+}
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "scripts/test.sh: must run as root (the integration tests start sshd," \
+    "create users, sudo rules and network namespaces)" >&2
+  exit 1
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "scripts/test.sh: cargo not found; install a Rust toolchain first" >&2
+  exit 1
+fi
+
+missing=()
+for requirement in "${REQUIREMENTS[@]}"; do
+  read -r command package <<<"$requirement"
+  if ! have "$command"; then
+    echo "scripts/test.sh: $command is missing (package $package)"
+    [[ " ${missing[*]-} " == *" $package "* ]] || missing+=("$package")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "scripts/test.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q </dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+fi
+
+# sshd refuses to start without its privilege separation directory.
+mkdir -p /run/sshd
+chmod 0755 /run/sshd
+
+exec cargo test --all-targets "$@"

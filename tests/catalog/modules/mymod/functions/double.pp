@@ -1,0 +1,3 @@
+function mymod::double(String $s) >> String {
+  "${s}${s}"
+}

@@ -1,0 +1,3 @@
+class mymod::sub::inner {
+  file { '/tmp/inner': ensure => directory }
+}

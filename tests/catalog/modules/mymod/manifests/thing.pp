@@ -1,0 +1,3 @@
+define mymod::thing ($value = 'none') {
+  notify { "thing-${title}": message => "value=${value}" }
+}

@@ -1,0 +1,1 @@
+type Mymod::Mode = Enum['fast', 'slow']
