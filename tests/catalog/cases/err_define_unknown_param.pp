@@ -1,0 +1,2 @@
+define dd ($a = 1) {}
+dd { 'x': b => 2 }

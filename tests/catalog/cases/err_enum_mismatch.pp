@@ -1,0 +1,2 @@
+define e (Enum['a', 'b'] $mode) {}
+e { 'x': mode => 'c' }

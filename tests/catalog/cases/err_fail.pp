@@ -1,0 +1,3 @@
+if $facts['os']['family'] == 'Debian' {
+  fail("unsupported: ${facts['os']['family']}")
+}

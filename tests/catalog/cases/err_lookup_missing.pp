@@ -1,0 +1,1 @@
+$v = lookup('definitely_missing_key')

@@ -1,0 +1,2 @@
+class typed (String $a) {}
+class { 'typed': a => 1 }

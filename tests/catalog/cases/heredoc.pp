@@ -1,0 +1,12 @@
+$name = 'world'
+$text = @("END"/L)
+  Hello ${name}
+  second \
+  line
+  | END
+$raw = @(RAW)
+    keep $name
+      indented
+    -RAW
+notify { 'h1': message => $text }
+notify { 'h2': message => $raw }

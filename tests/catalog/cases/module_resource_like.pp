@@ -1,0 +1,1 @@
+class { 'mymod': greeting => 'yo', mode => 'slow', settings => { 'a' => 'b' } }

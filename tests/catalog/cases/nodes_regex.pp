@@ -1,0 +1,2 @@
+node /^web\d+$/ { notify { 'web': } }
+node /^node(\d+)$/ { notify { "numbered ${1}": } }

@@ -1,0 +1,2 @@
+$secret = Sensitive('s3cret')
+user { 'svc': password => $secret }
