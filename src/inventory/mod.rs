@@ -210,7 +210,11 @@ impl Inventory {
     }
 
     /// Resolves inventory text, taking plugin values from `env`.
-    pub fn parse(text: &str, path: &Path, env: &dyn plugin::Env) -> Result<Inventory, InventoryError> {
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        env: &dyn plugin::Env,
+    ) -> Result<Inventory, InventoryError> {
         let file = Arc::new(path.to_path_buf());
         let node = yaml::parse(text)
             .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;

@@ -151,7 +151,10 @@ fn first_line(text: &str) -> String {
     // serde-saphyr appends "at line X, column Y"; we print our own position.
     let line = text.lines().next().unwrap_or("invalid YAML").trim();
     // Advice meant for programs using the YAML library, not for users.
-    let line = line.split(", set DuplicateKeyPolicy").next().unwrap_or(line);
+    let line = line
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(line);
     match line.find(" at line ") {
         Some(i) => line[..i].to_string(),
         None => line.to_string(),
