@@ -1,9 +1,11 @@
 //! ferry: an agentless executor that reaches hosts over SSH (and locally),
 //! with nothing installed on them. See docs/ARCHITECTURE.md for the map.
 
+pub mod catalog;
 pub mod cli;
 pub mod events;
 pub mod executor;
 pub mod inventory;
+pub mod lang;
 pub mod output;
 pub mod transport;

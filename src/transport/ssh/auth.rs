@@ -3,11 +3,13 @@
 //! identity files), then the password, then keyboard-interactive answered
 //! with the password. Secrets are never part of an error message.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use russh::client::{AuthResult, Handle, KeyboardInteractiveAuthResponse};
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg};
+use sha2::{Digest, Sha256};
 
 use super::connect::{Client, Endpoint};
 use super::options::KeySource;
@@ -31,7 +33,37 @@ fn auth_error(ep: &Endpoint, message: String) -> TransportError {
     )
 }
 
-fn load(source: &KeySource, passphrase: Option<&Sensitive<String>>) -> Result<PrivateKey, String> {
+/// Loads a key once per process: decrypting a key (bcrypt) costs far more
+/// than a whole connection, and every target of a run uses the same keys.
+fn load(
+    source: &KeySource,
+    passphrase: Option<&Sensitive<String>>,
+) -> Result<Arc<PrivateKey>, String> {
+    type Cache = Mutex<HashMap<(String, bool), Arc<PrivateKey>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let id = match source {
+        KeySource::Path(p) => format!("path:{}", p.display()),
+        KeySource::Data(d) => format!(
+            "data:{}",
+            hex::encode(Sha256::digest(d.expose().as_bytes()))
+        ),
+    };
+    let key = (id, passphrase.is_some());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(k) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(k);
+    }
+    let loaded = Arc::new(load_uncached(source, passphrase)?);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, Arc::clone(&loaded));
+    }
+    Ok(loaded)
+}
+
+fn load_uncached(
+    source: &KeySource,
+    passphrase: Option<&Sensitive<String>>,
+) -> Result<PrivateKey, String> {
     let pass = passphrase.map(|p| p.expose().as_str());
     let (what, result) = match source {
         KeySource::Path(path) => (
@@ -76,7 +108,7 @@ pub async fn authenticate(
 
     if let Some(source) = &auth.key {
         let key = load(source, auth.passphrase.as_ref()).map_err(|m| auth_error(ep, m))?;
-        let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
+        let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
         if ok(handle
             .authenticate_publickey(ep.user.clone(), key)
             .await
@@ -100,7 +132,7 @@ pub async fn authenticate(
                 tracing::debug!("skipping identity file {} (cannot load it)", path.display());
                 continue;
             };
-            let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
+            let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
             if ok(handle
                 .authenticate_publickey(ep.user.clone(), key)
                 .await

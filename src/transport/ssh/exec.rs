@@ -99,3 +99,34 @@ async fn send(
     }
     Ok(())
 }
+
+/// Runs a plain command (no elevation) with `stdin` streamed to it, for
+/// file transfers; returns the exit code and stderr.
+pub async fn run_with_stdin<R>(
+    handle: &Handle<Client>,
+    line: &str,
+    stdin: R,
+) -> Result<(i32, Vec<u8>), TransportError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let mut channel = handle.channel_open_session().await.map_err(lost)?;
+    channel.exec(true, line).await.map_err(lost)?;
+    channel.data(stdin).await.map_err(lost)?;
+    channel.eof().await.map_err(lost)?;
+    let mut code = None;
+    let mut stderr = Vec::new();
+    while let Some(msg) = channel.wait().await {
+        match msg {
+            ChannelMsg::ExtendedData { data, .. } => stderr.extend_from_slice(&data),
+            ChannelMsg::ExitStatus { exit_status } => {
+                code = Some(i32::try_from(exit_status).unwrap_or(i32::MAX))
+            }
+            ChannelMsg::Close => break,
+            _ => {}
+        }
+    }
+    code.map(|c| (c, stderr)).ok_or_else(|| {
+        TransportError::Command("the connection was lost before the transfer finished".into())
+    })
+}

@@ -2,7 +2,9 @@
 //! with the bytes streamed through stdin (`cat`). Directories are copied
 //! recursively with their modes.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use russh::client::Handle;
 use russh_sftp::client::SftpSession;
@@ -17,6 +19,39 @@ fn ferr(what: impl std::fmt::Display) -> TransportError {
     TransportError::File(what.to_string())
 }
 
+/// Files up to this size are read once and shared by every target of a
+/// run; larger ones are streamed from disk for each target.
+const SHARED_MAX: u64 = 8 << 20;
+
+/// The bytes of a file to upload.
+pub enum Source {
+    Shared(Arc<[u8]>),
+    Stream(tokio::fs::File),
+}
+
+/// Reads a small file once per process (keyed by path, size and mtime), or
+/// opens a large one for streaming.
+pub async fn source(path: &Path, meta: &std::fs::Metadata) -> Result<Source, TransportError> {
+    type Key = (PathBuf, u64, Option<std::time::SystemTime>);
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<[u8]>>>> = OnceLock::new();
+    let err = |e: std::io::Error| ferr(format!("{}: {e}", path.display()));
+    if meta.len() > SHARED_MAX {
+        return Ok(Source::Stream(
+            tokio::fs::File::open(path).await.map_err(err)?,
+        ));
+    }
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(bytes) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(Source::Shared(bytes));
+    }
+    let bytes: Arc<[u8]> = tokio::fs::read(path).await.map_err(err)?.into();
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, Arc::clone(&bytes));
+    }
+    Ok(Source::Shared(bytes))
+}
+
 /// Opens an SFTP session, or `None` when the host has no SFTP subsystem.
 pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, TransportError> {
     let channel = handle
@@ -26,7 +61,11 @@ pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, Transp
     if channel.request_subsystem(true, "sftp").await.is_err() {
         return Ok(None);
     }
-    match SftpSession::new(channel.into_stream()).await {
+    let config = russh_sftp::client::Config {
+        max_concurrent_writes: 8,
+        ..Default::default()
+    };
+    match SftpSession::new_with_config(channel.into_stream(), config).await {
         Ok(s) => Ok(Some(s)),
         Err(e) => {
             tracing::debug!("no SFTP: {e}");
@@ -159,7 +198,8 @@ fn walk(
     Ok(())
 }
 
-/// Uploads without SFTP: one `cat > file` per file, the bytes on stdin.
+/// Uploads without SFTP: one `cat > file` per file, the bytes streamed
+/// to its stdin.
 pub async fn upload_exec(
     handle: &Handle<Client>,
     src: &Path,
@@ -169,15 +209,24 @@ pub async fn upload_exec(
     walk(src, dest, &mut items)?;
     for (local, remote, mode, is_dir) in items {
         let q = quote(&remote).map_err(ferr)?;
-        let (line, stdin) = if is_dir {
-            (format!("mkdir -p {q} && chmod {mode:o} {q}"), Vec::new())
-        } else {
-            let data = tokio::fs::read(&local)
-                .await
-                .map_err(|e| ferr(format!("{}: {e}", local.display())))?;
-            (format!("cat > {q} && chmod {mode:o} {q}"), data)
+        if is_dir {
+            let line = format!("mkdir -p {q} && chmod {mode:o} {q}");
+            check(handle, Command::shell(line), &remote).await?;
+            continue;
+        }
+        let meta =
+            std::fs::metadata(&local).map_err(|e| ferr(format!("{}: {e}", local.display())))?;
+        let line = format!("cat > {q} && chmod {mode:o} {q}");
+        let (code, stderr) = match source(&local, &meta).await? {
+            Source::Shared(bytes) => super::exec::run_with_stdin(handle, &line, &bytes[..]).await?,
+            Source::Stream(file) => super::exec::run_with_stdin(handle, &line, file).await?,
         };
-        check(handle, Command::shell(line).with_stdin(stdin), &remote).await?;
+        if code != 0 {
+            return Err(ferr(format!(
+                "{remote}: {}",
+                String::from_utf8_lossy(&stderr).trim()
+            )));
+        }
     }
     Ok(())
 }
