@@ -21,6 +21,7 @@ REQUIREMENTS=(
   "useradd passwd"
   "chpasswd passwd"
   "sshpass sshpass"
+  "busybox busybox"
   "pgrep procps"
 )
 

@@ -11,7 +11,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::rerun;
-use super::{CommandAction, FileAction, InventoryAction, RunArgs, ScriptAction, SelectArgs, Top};
+use super::{
+    CommandAction, FileAction, InventoryAction, RunArgs, ScriptAction, SelectArgs, TaskAction, Top,
+};
 use crate::events::Sink;
 use crate::executor::{self, Action, RunOptions};
 use crate::inventory::{Inventory, Target};
@@ -44,6 +46,38 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
         Top::File {
             action: FileAction::Download { src, destdir, run },
         } => execute(Action::Download { src, dest: destdir }, &run).await,
+        Top::Task {
+            action:
+                TaskAction::Run {
+                    name,
+                    params,
+                    params_json,
+                    noop,
+                    no_cleanup,
+                    modules,
+                    run,
+                },
+        } => {
+            let prepared = super::tasks::prepare(
+                &name,
+                &params,
+                params_json.as_deref(),
+                noop,
+                no_cleanup,
+                &modules,
+            )?;
+            let code = execute(Action::Task(Arc::new(prepared)), &run).await;
+            crate::task::runner::remove_local_copies();
+            code
+        }
+        Top::Task {
+            action:
+                TaskAction::Show {
+                    name,
+                    modules,
+                    format,
+                },
+        } => super::tasks::show(name.as_deref(), &modules, format),
         Top::Inventory {
             action:
                 InventoryAction::Show {
@@ -52,6 +86,7 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
                     format,
                 },
         } => show(&select, detail, format),
+        Top::Serve { config } => super::serve::run(&config).await,
     }
 }
 

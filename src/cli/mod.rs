@@ -5,6 +5,8 @@
 
 mod commands;
 mod rerun;
+mod serve;
+mod tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +44,11 @@ pub enum Top {
         #[command(subcommand)]
         action: ScriptAction,
     },
+    /// Run Bolt-format tasks, or show them.
+    Task {
+        #[command(subcommand)]
+        action: TaskAction,
+    },
     /// Upload or download files.
     File {
         #[command(subcommand)]
@@ -51,6 +58,12 @@ pub enum Top {
     Inventory {
         #[command(subcommand)]
         action: InventoryAction,
+    },
+    /// Run the HTTPS executor API (bolt-server/ACE endpoints and jobs); see docs/SERVER.md.
+    Serve {
+        /// The server's YAML configuration file.
+        #[arg(long)]
+        config: PathBuf,
     },
 }
 
@@ -74,6 +87,44 @@ pub enum ScriptAction {
         #[command(flatten)]
         run: RunArgs,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TaskAction {
+    /// Run task NAME (module::task) with parameters given as name=value.
+    Run {
+        name: String,
+        /// Parameters as name=value (a JSON value is taken as JSON).
+        params: Vec<String>,
+        /// All parameters as a JSON object, or @file.json.
+        #[arg(long = "params", value_name = "JSON")]
+        params_json: Option<String>,
+        /// Ask the task to report what it would change, changing nothing.
+        #[arg(long)]
+        noop: bool,
+        /// Keep the per-run install directory on the target.
+        #[arg(long)]
+        no_cleanup: bool,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// List tasks, or show one task's parameters and implementations.
+    Show {
+        name: Option<String>,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ModuleArgs {
+    /// Directories holding modules, separated by ':' (default ./modules).
+    #[arg(long, env = "FERRY_MODULEPATH", default_value = "modules")]
+    pub modulepath: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -141,12 +192,13 @@ pub struct RunArgs {
     pub format: Format,
 }
 
-fn init_logging(level: &str, json: bool) {
+pub(crate) fn init_logging(level: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_new(level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = if json {
         builder.json().try_init()
     } else {
@@ -168,7 +220,10 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    init_logging(&cli.log_level, cli.log_json);
+    // The server takes its log level from its config file (or FERRY_LOG).
+    if !matches!(cli.command, Top::Serve { .. }) {
+        init_logging(&cli.log_level, cli.log_json);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

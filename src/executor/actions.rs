@@ -18,6 +18,7 @@ pub enum Action {
     Script { path: PathBuf, args: Vec<String> },
     Upload { src: PathBuf, dest: String },
     Download { src: String, dest: PathBuf },
+    Task(std::sync::Arc<crate::task::Prepared>),
 }
 
 /// Output collected from one command.
@@ -35,6 +36,7 @@ impl Action {
             Action::Script { .. } => "script",
             Action::Upload { .. } => "upload",
             Action::Download { .. } => "download",
+            Action::Task(_) => "task",
         }
     }
 
@@ -45,6 +47,7 @@ impl Action {
             Action::Script { path, .. } => path.display().to_string(),
             Action::Upload { src, .. } => src.display().to_string(),
             Action::Download { src, .. } => src.clone(),
+            Action::Task(p) => p.task.name.clone(),
         }
     }
 
@@ -61,6 +64,7 @@ impl Action {
                 Ok(command_value(done.exit_code, &out))
             }
             Action::Script { path, args } => run_script(target, t, path, args, sink).await,
+            Action::Task(prepared) => crate::task::runner::run(target, t, prepared, sink).await,
             Action::Upload { src, dest } => {
                 t.upload(src, dest).await?;
                 Ok((
@@ -169,10 +173,7 @@ async fn run_script(
     sink: &dyn Sink,
 ) -> Result<(Status, Value), TransportError> {
     let quiet = crate::events::Discard;
-    let tmpdir = target
-        .config
-        .get(&format!("{}.tmpdir", target.transport()))
-        .and_then(|s| s.value.as_str().map(str::to_string));
+    let tmpdir = t.posix().tmpdir.clone();
     let template = match &tmpdir {
         Some(dir) => format!("{}/ferry.XXXXXXXX", dir.trim_end_matches('/')),
         None => "/tmp/ferry.XXXXXXXX".to_string(),

@@ -80,6 +80,17 @@ pub fn block(result: &TargetResult, with_output: bool) -> String {
         }
         if let Some(text) = result.value.get("_output").and_then(|v| v.as_str()) {
             s.push_str(&indent(text));
+        } else if result.value.get("stdout").is_none() {
+            // A task's structured result: show it as JSON, without the error (printed below).
+            let mut shown = result.value.clone();
+            if let Some(map) = shown.as_object_mut() {
+                map.remove("_error");
+                if !map.is_empty() {
+                    s.push_str(&indent(
+                        &serde_json::to_string_pretty(&shown).unwrap_or_default(),
+                    ));
+                }
+            }
         }
     }
     if let Some(msg) = result

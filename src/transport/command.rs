@@ -57,6 +57,9 @@ pub struct Command {
     pub run_as: Option<RunAs>,
     /// Run as the login user even when the target has a run-as user.
     pub login_only: bool,
+    /// The command elevates itself (it runs `run_as`'s sudo inside); it is
+    /// not wrapped, but its password prompt and ready marker are handled.
+    pub inline_run_as: bool,
     pub tty: bool,
     pub timeout: Option<Duration>,
 }
@@ -87,6 +90,7 @@ impl Command {
             stdin: None,
             run_as: None,
             login_only: false,
+            inline_run_as: false,
             tty: false,
             timeout: None,
         }
@@ -99,6 +103,14 @@ impl Command {
     }
 
     pub fn with_run_as(mut self, run_as: Option<RunAs>) -> Command {
+        self.run_as = run_as;
+        self
+    }
+
+    /// A command that runs `run_as`'s elevation itself (see [`Command::elevation`]).
+    pub fn with_inline_run_as(mut self, run_as: Option<RunAs>) -> Command {
+        self.login_only = run_as.is_none();
+        self.inline_run_as = run_as.is_some();
         self.run_as = run_as;
         self
     }
@@ -125,18 +137,10 @@ impl Command {
     /// The exact string handed to the target's shell.
     pub fn render(&self) -> Result<String, QuoteError> {
         let inner = self.inner()?;
-        let Some(run_as) = &self.run_as else {
+        let Some(run_as) = self.run_as.as_ref().filter(|_| !self.inline_run_as) else {
             return Ok(inner);
         };
-        let mut words: Vec<String> = if run_as.command.is_empty() {
-            ["sudo", "-S", "-H", "-p", SUDO_PROMPT, "-u"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        } else {
-            run_as.command.clone()
-        };
-        words.push(run_as.user.clone());
+        let mut words = elevation(run_as);
         let announced = format!("printf '%s\\n' '{RUN_AS_READY}' >&2; {inner}");
         words.extend(["sh".to_string(), "-c".to_string(), announced]);
         join(&words)
@@ -147,6 +151,21 @@ impl Command {
         self.inner()
             .unwrap_or_else(|_| "<unprintable command>".into())
     }
+}
+
+/// The words that run a command as `run_as.user`: sudo with the prompt
+/// ferry recognizes, or the configured run-as-command, then the user.
+pub fn elevation(run_as: &RunAs) -> Vec<String> {
+    let mut words: Vec<String> = if run_as.command.is_empty() {
+        ["sudo", "-S", "-H", "-p", SUDO_PROMPT, "-u"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        run_as.command.clone()
+    };
+    words.push(run_as.user.clone());
+    words
 }
 
 /// Joins words into one shell line, quoting each as needed.

@@ -8,13 +8,15 @@ use std::process::Stdio;
 use async_trait::async_trait;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::command::{Feeder, RunAs, StdinWrite};
+use super::command::{Feeder, StdinWrite};
 use super::options::Options;
-use super::{Command, Finished, OutputFn, Overrides, Stream, Transport, TransportError};
+use super::{
+    Command, Finished, OutputFn, Overrides, PosixSettings, Stream, Transport, TransportError,
+};
 use crate::inventory::Target;
 
 pub struct Local {
-    run_as: Option<RunAs>,
+    settings: PosixSettings,
 }
 
 /// Options Bolt's local transport has that ferry accepts and ignores.
@@ -30,9 +32,13 @@ const BOLT_ONLY: &[&str] = &[
 impl Local {
     pub fn new(target: &Target, overrides: &Overrides) -> Result<Local, TransportError> {
         let mut opts = Options::new(target, "local");
-        let run_as = opts.run_as(overrides.run_as.as_deref())?;
+        let settings = PosixSettings {
+            run_as: opts.run_as(overrides.run_as.as_deref())?,
+            cache_dir: opts.string("cache-dir")?,
+            tmpdir: opts.string("tmpdir")?,
+        };
         opts.finish(BOLT_ONLY)?;
-        Ok(Local { run_as })
+        Ok(Local { settings })
     }
 }
 
@@ -45,7 +51,7 @@ impl Transport for Local {
     async fn run(&self, command: &Command, out: OutputFn<'_>) -> Result<Finished, TransportError> {
         let mut command = command.clone();
         if command.run_as.is_none() && !command.login_only {
-            command.run_as = self.run_as.clone();
+            command.run_as = self.settings.run_as.clone();
         }
         let line = command
             .render()
@@ -80,6 +86,10 @@ impl Transport for Local {
     }
 
     async fn close(&mut self) {}
+
+    fn posix(&self) -> &PosixSettings {
+        &self.settings
+    }
 }
 
 async fn run_process(

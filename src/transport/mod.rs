@@ -117,6 +117,21 @@ pub trait Transport: Send + Sync {
     async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError>;
     /// Closes the connection.
     async fn close(&mut self);
+    /// Settings that shape commands built for this target (run-as, cache
+    /// and temporary directories).
+    fn posix(&self) -> &PosixSettings;
+}
+
+/// Per-target settings the executor and task runner need to build commands.
+#[derive(Clone, Debug, Default)]
+pub struct PosixSettings {
+    /// The user commands run as, when it is not the login user.
+    pub run_as: Option<RunAs>,
+    /// Where task files are cached (`cache-dir`); relative paths are under
+    /// the login user's home directory.
+    pub cache_dir: Option<String>,
+    /// Where temporary directories are made (`tmpdir`).
+    pub tmpdir: Option<String>,
 }
 
 /// Settings that the command line lays over every target's config.

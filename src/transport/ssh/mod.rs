@@ -26,7 +26,9 @@ use self::auth::Auth;
 use self::connect::{Endpoint, HostKeys, Plan, Session};
 use self::known_hosts::KnownHosts;
 use self::options::{HostKeyCheck, SshOptions, expand_home, home};
-use super::{Command, ConnectIssue, Finished, OutputFn, Overrides, Transport, TransportError};
+use super::{
+    Command, ConnectIssue, Finished, OutputFn, Overrides, PosixSettings, Transport, TransportError,
+};
 use crate::inventory::Target;
 use crate::inventory::uri::Address;
 
@@ -38,6 +40,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Ssh {
     opts: SshOptions,
+    settings: PosixSettings,
     session: Option<Session>,
     sftp: OnceCell<Option<russh_sftp::client::SftpSession>>,
     channels: Semaphore,
@@ -45,8 +48,19 @@ pub struct Ssh {
 
 impl Ssh {
     pub fn new(target: &Target, overrides: &Overrides) -> Result<Ssh, TransportError> {
+        let opts = SshOptions::read(target, overrides)?;
+        // Running as the login user needs no sudo.
+        let run_as = opts
+            .run_as
+            .clone()
+            .filter(|r| Some(&r.user) != opts.user.as_ref());
         Ok(Ssh {
-            opts: SshOptions::read(target, overrides)?,
+            settings: PosixSettings {
+                run_as,
+                cache_dir: opts.cache_dir.clone(),
+                tmpdir: opts.tmpdir.clone(),
+            },
+            opts,
             session: None,
             sftp: OnceCell::new(),
             channels: Semaphore::new(CHANNELS_PER_SESSION),
@@ -140,6 +154,10 @@ impl Transport for Ssh {
             Some(sftp) => files::download_sftp(sftp, src, &dest).await,
             None => files::download_exec(self.handle()?, src, &dest).await,
         }
+    }
+
+    fn posix(&self) -> &PosixSettings {
+        &self.settings
     }
 
     async fn close(&mut self) {

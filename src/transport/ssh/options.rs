@@ -45,6 +45,7 @@ pub struct SshOptions {
     pub proxyjump: Option<Vec<String>>,
     pub run_as: Option<RunAs>,
     pub tmpdir: Option<String>,
+    pub cache_dir: Option<String>,
     pub tty: bool,
     pub load_config: bool,
 }
@@ -65,7 +66,6 @@ const BOLT_ONLY: &[&str] = &[
     "native-ssh",
     "script-dir",
     "ssh-command",
-    "cache-dir",
 ];
 
 /// The environment variable that may hold a private key's passphrase.
@@ -140,6 +140,7 @@ impl SshOptions {
             proxyjump,
             run_as: o.run_as(overrides.run_as.as_deref())?,
             tmpdir: o.string("tmpdir")?,
+            cache_dir: o.string("cache-dir")?,
             tty: o.bool("tty")?.unwrap_or(false),
             load_config: o.bool("load-config")?.unwrap_or(true),
             host,

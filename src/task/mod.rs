@@ -1,0 +1,34 @@
+//! Tasks: Bolt's unit of reusable work. This module owns finding tasks on
+//! the modulepath and in the built-in `ferry` module ([`loader`]), reading
+//! their metadata ([`metadata`]), checking parameters against the Puppet
+//! types the metadata declares ([`params`]), and running a task on a target
+//! ([`runner`]): task files live in a content-addressed cache on the target,
+//! are verified by sha256 in the same round trip as every run, and are sent
+//! again only when missing or altered. Turning a task's output into a
+//! result, with sensitive values redacted, is [`output`]'s.
+
+pub mod loader;
+pub mod metadata;
+pub mod output;
+pub mod params;
+pub mod runner;
+
+pub use loader::{Loader, Task, TaskFile};
+pub use params::Prepared;
+
+/// Why a task could not be found, read or given its parameters.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error(
+        "invalid task name '{0}': names are lowercase letters, digits and '_', starting with a letter (module::task)"
+    )]
+    BadName(String),
+    #[error("task {0} not found (modulepath: {1})")]
+    NotFound(String, String),
+    #[error("{path}: {message}")]
+    Metadata { path: String, message: String },
+    #[error("{0}")]
+    Params(String),
+    #[error("{0}")]
+    Io(String),
+}

@@ -1,0 +1,267 @@
+//! Task parameters: parsed from the command line (`name=value`, a JSON
+//! value taken as JSON) or a JSON object, checked before anything connects
+//! against the Puppet type strings in the metadata (with ferry's own Puppet
+//! type system, [`crate::lang::types`]), defaults applied, undeclared
+//! parameters refused, and the values of sensitive ones remembered so they
+//! can be redacted from every output.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::TaskError;
+use super::loader::{Loader, Task, TaskFile};
+use crate::lang::eval::Evaluator;
+use crate::lang::value::Value as PValue;
+
+/// A task ready to run: parameters checked, support files read.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub task: Task,
+    /// Declared parameters with defaults applied (metaparameters are added
+    /// per target by the runner).
+    pub params: Map<String, Value>,
+    /// String values that must never be shown (sensitive parameters).
+    pub secrets: Vec<String>,
+    pub noop: bool,
+    /// Files from the metadata's `files`, laid out under the install dir.
+    pub support_files: Vec<TaskFile>,
+    pub cleanup: bool,
+}
+
+/// Parses `name=value` words: the value is JSON when it parses as JSON,
+/// else a string.
+pub fn parse_assignments(words: &[String]) -> Result<Map<String, Value>, TaskError> {
+    let mut out = Map::new();
+    for w in words {
+        let (name, raw) = w
+            .split_once('=')
+            .ok_or_else(|| TaskError::Params(format!("'{w}' is not name=value")))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        out.insert(name.to_string(), value);
+    }
+    Ok(out)
+}
+
+/// Reads `--params`: a JSON object, or `@file.json`.
+pub fn parse_params_option(text: &str) -> Result<Map<String, Value>, TaskError> {
+    let (json, origin) = match text.strip_prefix('@') {
+        Some(path) => (
+            std::fs::read_to_string(path).map_err(|e| TaskError::Params(format!("{path}: {e}")))?,
+            path.to_string(),
+        ),
+        None => (text.to_string(), "--params".to_string()),
+    };
+    match serde_json::from_str(&json) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(TaskError::Params(format!(
+            "{origin}: parameters must be a JSON object"
+        ))),
+        Err(e) => Err(TaskError::Params(format!(
+            "{origin}: line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        ))),
+    }
+}
+
+struct NoFiles;
+
+impl crate::lang::loader::Loader for NoFiles {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            path.display().to_string(),
+        ))
+    }
+    fn is_file(&self, _: &Path) -> bool {
+        false
+    }
+    fn is_dir(&self, _: &Path) -> bool {
+        false
+    }
+    fn list(&self, _: &Path) -> std::io::Result<Vec<PathBuf>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Checks a JSON value against a Puppet type string.
+pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
+    let file: Arc<str> = Arc::from("<parameter type>");
+    let expr = crate::lang::parser::parse_expression(ty, &file)
+        .map_err(|e| format!("invalid type '{ty}': {}", e.message))?;
+    let loader = NoFiles;
+    let mut ev = Evaluator::new(&loader, Vec::new(), None, "task", &Map::new());
+    let t = match ev.eval(&expr, 0) {
+        Ok(PValue::Type(t)) => t,
+        Ok(_) => return Err(format!("'{ty}' is not a data type")),
+        Err(e) => return Err(format!("invalid type '{ty}': {}", e.message)),
+    };
+    let v = PValue::from_json(value);
+    if crate::lang::types::is_instance(&t, &v) {
+        Ok(())
+    } else {
+        Err(crate::lang::types::mismatch(&t, &v))
+    }
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if !s.is_empty() => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_strings(i, out)),
+        Value::Number(n) => out.push(n.to_string()),
+        _ => {}
+    }
+}
+
+/// Checks the given parameters and reads the task's support files.
+pub fn prepare(
+    task: Task,
+    given: Map<String, Value>,
+    noop: bool,
+    loader: &Loader,
+) -> Result<Prepared, TaskError> {
+    let meta = &task.metadata;
+    if noop && !meta.supports_noop {
+        return Err(TaskError::Params(format!(
+            "task {} does not support noop",
+            task.name
+        )));
+    }
+    if meta.remote {
+        return Err(TaskError::Params(format!(
+            "task {} is a remote task; ferry does not run remote tasks yet",
+            task.name
+        )));
+    }
+    let mut problems = Vec::new();
+    let mut params = Map::new();
+    let declared = meta.parameters.as_ref();
+    for name in given.keys() {
+        if name.starts_with('_') {
+            problems.push(format!("parameter {name}: metaparameters are set by ferry"));
+        } else if declared.is_some_and(|d| !d.contains_key(name)) {
+            problems.push(format!(
+                "task {} has no parameter named '{name}'",
+                task.name
+            ));
+        }
+    }
+    let mut secrets = Vec::new();
+    for (name, spec) in declared.into_iter().flatten() {
+        let value = given.get(name).cloned().or_else(|| spec.default.clone());
+        let ty = spec.ty.as_deref().unwrap_or("Any");
+        let check = value.clone().unwrap_or(Value::Null);
+        if let Err(why) = check_type(ty, &check) {
+            problems.push(format!("parameter '{name}' {why}"));
+            continue;
+        }
+        if let Some(v) = value {
+            if spec.sensitive {
+                collect_strings(&v, &mut secrets);
+            }
+            params.insert(name.clone(), v);
+        }
+    }
+    if declared.is_none() {
+        params = given
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with('_'))
+            .collect();
+    }
+    if !problems.is_empty() {
+        // Never echo a sensitive value in the error.
+        let mut msg = format!(
+            "invalid parameters for task {}:\n  {}",
+            task.name,
+            problems.join("\n  ")
+        );
+        for s in &secrets {
+            msg = msg.replace(s.as_str(), crate::inventory::REDACTED);
+        }
+        return Err(TaskError::Params(msg));
+    }
+    let mut listed = meta.files.clone();
+    for i in &meta.implementations {
+        listed.extend(i.files.iter().cloned());
+    }
+    let support_files = loader.support_files(&task, &listed)?;
+    Ok(Prepared {
+        task,
+        params,
+        secrets,
+        noop,
+        support_files,
+        cleanup: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn puppet_types_are_checked() {
+        let ok = [
+            ("String[1, 5]", json!("abc")),
+            ("Integer[0, 10]", json!(3)),
+            ("Float", json!(1.5)),
+            ("Numeric", json!(2)),
+            ("Boolean", json!(false)),
+            ("Enum[start, stop]", json!("stop")),
+            ("Pattern[/^a+$/]", json!("aaa")),
+            ("Optional[String]", json!(null)),
+            ("Array[Integer, 1, 2]", json!([1, 2])),
+            ("Hash[String, Integer]", json!({"a": 1})),
+            (
+                "Struct[{a => Integer, Optional[b] => String}]",
+                json!({"a": 1}),
+            ),
+            ("Tuple[String, Integer]", json!(["x", 1])),
+            ("Variant[String, Integer]", json!(4)),
+            ("Data", json!({"a": [1, "b", null]})),
+            ("NotUndef", json!("x")),
+            ("Any", json!(null)),
+        ];
+        for (ty, v) in ok {
+            assert!(
+                check_type(ty, &v).is_ok(),
+                "{ty} should accept {v}: {:?}",
+                check_type(ty, &v)
+            );
+        }
+        let bad = [
+            ("String[1, 5]", json!("abcdefg")),
+            ("String", json!(5)),
+            ("Integer[0, 10]", json!(11)),
+            ("Enum[start, stop]", json!("restart")),
+            ("Array[Integer, 1, 2]", json!([1, 2, 3])),
+            ("Struct[{a => Integer}]", json!({"a": "x"})),
+            ("NotUndef", json!(null)),
+            ("Boolean", json!("true")),
+        ];
+        for (ty, v) in bad {
+            assert!(check_type(ty, &v).is_err(), "{ty} should refuse {v}");
+        }
+        assert!(check_type("Strng", &json!("x")).is_err());
+    }
+
+    #[test]
+    fn assignments_take_json_values() {
+        let m = parse_assignments(&[
+            "a=1".into(),
+            "b=true".into(),
+            "c=hello".into(),
+            "d=[1,2]".into(),
+            "e=007".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"a": 1, "b": true, "c": "hello", "d": [1, 2], "e": "007"})
+        );
+    }
+}

@@ -1,0 +1,392 @@
+//! Running a task on one target, in as few round trips as the cache allows.
+//!
+//! Task files live on the target in a content-addressed cache,
+//! `<cache-dir>/<sha256>/<file>` (default `~/.cache/ferry/tasks`). Every run
+//! is one command — a small POSIX shell wrapper — that copies each file from
+//! the cache into a fresh private install dir, checks the copy's sha256,
+//! and only then runs the task from there; so a file altered in the cache is
+//! never executed, even if it changes between the check and the run. When a
+//! file is missing or altered the wrapper runs nothing and says which, ferry
+//! sends those files, and runs the wrapper again. A second run of an
+//! unchanged task therefore sends no file bytes.
+//!
+//! Parameters never appear on the command line: the wrapper reads them
+//! from stdin — first `PT_` assignments (each value quoted by ferry) up to a
+//! one-time token line, then the JSON object for the task's own stdin.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+use super::Prepared;
+use super::loader::{TaskFile, sha256_hex};
+use super::metadata::InputMethod;
+use crate::events::{Discard, Sink};
+use crate::executor::actions::run_collect;
+use crate::executor::result::Status;
+use crate::inventory::Target;
+use crate::transport::command::{RUN_AS_READY, elevation, join, quote};
+use crate::transport::{Command, RunAs, Transport, TransportError};
+
+/// The wrapper's exit status when files are missing from the cache.
+const CACHE_MISS: i32 = 97;
+const MISS_MARKER: &str = "ferry-cache-miss";
+const DEFAULT_CACHE: &str = ".cache/ferry/tasks";
+
+fn terr(msg: impl Into<String>) -> TransportError {
+    TransportError::Command(msg.into())
+}
+
+/// The executable for this target: the first implementation whose
+/// requirements the target's features meet, else the task's only file.
+pub fn choose_executable<'a>(
+    prepared: &'a Prepared,
+    target: &Target,
+) -> Result<(&'a TaskFile, InputMethod), TransportError> {
+    let task = &prepared.task;
+    let meta = &task.metadata;
+    let mut features: BTreeSet<String> = target.features.clone();
+    features.insert("shell".into());
+    let (name, method) = if meta.implementations.is_empty() {
+        if task.executables.len() != 1 {
+            let names: Vec<&String> = task.executables.keys().collect();
+            return Err(terr(format!(
+                "task {} has several files ({names:?}) and no implementations in its metadata",
+                task.name
+            )));
+        }
+        let name = task.executables.keys().next().cloned().unwrap_or_default();
+        (name, meta.input_method)
+    } else {
+        let chosen = meta
+            .implementations
+            .iter()
+            .find(|i| i.requirements.iter().all(|r| features.contains(r)))
+            .ok_or_else(|| {
+                terr(format!(
+                    "no implementation of task {} suits this target (features: {features:?})",
+                    task.name
+                ))
+            })?;
+        (
+            chosen.name.clone(),
+            chosen.input_method.or(meta.input_method),
+        )
+    };
+    let file = task.executables.get(&name).ok_or_else(|| {
+        terr(format!(
+            "task {}: implementation {name} is not in the module's tasks folder",
+            task.name
+        ))
+    })?;
+    let default = if name.ends_with(".ps1") {
+        InputMethod::Powershell
+    } else {
+        InputMethod::Both
+    };
+    Ok((file, method.unwrap_or(default)))
+}
+
+/// A name no one can guess, for the install dir and the stdin token.
+fn nonce(target: &str) -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    sha256_hex(format!("{t}:{n}:{}:{target}", std::process::id()).as_bytes())[..24].to_string()
+}
+
+fn basename(relative: &str) -> &str {
+    relative.rsplit('/').next().unwrap_or(relative)
+}
+
+/// The elevated part: reads the `PT_` assignments up to the token, then
+/// runs the task with the rest of stdin.
+fn inner_script(announce: bool) -> String {
+    let ready = if announce {
+        format!("printf '%s\\n' '{RUN_AS_READY}' >&2\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "{ready}tok=$1; exe=$2; frag=\nwhile IFS= read -r line; do [ \"$line\" = \"$tok\" ] && break; frag=\"$frag$line\n\"; done\neval \"$frag\"\n\"$exe\"\n"
+    )
+}
+
+struct Wrapper {
+    script: String,
+    stdin: Vec<u8>,
+}
+
+/// Everything one run's wrapper is made of.
+struct Layout<'a> {
+    files: &'a [&'a TaskFile],
+    exe: &'a TaskFile,
+    method: InputMethod,
+    cache: &'a str,
+    installdir: &'a str,
+    run_as: Option<&'a RunAs>,
+    params: &'a Map<String, Value>,
+    token: &'a str,
+}
+
+fn build(prepared: &Prepared, layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
+    let Layout {
+        files,
+        exe,
+        method,
+        cache,
+        installdir,
+        run_as,
+        params,
+        token,
+    } = *layout;
+    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
+    let cache_expr = if cache.starts_with('/') {
+        q(cache)?
+    } else {
+        format!("\"$HOME\"/{}", q(cache)?)
+    };
+    let mut s = String::from("umask 077\n");
+    s.push_str(&format!("c={cache_expr}\nd={}\n", q(installdir)?));
+    s.push_str("h() { if command -v sha256sum >/dev/null 2>&1; then sha256sum \"$1\"; elif command -v shasum >/dev/null 2>&1; then shasum -a 256 \"$1\"; else openssl dgst -sha256 -r \"$1\"; fi | cut -d' ' -f1; }\n");
+    s.push_str("mkdir -p \"$(dirname \"$d\")\" && mkdir -m 700 \"$d\" || exit 125\nm=\n");
+    s.push_str("f() { mkdir -p \"$d/$(dirname \"$2\")\" && cp \"$c/$1/$(basename \"$2\")\" \"$d/$2\" 2>/dev/null && [ \"$(h \"$d/$2\")\" = \"$1\" ] || m=\"$m $1\"; }\n");
+    for f in files {
+        s.push_str(&format!("f {} {}\n", q(&f.sha256)?, q(&f.relative)?));
+    }
+    s.push_str(&format!(
+        "if [ -n \"$m\" ]; then rm -rf \"$d\"; echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; fi\n"
+    ));
+    let exe_path = format!("$d/{}", exe.relative);
+    if run_as.is_some() {
+        // The run-as user reads the install dir; nothing in it is secret.
+        s.push_str(&format!(
+            "chmod -R a+rX \"$d\" && chmod a+rx \"{exe_path}\"\n"
+        ));
+    } else {
+        s.push_str(&format!("chmod u+x \"{exe_path}\"\n"));
+    }
+    let mut run = Vec::new();
+    if let Some(r) = run_as {
+        run.extend(elevation(r));
+    }
+    run.extend([
+        "sh".to_string(),
+        "-c".to_string(),
+        inner_script(run_as.is_some()),
+        "ferry-task".to_string(),
+        token.to_string(),
+    ]);
+    s.push_str(&format!(
+        "{} \"{exe_path}\"\nrc=$?\n",
+        join(&run).map_err(|e| terr(e.to_string()))?
+    ));
+    if prepared.cleanup {
+        s.push_str("rm -rf \"$d\"\n");
+    }
+    s.push_str("exit $rc\n");
+
+    let mut stdin = Vec::new();
+    if matches!(method, InputMethod::Environment | InputMethod::Both) {
+        for (k, v) in params {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if text.contains(token) {
+                return Err(terr(
+                    "a parameter value contains the run's one-time token; run again",
+                ));
+            }
+            stdin.extend(format!("export PT_{k}={}\n", q(&text)?).into_bytes());
+        }
+    }
+    stdin.extend(format!("{token}\n").into_bytes());
+    if matches!(
+        method,
+        InputMethod::Stdin | InputMethod::Both | InputMethod::Powershell
+    ) {
+        stdin.extend(serde_json::to_vec(params).map_err(|e| terr(e.to_string()))?);
+    }
+    Ok(Wrapper { script: s, stdin })
+}
+
+/// Task files written locally once per process, for the transport to upload.
+fn local_copy(file: &TaskFile) -> Result<PathBuf, TransportError> {
+    static WRITTEN: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+    let dir = std::env::temp_dir()
+        .join(format!("ferry-{}-files", std::process::id()))
+        .join(&file.sha256);
+    let path = dir.join(basename(&file.relative));
+    let written = WRITTEN.get_or_init(Default::default);
+    let mut done = written
+        .lock()
+        .map_err(|_| terr("task file cache poisoned"))?;
+    if !done.contains(&file.sha256) || !path.exists() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| TransportError::File(format!("{}: {e}", dir.display())))?;
+        std::fs::write(&path, &file.bytes)
+            .map_err(|e| TransportError::File(format!("{}: {e}", path.display())))?;
+        done.insert(file.sha256.clone());
+    }
+    Ok(path)
+}
+
+/// Removes this process's local copies of task files.
+pub fn remove_local_copies() {
+    let _ = std::fs::remove_dir_all(
+        std::env::temp_dir().join(format!("ferry-{}-files", std::process::id())),
+    );
+}
+
+/// Sends the files the wrapper reported missing; returns the bytes sent.
+async fn send_missing(
+    t: &dyn Transport,
+    files: &[&TaskFile],
+    report: &str,
+) -> Result<u64, TransportError> {
+    let mut words = report.split_whitespace();
+    let cache = words
+        .next()
+        .ok_or_else(|| terr("the target's cache report is empty"))?
+        .to_string();
+    let missing: BTreeSet<&str> = words.collect();
+    let wanted: Vec<&&TaskFile> = files
+        .iter()
+        .filter(|f| missing.contains(f.sha256.as_str()))
+        .collect();
+    let mut dirs = vec!["mkdir".to_string(), "-p".to_string()];
+    dirs.extend(wanted.iter().map(|f| format!("{cache}/{}", f.sha256)));
+    let (done, out) = run_collect(
+        &dummy_target(),
+        t,
+        &Command::argv(dirs).as_login_user(),
+        &Discard,
+    )
+    .await?;
+    if done.exit_code != 0 {
+        return Err(TransportError::File(format!(
+            "cannot create the task cache {cache}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let mut sent = 0;
+    for f in wanted {
+        let local = local_copy(f)?;
+        t.upload(
+            &local,
+            &format!("{cache}/{}/{}", f.sha256, basename(&f.relative)),
+        )
+        .await?;
+        sent += f.bytes.len() as u64;
+    }
+    Ok(sent)
+}
+
+fn dummy_target() -> Target {
+    crate::inventory::Inventory::empty().ad_hoc("task-cache")
+}
+
+/// Runs a prepared task on a connected target.
+pub async fn run(
+    target: &Target,
+    t: &dyn Transport,
+    prepared: &Arc<Prepared>,
+    sink: &dyn Sink,
+) -> Result<(Status, Value), TransportError> {
+    let (exe, method) = choose_executable(prepared, target)?;
+    let mut files: Vec<&TaskFile> = vec![exe];
+    files.extend(prepared.support_files.iter());
+    let settings = t.posix();
+    let cache = settings
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| DEFAULT_CACHE.to_string());
+    let tmp = settings
+        .tmpdir
+        .clone()
+        .unwrap_or_else(|| "/tmp".to_string());
+    let installdir = format!(
+        "{}/ferry-task-{}",
+        tmp.trim_end_matches('/'),
+        nonce(&target.name)
+    );
+    let token = nonce(&target.name);
+    let mut params = prepared.params.clone();
+    params.insert("_task".into(), Value::String(prepared.task.name.clone()));
+    if prepared.noop {
+        params.insert("_noop".into(), Value::Bool(true));
+    }
+    if !prepared.support_files.is_empty() {
+        params.insert("_installdir".into(), Value::String(installdir.clone()));
+    }
+    let layout = Layout {
+        files: &files,
+        exe,
+        method,
+        cache: &cache,
+        installdir: &installdir,
+        run_as: settings.run_as.as_ref(),
+        params: &params,
+        token: &token,
+    };
+    let wrapper = build(prepared, &layout)?;
+    let command = Command::shell(wrapper.script)
+        .with_stdin(wrapper.stdin)
+        .with_inline_run_as(settings.run_as.clone());
+    let mut sent = 0u64;
+    for attempt in 0..2 {
+        let (done, out) = run_collect(
+            target,
+            t,
+            &command,
+            if attempt == 0 {
+                &Discard as &dyn Sink
+            } else {
+                sink
+            },
+        )
+        .await?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let report = stdout.lines().find_map(|l| l.strip_prefix(MISS_MARKER));
+        if let Some(report) = report.filter(|_| done.exit_code == CACHE_MISS) {
+            if attempt == 1 {
+                return Err(TransportError::File(format!(
+                    "task files still fail their sha256 check on the target after sending them:{report}"
+                )));
+            }
+            sent += send_missing(t, &files, report).await?;
+            continue;
+        }
+        if attempt == 0 {
+            // Output went to the discard sink while the cache was unknown; pass it on now.
+            for (stream, data) in [
+                (crate::transport::Stream::Stdout, &out.stdout),
+                (crate::transport::Stream::Stderr, &out.stderr),
+            ] {
+                if !data.is_empty() {
+                    sink.event(&crate::events::Event::Output {
+                        target: &target.name,
+                        stream,
+                        data,
+                    });
+                }
+            }
+        }
+        tracing::info!(target_name = %target.name, "task {}: sent {sent} bytes of task files", prepared.task.name);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        return Ok(super::output::result(
+            done.exit_code,
+            &stdout,
+            &stderr,
+            &prepared.secrets,
+        ));
+    }
+    Err(terr("the task did not run"))
+}

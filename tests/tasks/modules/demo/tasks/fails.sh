@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "not json"
+exit 4

@@ -1,0 +1,3 @@
+#!/bin/sh
+# The cached copy of this file is tampered with by the test.
+echo '{"ran": "original"}'

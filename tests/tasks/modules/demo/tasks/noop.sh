@@ -1,0 +1,2 @@
+#!/bin/sh
+printf '{"noop": %s}\n' "${PT__noop:-false}"
