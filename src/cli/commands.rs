@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 
 use super::rerun;
 use super::{
-    CommandAction, FileAction, InventoryAction, RunArgs, ScriptAction, SelectArgs, TaskAction, Top,
+    CommandAction, FileAction, InventoryAction, PlanAction, RunArgs, ScriptAction, SelectArgs, TaskAction, Top,
 };
 use crate::events::Sink;
 use crate::executor::{self, Action, RunOptions};
@@ -78,6 +78,7 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
                     format,
                 },
         } => super::tasks::show(name.as_deref(), &modules, format),
+        Top::Plan { action: PlanAction::Run { name, params, modules, run } } => super::plans::run(&name, &params, &modules, &run).await,
         Top::Inventory {
             action:
                 InventoryAction::Show {
@@ -92,7 +93,7 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
 
 /// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
 /// it exists, else an empty one (only localhost and URIs).
-fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
+pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     match path {
         Some(p) => Ok(Inventory::load(p)?),
         None => {
@@ -106,7 +107,7 @@ fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     }
 }
 
-fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
+pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
     let spec = match (&select.targets, select.rerun) {
         (Some(_), Some(_)) => bail!("use either --targets or --rerun, not both"),
         (Some(spec), None) => spec.clone(),

@@ -4,6 +4,7 @@
 //! target succeeded, 2 when any failed, 1 for usage and inventory errors).
 
 mod commands;
+mod plans;
 mod rerun;
 mod serve;
 mod tasks;
@@ -48,6 +49,11 @@ pub enum Top {
     Task {
         #[command(subcommand)]
         action: TaskAction,
+    },
+    /// Run YAML plans: steps on targets, one connection per target throughout.
+    Plan {
+        #[command(subcommand)]
+        action: PlanAction,
     },
     /// Upload or download files.
     File {
@@ -117,6 +123,20 @@ pub enum TaskAction {
         modules: ModuleArgs,
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlanAction {
+    /// Run plan NAME (module::plan, or a path to a .yaml plan) with name=value parameters;
+    /// -t sets the `targets` parameter.
+    Run {
+        name: String,
+        params: Vec<String>,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        #[command(flatten)]
+        run: RunArgs,
     },
 }
 

@@ -19,7 +19,8 @@ pub use result::{Status, Summary, TargetResult};
 
 use crate::events::{Event, Sink};
 use crate::inventory::Target;
-use crate::transport::{self, Overrides};
+use crate::transport::{self, Overrides, Transport, TransportError};
+use std::collections::HashMap;
 
 /// How a run is carried out.
 #[derive(Clone, Debug)]
@@ -69,12 +70,55 @@ pub fn open_file_limit() -> u64 {
     lim.rlim_cur
 }
 
-/// Runs `action` on every target, at most `concurrency` at a time.
-pub async fn run(
+/// Open connections kept across several runs (the steps of a plan), one
+/// per target name. Closed by [`Connections::close_all`].
+#[derive(Default)]
+pub struct Connections {
+    open: std::sync::Mutex<HashMap<String, Shared>>,
+}
+
+type Shared = Arc<tokio::sync::Mutex<Box<dyn Transport>>>;
+
+impl Connections {
+    fn get(&self, name: &str) -> Option<Shared> {
+        self.open.lock().ok().and_then(|m| m.get(name).cloned())
+    }
+
+    fn put(&self, name: &str, t: Shared) {
+        if let Ok(mut m) = self.open.lock() {
+            m.insert(name.to_string(), t);
+        }
+    }
+
+    fn forget(&self, name: &str) {
+        if let Ok(mut m) = self.open.lock() {
+            m.remove(name);
+        }
+    }
+
+    /// Closes every kept connection.
+    pub async fn close_all(&self) {
+        let all: Vec<Shared> = self.open.lock().map(|mut m| m.drain().map(|(_, t)| t).collect()).unwrap_or_default();
+        for t in all {
+            t.lock().await.close().await;
+        }
+    }
+}
+
+/// Runs `action` on every target, at most `concurrency` at a time, with a
+/// connection per target that is closed at the end.
+pub async fn run(targets: Vec<Target>, action: Action, options: &RunOptions, sink: Arc<dyn Sink>) -> Summary {
+    run_on(targets, action, options, sink, None).await
+}
+
+/// Like [`run`], but keeps connections in `keep` for later runs (and uses
+/// those already there).
+pub async fn run_on(
     targets: Vec<Target>,
     action: Action,
     options: &RunOptions,
     sink: Arc<dyn Sink>,
+    keep: Option<Arc<Connections>>,
 ) -> Summary {
     let started = Instant::now();
     let object = action.object();
@@ -87,18 +131,19 @@ pub async fn run(
     let limit = Arc::new(Semaphore::new(options.concurrency.max(1)));
     let mut set = JoinSet::new();
     for target in targets {
-        let (action, limit, sink, overrides) = (
+        let (action, limit, sink, overrides, keep) = (
             Arc::clone(&action),
             Arc::clone(&limit),
             Arc::clone(&sink),
             options.overrides.clone(),
+            keep.clone(),
         );
         set.spawn(async move {
             let _permit = limit.acquire_owned().await.ok();
             sink.event(&Event::TargetStarted {
                 target: &target.name,
             });
-            let result = on_target(&target, &action, &overrides, sink.as_ref()).await;
+            let result = on_target(&target, &action, &overrides, sink.as_ref(), keep.as_deref()).await;
             sink.event(&Event::TargetFinished(&result));
             result
         });
@@ -115,20 +160,35 @@ pub async fn run(
     summary
 }
 
-async fn on_target(
-    target: &Target,
-    action: &Action,
-    overrides: &Overrides,
-    sink: &dyn Sink,
-) -> TargetResult {
-    let value = match transport::for_target(target, overrides) {
+/// The target's kept connection, or a new one (connected).
+async fn connection(target: &Target, overrides: &Overrides, keep: Option<&Connections>) -> Result<Shared, TransportError> {
+    if let Some(t) = keep.and_then(|k| k.get(&target.name)) {
+        return Ok(t);
+    }
+    let mut t = transport::for_target(target, overrides)?;
+    t.connect().await?;
+    let t: Shared = Arc::new(tokio::sync::Mutex::new(t));
+    if let Some(k) = keep {
+        k.put(&target.name, Arc::clone(&t));
+    }
+    Ok(t)
+}
+
+async fn on_target(target: &Target, action: &Action, overrides: &Overrides, sink: &dyn Sink, keep: Option<&Connections>) -> TargetResult {
+    let value = match connection(target, overrides, keep).await {
         Err(e) => Err(e),
-        Ok(mut t) => {
-            let value = match t.connect().await {
-                Ok(()) => action.perform(target, t.as_ref(), sink).await,
-                Err(e) => Err(e),
-            };
-            t.close().await;
+        Ok(shared) => {
+            let mut t = shared.lock().await;
+            let value = action.perform(target, t.as_ref(), sink).await;
+            match keep {
+                None => t.close().await,
+                // A connection that broke is not kept for the next step.
+                Some(k) if matches!(value, Err(TransportError::Connect { .. }) | Err(TransportError::Command(_))) => {
+                    k.forget(&target.name);
+                    t.close().await;
+                }
+                Some(_) => {}
+            }
             value
         }
     };
