@@ -145,6 +145,52 @@ fn sudo_without_and_with_a_password() {
     assert!(!run.all_text().contains("wrong-sudo-pw"));
 }
 
+#[test]
+fn uploads_with_run_as_land_owned_by_that_user() {
+    let sshd = sshd::shared();
+    let key = key_line(&client_keys().path(KeyType::Ed25519));
+    let s = Scratch::new();
+    // The scratch dir is root's and 0700: the login user cannot write there.
+    let dest = s.path().join("root-only.txt");
+    let src = s.path().join("src.txt");
+    std::fs::write(&src, "elevated upload\n").unwrap();
+    let inv = s.inventory(&one_target(
+        sshd,
+        "t",
+        NOPW_USER,
+        &format!("{key}        run-as: root\n"),
+    ));
+    let run = s.ferry(&args(
+        &inv,
+        &[
+            "file",
+            "upload",
+            src.to_str().unwrap(),
+            dest.to_str().unwrap(),
+            "-t",
+            "t",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), "elevated upload\n");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&dest).unwrap().uid(), 0);
+    // Without run-as the same upload is refused.
+    let inv = s.inventory(&one_target(sshd, "t", NOPW_USER, &key));
+    let run = s.ferry(&args(
+        &inv,
+        &[
+            "file",
+            "upload",
+            src.to_str().unwrap(),
+            s.path().join("again.txt").to_str().unwrap(),
+            "-t",
+            "t",
+        ],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
 fn sha256_file(p: &Path) -> String {
     hex::encode(Sha256::digest(std::fs::read(p).unwrap()))
 }

@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use super::result::{Status, error_value};
 use crate::events::{Event, Sink};
 use crate::inventory::Target;
-use crate::transport::command::quote;
 use crate::transport::{Command, Stream, Transport, TransportError};
 
 #[derive(Clone, Debug)]
@@ -66,7 +65,11 @@ impl Action {
             Action::Script { path, args } => run_script(target, t, path, args, sink).await,
             Action::Task(prepared) => crate::task::runner::run(target, t, prepared, sink).await,
             Action::Upload { src, dest } => {
-                t.upload(src, dest).await?;
+                if t.posix().run_as.is_some() {
+                    upload_as(target, t, src, dest).await?;
+                } else {
+                    t.upload(src, dest).await?;
+                }
                 Ok((
                     Status::Success,
                     json!({ "_output": format!("Uploaded '{}' to '{}:{dest}'", src.display(), target.name) }),
@@ -165,6 +168,63 @@ pub fn command_value(exit_code: i32, out: &Collected) -> (Status, Value) {
     (Status::Failure, value)
 }
 
+/// With run-as, files go to a temporary directory as the login user and
+/// are then copied into place as the run-as user, so they end up owned by
+/// that user and in places only that user may write.
+async fn upload_as(
+    target: &Target,
+    t: &dyn Transport,
+    src: &Path,
+    dest: &str,
+) -> Result<(), TransportError> {
+    let quiet = crate::events::Discard;
+    let dir = make_tempdir(target, t).await?;
+    let name = src
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "upload".into());
+    let staged = format!("{dir}/{name}");
+    let result = async {
+        t.upload(src, &staged).await?;
+        let open = Command::argv(["chmod", "-R", "a+rX", &dir]).as_login_user();
+        run_collect(target, t, &open, &quiet).await?;
+        let copy = Command::argv(["cp", "-R", &staged, dest]);
+        let (done, out) = run_collect(target, t, &copy, &quiet).await?;
+        if done.exit_code != 0 {
+            return Err(TransportError::File(format!(
+                "cannot copy into {dest} as the run-as user: {}",
+                text(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+    .await;
+    remove_tempdir(target, t, &dir).await;
+    result
+}
+
+async fn make_tempdir(target: &Target, t: &dyn Transport) -> Result<String, TransportError> {
+    let template = match &t.posix().tmpdir {
+        Some(dir) => format!("{}/ferry.XXXXXXXX", dir.trim_end_matches('/')),
+        None => "/tmp/ferry.XXXXXXXX".to_string(),
+    };
+    let mktemp = Command::argv(["mktemp", "-d", &template]).as_login_user();
+    let (done, out) = run_collect(target, t, &mktemp, &crate::events::Discard).await?;
+    let dir = text(&out.stdout).trim().to_string();
+    if done.exit_code != 0 || dir.is_empty() {
+        return Err(TransportError::File(format!(
+            "cannot make a temporary directory: {}",
+            text(&out.stderr).trim()
+        )));
+    }
+    Ok(dir)
+}
+
+async fn remove_tempdir(target: &Target, t: &dyn Transport, dir: &str) {
+    let rm = Command::argv(["rm", "-rf", dir]).as_login_user();
+    let _ = run_collect(target, t, &rm, &crate::events::Discard).await;
+}
+
 async fn run_script(
     target: &Target,
     t: &dyn Transport,
@@ -173,20 +233,7 @@ async fn run_script(
     sink: &dyn Sink,
 ) -> Result<(Status, Value), TransportError> {
     let quiet = crate::events::Discard;
-    let tmpdir = t.posix().tmpdir.clone();
-    let template = match &tmpdir {
-        Some(dir) => format!("{}/ferry.XXXXXXXX", dir.trim_end_matches('/')),
-        None => "/tmp/ferry.XXXXXXXX".to_string(),
-    };
-    let mktemp = Command::argv(["mktemp", "-d", &template]).as_login_user();
-    let (done, out) = run_collect(target, t, &mktemp, &quiet).await?;
-    let dir = text(&out.stdout).trim().to_string();
-    if done.exit_code != 0 || dir.is_empty() {
-        return Err(TransportError::File(format!(
-            "cannot make a temporary directory: {}",
-            text(&out.stderr).trim()
-        )));
-    }
+    let dir = make_tempdir(target, t).await?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -203,10 +250,6 @@ async fn run_script(
         Ok(command_value(done.exit_code, &out))
     }
     .await;
-    let cleanup = format!(
-        "rm -rf {}",
-        quote(&dir).map_err(|e| TransportError::File(e.to_string()))?
-    );
-    let _ = run_collect(target, t, &Command::shell(cleanup).as_login_user(), &quiet).await;
+    remove_tempdir(target, t, &dir).await;
     result
 }

@@ -98,7 +98,11 @@ impl Connections {
 
     /// Closes every kept connection.
     pub async fn close_all(&self) {
-        let all: Vec<Shared> = self.open.lock().map(|mut m| m.drain().map(|(_, t)| t).collect()).unwrap_or_default();
+        let all: Vec<Shared> = self
+            .open
+            .lock()
+            .map(|mut m| m.drain().map(|(_, t)| t).collect())
+            .unwrap_or_default();
         for t in all {
             t.lock().await.close().await;
         }
@@ -107,7 +111,12 @@ impl Connections {
 
 /// Runs `action` on every target, at most `concurrency` at a time, with a
 /// connection per target that is closed at the end.
-pub async fn run(targets: Vec<Target>, action: Action, options: &RunOptions, sink: Arc<dyn Sink>) -> Summary {
+pub async fn run(
+    targets: Vec<Target>,
+    action: Action,
+    options: &RunOptions,
+    sink: Arc<dyn Sink>,
+) -> Summary {
     run_on(targets, action, options, sink, None).await
 }
 
@@ -143,7 +152,8 @@ pub async fn run_on(
             sink.event(&Event::TargetStarted {
                 target: &target.name,
             });
-            let result = on_target(&target, &action, &overrides, sink.as_ref(), keep.as_deref()).await;
+            let result =
+                on_target(&target, &action, &overrides, sink.as_ref(), keep.as_deref()).await;
             sink.event(&Event::TargetFinished(&result));
             result
         });
@@ -161,7 +171,11 @@ pub async fn run_on(
 }
 
 /// The target's kept connection, or a new one (connected).
-async fn connection(target: &Target, overrides: &Overrides, keep: Option<&Connections>) -> Result<Shared, TransportError> {
+async fn connection(
+    target: &Target,
+    overrides: &Overrides,
+    keep: Option<&Connections>,
+) -> Result<Shared, TransportError> {
     if let Some(t) = keep.and_then(|k| k.get(&target.name)) {
         return Ok(t);
     }
@@ -174,7 +188,13 @@ async fn connection(target: &Target, overrides: &Overrides, keep: Option<&Connec
     Ok(t)
 }
 
-async fn on_target(target: &Target, action: &Action, overrides: &Overrides, sink: &dyn Sink, keep: Option<&Connections>) -> TargetResult {
+async fn on_target(
+    target: &Target,
+    action: &Action,
+    overrides: &Overrides,
+    sink: &dyn Sink,
+    keep: Option<&Connections>,
+) -> TargetResult {
     let value = match connection(target, overrides, keep).await {
         Err(e) => Err(e),
         Ok(shared) => {
@@ -183,7 +203,12 @@ async fn on_target(target: &Target, action: &Action, overrides: &Overrides, sink
             match keep {
                 None => t.close().await,
                 // A connection that broke is not kept for the next step.
-                Some(k) if matches!(value, Err(TransportError::Connect { .. }) | Err(TransportError::Command(_))) => {
+                Some(k)
+                    if matches!(
+                        value,
+                        Err(TransportError::Connect { .. }) | Err(TransportError::Command(_))
+                    ) =>
+                {
                     k.forget(&target.name);
                     t.close().await;
                 }

@@ -376,7 +376,7 @@ mod tests {
         let line = c.render().unwrap();
         assert!(line.starts_with("sudo -S -H -p"), "{line}");
         assert!(line.contains("-u bob sh -c"), "{line}");
-        assert!(line.ends_with("id -un'"), "{line}");
+        assert!(line.ends_with("; id -un\""), "{line}");
         assert!(!line.contains("hunter2"));
         assert!(!format!("{c:?}").contains("hunter2"));
     }
