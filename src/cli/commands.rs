@@ -12,7 +12,8 @@ use anyhow::{Result, bail};
 
 use super::rerun;
 use super::{
-    CommandAction, FileAction, InventoryAction, PlanAction, RunArgs, ScriptAction, SelectArgs, TaskAction, Top,
+    CatalogAction, CommandAction, FileAction, InventoryAction, PlanAction, RunArgs, ScriptAction,
+    SelectArgs, TaskAction, Top,
 };
 use crate::events::Sink;
 use crate::executor::{self, Action, RunOptions};
@@ -78,7 +79,35 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
                     format,
                 },
         } => super::tasks::show(name.as_deref(), &modules, format),
-        Top::Plan { action: PlanAction::Run { name, params, modules, run } } => super::plans::run(&name, &params, &modules, &run).await,
+        Top::Plan {
+            action:
+                PlanAction::Run {
+                    name,
+                    params,
+                    modules,
+                    run,
+                },
+        } => super::plans::run(&name, &params, &modules, &run).await,
+        Top::Catalog {
+            action:
+                CatalogAction::Compile {
+                    manifest,
+                    code,
+                    facts,
+                    node,
+                    environment,
+                    modules,
+                    format,
+                },
+        } => super::catalog::compile(
+            manifest,
+            code,
+            facts.as_deref(),
+            &node,
+            environment,
+            &modules,
+            format,
+        ),
         Top::Inventory {
             action:
                 InventoryAction::Show {

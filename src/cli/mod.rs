@@ -3,6 +3,7 @@
 //! uses anyhow, prints errors, and chooses the exit status (0 when every
 //! target succeeded, 2 when any failed, 1 for usage and inventory errors).
 
+mod catalog;
 mod commands;
 mod plans;
 mod rerun;
@@ -54,6 +55,11 @@ pub enum Top {
     Plan {
         #[command(subcommand)]
         action: PlanAction,
+    },
+    /// Compile Puppet-language manifests into catalogs.
+    Catalog {
+        #[command(subcommand)]
+        action: CatalogAction,
     },
     /// Upload or download files.
     File {
@@ -138,6 +144,39 @@ pub enum PlanAction {
         #[command(flatten)]
         run: RunArgs,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CatalogAction {
+    /// Compile one node's catalog and print it as Puppet's catalog JSON.
+    Compile {
+        /// The main manifest (a .pp file or a directory of them).
+        #[arg(long, conflicts_with = "code", required_unless_present = "code")]
+        manifest: Option<PathBuf>,
+        /// Puppet code to compile instead of a manifest file.
+        #[arg(short = 'e', long = "execute")]
+        code: Option<String>,
+        /// The node's facts, as a JSON object.
+        #[arg(long)]
+        facts: Option<PathBuf>,
+        /// The node's certname.
+        #[arg(long)]
+        node: String,
+        /// An environment directory (hiera.yaml, data/, modules/).
+        #[arg(long)]
+        environment: Option<PathBuf>,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        /// json (Puppet's catalog format) or summary (a readable list).
+        #[arg(long, value_enum, default_value = "json")]
+        format: CatalogFormat,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CatalogFormat {
+    Json,
+    Summary,
 }
 
 #[derive(Args, Debug, Clone)]

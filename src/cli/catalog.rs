@@ -1,0 +1,61 @@
+//! `ferry catalog compile`: read the facts, compile, print the catalog (or
+//! the compiler's error, Puppet-style, with file, line and column).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::{CatalogFormat, ModuleArgs};
+use crate::catalog::{CompileRequest, ManifestSource, compile as compile_catalog};
+
+pub fn compile(
+    manifest: Option<PathBuf>,
+    code: Option<String>,
+    facts: Option<&Path>,
+    node: &str,
+    environment: Option<PathBuf>,
+    modules: &ModuleArgs,
+    format: CatalogFormat,
+) -> Result<ExitCode> {
+    let facts = match facts {
+        None => serde_json::Map::new(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the facts", path.display()))?;
+            match serde_json::from_str(&text) {
+                Ok(serde_json::Value::Object(map)) => map,
+                Ok(_) => bail!("{}: facts must be a JSON object", path.display()),
+                Err(e) => bail!("{}:{}:{}: {e}", path.display(), e.line(), e.column()),
+            }
+        }
+    };
+    let manifest = match (manifest, code) {
+        (Some(m), _) => ManifestSource::File(m),
+        (None, Some(c)) => ManifestSource::Code(c),
+        (None, None) => bail!("give --manifest FILE or -e CODE"),
+    };
+    let request = CompileRequest {
+        manifest,
+        modulepath: modules
+            .modulepath
+            .split(':')
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        facts,
+        node: node.to_string(),
+        environment,
+    };
+    let catalog = compile_catalog(&request)?;
+    for m in &catalog.messages {
+        eprintln!("{m}");
+    }
+    let mut out = std::io::stdout().lock();
+    match format {
+        CatalogFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&catalog)?)?,
+        CatalogFormat::Summary => write!(out, "{}", catalog.summary())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
