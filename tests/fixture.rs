@@ -1,4 +1,4 @@
-//! Self-test of the sshd fixture (tests/common/sshd.rs), driven by the real
+//! Self-test of the sshd fixture (tests/common/sshd/), driven by the real
 //! OpenSSH client: key authentication with every key type and user, password
 //! and keyboard-interactive authentication (when `sshpass` is installed), the
 //! sudo rules, host key checking, the SFTP switch, killing and restarting a

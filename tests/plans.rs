@@ -11,48 +11,114 @@ use common::ferry::{Scratch, key_line, one_target};
 use common::sshd::{KeyType, Sshd, client_keys};
 
 fn modulepath() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tasks/modules").display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tasks/modules")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn a_plan_runs_its_steps_on_one_connection_per_target() {
     let sshd = Sshd::builder().start();
     let s = Scratch::new();
-    let inv = s.inventory(&one_target(&sshd, "t", "root", &key_line(&client_keys().path(KeyType::Ed25519))));
+    let inv = s.inventory(&one_target(
+        &sshd,
+        "t",
+        "root",
+        &key_line(&client_keys().path(KeyType::Ed25519)),
+    ));
     let marker = s.path().join("marker");
     let mp = modulepath();
     let marker_arg = format!("marker={}", marker.display());
     let run = s.ferry(&[
-        "plan", "run", "demo::deploy", "message=hello plan", &marker_arg, "-t", "t", "-i", inv.to_str().unwrap(), "--modulepath", &mp, "--format", "json",
+        "plan",
+        "run",
+        "demo::deploy",
+        "message=hello plan",
+        &marker_arg,
+        "-t",
+        "t",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+        "--format",
+        "json",
     ]);
     assert_eq!(run.code, 0, "{run:?}");
     let doc = run.json();
     assert_eq!(doc["status"], "success", "{doc}");
-    assert_eq!(doc["steps"]["written"]["items"][0]["value"]["stdin"]["message"], "hello plan");
+    assert_eq!(
+        doc["steps"]["written"]["items"][0]["value"]["stdin"]["message"],
+        "hello plan"
+    );
     assert_eq!(doc["value"][0]["value"]["stdout"], "present\n", "{doc}");
     assert!(marker.exists());
     let logins = sshd.log().matches("Accepted publickey for root").count();
-    assert_eq!(logins, 1, "one connection for three steps:\n{}", sshd.log_tail(30));
+    assert_eq!(
+        logins,
+        1,
+        "one connection for three steps:\n{}",
+        sshd.log_tail(30)
+    );
 
     // Human output shows the message step.
-    let run = s.ferry(&["plan", "run", "demo::deploy", &marker_arg, "-t", "t", "-i", inv.to_str().unwrap(), "--modulepath", &mp]);
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::deploy",
+        &marker_arg,
+        "-t",
+        "t",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+    ]);
     assert!(run.stdout.contains("deploying from the plan"), "{run:?}");
-    assert!(run.stdout.contains("Finished: plan demo::deploy"), "{run:?}");
+    assert!(
+        run.stdout.contains("Finished: plan demo::deploy"),
+        "{run:?}"
+    );
 }
 
 #[test]
 fn a_failing_step_ends_the_plan() {
     let sshd = common::sshd::shared();
     let s = Scratch::new();
-    let inv = s.inventory(&one_target(sshd, "t", "root", &key_line(&client_keys().path(KeyType::Ed25519))));
+    let inv = s.inventory(&one_target(
+        sshd,
+        "t",
+        "root",
+        &key_line(&client_keys().path(KeyType::Ed25519)),
+    ));
     let marker = s.path().join("should-not-exist");
     let mp = modulepath();
     let marker_arg = format!("marker={}", marker.display());
-    let run = s.ferry(&["plan", "run", "demo::fails", &marker_arg, "-t", "t", "-i", inv.to_str().unwrap(), "--modulepath", &mp, "--format", "json"]);
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::fails",
+        &marker_arg,
+        "-t",
+        "t",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+        "--format",
+        "json",
+    ]);
     assert_eq!(run.code, 2, "{run:?}");
     let doc = run.json();
     assert_eq!(doc["status"], "failure");
-    assert!(doc["value"]["_error"]["msg"].as_str().unwrap().contains("step 1 failed on 1 target"), "{doc}");
+    assert!(
+        doc["value"]["_error"]["msg"]
+            .as_str()
+            .unwrap()
+            .contains("step 1 failed on 1 target"),
+        "{doc}"
+    );
     assert!(!marker.exists(), "the step after a failure ran");
 }
 
@@ -61,13 +127,60 @@ fn plan_errors_name_file_line_and_column() {
     let s = Scratch::new();
     let inv = s.inventory("targets: [localhost]\n");
     let mp = modulepath();
-    let run = s.ferry(&["plan", "run", "demo::broken", "-t", "localhost", "-i", inv.to_str().unwrap(), "--modulepath", &mp]);
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::broken",
+        "-t",
+        "localhost",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+    ]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("demo/plans/broken.yaml:5:5: a step can only be one of"), "{}", run.stderr);
-    let run = s.ferry(&["plan", "run", "demo::deploy", "-t", "localhost", "-i", inv.to_str().unwrap(), "--modulepath", &mp, "message="]);
+    assert!(
+        run.stderr
+            .contains("demo/plans/broken.yaml:5:5: a step can only be one of"),
+        "{}",
+        run.stderr
+    );
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::deploy",
+        "-t",
+        "localhost",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+        "message=",
+    ]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("parameter 'marker' expects a String"), "{}", run.stderr);
-    assert!(run.stderr.contains("parameter 'message' expects a String[1]"), "{}", run.stderr);
-    let run = s.ferry(&["plan", "run", "demo::nope", "-i", inv.to_str().unwrap(), "--modulepath", &mp]);
-    assert!(run.stderr.contains("plan demo::nope not found"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("parameter 'marker' expects a String"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("parameter 'message' expects a String[1]"),
+        "{}",
+        run.stderr
+    );
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::nope",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+    ]);
+    assert!(
+        run.stderr.contains("plan demo::nope not found"),
+        "{}",
+        run.stderr
+    );
 }

@@ -19,8 +19,18 @@ use crate::plan::run::{Context, check_params};
 use crate::task::params::parse_assignments;
 use crate::transport::Overrides;
 
-pub async fn run(name: &str, words: &[String], modules: &ModuleArgs, args: &RunArgs) -> Result<ExitCode> {
-    let modulepath: Vec<PathBuf> = modules.modulepath.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+pub async fn run(
+    name: &str,
+    words: &[String],
+    modules: &ModuleArgs,
+    args: &RunArgs,
+) -> Result<ExitCode> {
+    let modulepath: Vec<PathBuf> = modules
+        .modulepath
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect();
     let path = crate::plan::find(name, &modulepath)?;
     let plan = crate::plan::load(&path, name)?;
     let mut given = parse_assignments(words)?;
@@ -30,7 +40,9 @@ pub async fn run(name: &str, words: &[String], modules: &ModuleArgs, args: &RunA
     let params = check_params(&plan, given)?;
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or_else(executor::default_concurrency),
+        concurrency: args
+            .concurrency
+            .unwrap_or_else(executor::default_concurrency),
         overrides: Overrides {
             run_as: args.run_as.clone(),
             connect_timeout: args.connect_timeout.map(Duration::from_secs),
@@ -62,7 +74,11 @@ pub async fn run(name: &str, words: &[String], modules: &ModuleArgs, args: &RunA
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {
-            let steps: serde_json::Map<String, serde_json::Value> = outcome.steps.iter().map(|(n, s)| (n.clone(), s.to_json())).collect();
+            let steps: serde_json::Map<String, serde_json::Value> = outcome
+                .steps
+                .iter()
+                .map(|(n, s)| (n.clone(), s.to_json()))
+                .collect();
             let doc = serde_json::json!({
                 "plan": plan.name,
                 "status": if outcome.ok { "success" } else { "failure" },
@@ -73,11 +89,20 @@ pub async fn run(name: &str, words: &[String], modules: &ModuleArgs, args: &RunA
         }
         Format::Human => {
             let verdict = if outcome.ok { "Finished" } else { "Failed" };
-            writeln!(out, "{verdict}: plan {} ({} step(s))", plan.name, outcome.steps.len())?;
+            writeln!(
+                out,
+                "{verdict}: plan {} ({} step(s))",
+                plan.name,
+                outcome.steps.len()
+            )?;
             if !outcome.value.is_null() {
                 writeln!(out, "{}", serde_json::to_string_pretty(&outcome.value)?)?;
             }
         }
     }
-    Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    Ok(if outcome.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

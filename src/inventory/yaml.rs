@@ -134,7 +134,11 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             value: Value::Null,
         });
     }
-    serde_saphyr::from_str::<Node>(text).map_err(|e| {
+    // YAML 1.2 booleans only: `n`, `y`, `on`, `no` stay strings (as keys
+    // they are names; boolean options accept yes/no/on/off themselves).
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -264,6 +268,15 @@ mod tests {
         let err = parse("a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
         assert!(err.line >= 2, "{err:?}");
         assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn only_yaml_1_2_booleans() {
+        let node = parse("n: 1\ny: no\nt: true\n").unwrap();
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"n": 1, "y": "no", "t": true})
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub fn find(name: &str, modulepath: &[PathBuf]) -> Result<PathBuf, PlanError> {
     if name.ends_with(".yaml") || name.contains('/') {
         return Ok(PathBuf::from(name));
     }
-    let (module, plan) = crate::task::loader::split_name(name).map_err(|e| PlanError::Invalid(e.to_string()))?;
+    let (module, plan) =
+        crate::task::loader::split_name(name).map_err(|e| PlanError::Invalid(e.to_string()))?;
     modulepath
         .iter()
         .map(|d| d.join(&module).join("plans").join(format!("{plan}.yaml")))
@@ -28,7 +29,11 @@ struct Ctx {
 
 impl Ctx {
     fn err(&self, n: &Node, msg: impl Into<String>) -> PlanError {
-        PlanError::Invalid(format!("{}: {}", Origin::new(&self.file, n.line, n.column), msg.into()))
+        PlanError::Invalid(format!(
+            "{}: {}",
+            Origin::new(&self.file, n.line, n.column),
+            msg.into()
+        ))
     }
 
     fn map<'n>(&self, n: &'n Node, what: &str) -> Result<&'n [(Node, Node)], PlanError> {
@@ -39,15 +44,28 @@ impl Ctx {
     }
 
     fn string(&self, n: &Node, what: &str) -> Result<String, PlanError> {
-        n.as_str().map(str::to_string).ok_or_else(|| self.err(n, format!("{what} must be a string, found {}", n.kind())))
+        n.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.err(n, format!("{what} must be a string, found {}", n.kind())))
     }
 }
 
 /// Reads a plan file. `name` is what the plan is called in output.
 pub fn load(path: &Path, name: &str) -> Result<Plan, PlanError> {
-    let text = std::fs::read_to_string(path).map_err(|e| PlanError::Invalid(format!("{}: {e}", path.display())))?;
-    let ctx = Ctx { file: Arc::new(path.to_path_buf()) };
-    let root = yaml::parse(&text).map_err(|e| PlanError::Invalid(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| PlanError::Invalid(format!("{}: {e}", path.display())))?;
+    let ctx = Ctx {
+        file: Arc::new(path.to_path_buf()),
+    };
+    let root = yaml::parse(&text).map_err(|e| {
+        PlanError::Invalid(format!(
+            "{}:{}:{}: {}",
+            path.display(),
+            e.line,
+            e.column,
+            e.message
+        ))
+    })?;
     let mut plan = Plan {
         name: name.to_string(),
         description: None,
@@ -101,7 +119,14 @@ fn param(ctx: &Ctx, n: &Node) -> Result<Param, PlanError> {
             "type" => p.ty = Some(ctx.string(v, "type")?),
             "default" => p.default = Some(v.to_json()),
             "description" => p.description = Some(ctx.string(v, "description")?),
-            other => return Err(ctx.err(k, format!("unknown key '{other}' in a parameter (expected type, default, description)"))),
+            other => {
+                return Err(ctx.err(
+                    k,
+                    format!(
+                        "unknown key '{other}' in a parameter (expected type, default, description)"
+                    ),
+                ));
+            }
         }
     }
     Ok(p)
@@ -111,28 +136,64 @@ const KINDS: &[&str] = &["task", "command", "script", "upload", "message"];
 
 fn step(ctx: &Ctx, n: &Node) -> Result<Step, PlanError> {
     let entries = ctx.map(n, "a step")?;
-    let get = |key: &str| entries.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v);
-    let json = |key: &str| get(key).map(Node::to_json).unwrap_or(serde_json::Value::Null);
+    let get = |key: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    };
+    let json = |key: &str| {
+        get(key)
+            .map(Node::to_json)
+            .unwrap_or(serde_json::Value::Null)
+    };
     let kinds: Vec<&str> = KINDS.iter().copied().filter(|k| get(k).is_some()).collect();
     let kind = match kinds.as_slice() {
         ["task"] => StepKind::Task {
             name: ctx.string(get("task").unwrap_or(n), "task")?,
-            parameters: get("parameters").map(Node::to_json).unwrap_or(serde_json::json!({})),
+            parameters: get("parameters")
+                .map(Node::to_json)
+                .unwrap_or(serde_json::json!({})),
         },
-        ["command"] => StepKind::Command { command: json("command") },
+        ["command"] => StepKind::Command {
+            command: json("command"),
+        },
         ["script"] => StepKind::Script {
             script: json("script"),
-            arguments: get("arguments").map(Node::to_json).unwrap_or(serde_json::json!([])),
+            arguments: get("arguments")
+                .map(Node::to_json)
+                .unwrap_or(serde_json::json!([])),
         },
         ["upload"] => StepKind::Upload {
             source: json("upload"),
-            destination: get("destination").map(Node::to_json).ok_or_else(|| ctx.err(n, "an upload step needs a destination"))?,
+            destination: get("destination")
+                .map(Node::to_json)
+                .ok_or_else(|| ctx.err(n, "an upload step needs a destination"))?,
         },
-        ["message"] => StepKind::Message { message: json("message") },
+        ["message"] => StepKind::Message {
+            message: json("message"),
+        },
         [] => return Err(ctx.err(n, format!("a step needs one of: {}", KINDS.join(", ")))),
-        _ => return Err(ctx.err(n, format!("a step can only be one of {}; this one has {}", KINDS.join(", "), kinds.join(" and ")))),
+        _ => {
+            return Err(ctx.err(
+                n,
+                format!(
+                    "a step can only be one of {}; this one has {}",
+                    KINDS.join(", "),
+                    kinds.join(" and ")
+                ),
+            ));
+        }
     };
-    let allowed = ["name", "description", "targets", "parameters", "arguments", "destination", "catch_errors"];
+    let allowed = [
+        "name",
+        "description",
+        "targets",
+        "parameters",
+        "arguments",
+        "destination",
+        "catch_errors",
+    ];
     for (k, _) in entries {
         let key = key_text(k);
         if !KINDS.contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
@@ -144,7 +205,9 @@ fn step(ctx: &Ctx, n: &Node) -> Result<Step, PlanError> {
     }
     Ok(Step {
         name: get("name").map(|v| ctx.string(v, "name")).transpose()?,
-        description: get("description").map(|v| ctx.string(v, "description")).transpose()?,
+        description: get("description")
+            .map(|v| ctx.string(v, "description"))
+            .transpose()?,
         targets: get("targets").map(Node::to_json),
         origin: Origin::new(&ctx.file, n.line, n.column).to_string(),
         kind,

@@ -39,16 +39,26 @@ fn is_target_spec(ty: &str) -> bool {
 }
 
 /// Checks and completes the parameters a plan is given.
-pub fn check_params(plan: &Plan, given: Map<String, Value>) -> Result<Map<String, Value>, PlanError> {
+pub fn check_params(
+    plan: &Plan,
+    given: Map<String, Value>,
+) -> Result<Map<String, Value>, PlanError> {
     let mut problems = Vec::new();
     for name in given.keys() {
         if !plan.parameters.contains_key(name) {
-            problems.push(format!("plan {} has no parameter named '{name}'", plan.name));
+            problems.push(format!(
+                "plan {} has no parameter named '{name}'",
+                plan.name
+            ));
         }
     }
     let mut out = Map::new();
     for (name, p) in &plan.parameters {
-        let value = given.get(name).cloned().or_else(|| p.default.clone()).unwrap_or(Value::Null);
+        let value = given
+            .get(name)
+            .cloned()
+            .or_else(|| p.default.clone())
+            .unwrap_or(Value::Null);
         let ty = p.ty.as_deref().unwrap_or("Any");
         let ok = if is_target_spec(ty) {
             let optional = ty.starts_with("Optional[");
@@ -56,7 +66,9 @@ pub fn check_params(plan: &Plan, given: Map<String, Value>) -> Result<Map<String
                 Value::String(_) => Ok(()),
                 Value::Array(a) if a.iter().all(Value::is_string) => Ok(()),
                 Value::Null if optional => Ok(()),
-                _ => Err(format!("expects a TargetSpec (a string or a list of strings), got {value}")),
+                _ => Err(format!(
+                    "expects a TargetSpec (a string or a list of strings), got {value}"
+                )),
             }
         } else {
             params::check_type(ty, &value)
@@ -69,7 +81,11 @@ pub fn check_params(plan: &Plan, given: Map<String, Value>) -> Result<Map<String
     if problems.is_empty() {
         Ok(out)
     } else {
-        Err(PlanError::Param(format!("invalid parameters for plan {}:\n  {}", plan.name, problems.join("\n  "))))
+        Err(PlanError::Param(format!(
+            "invalid parameters for plan {}:\n  {}",
+            plan.name,
+            problems.join("\n  ")
+        )))
     }
 }
 
@@ -78,17 +94,26 @@ pub fn check_params(plan: &Plan, given: Map<String, Value>) -> Result<Map<String
 pub fn resolve(v: &Value, vars: &Map<String, Value>) -> Result<Value, PlanError> {
     Ok(match v {
         Value::String(s) => {
-            if let Some(name) = s.strip_prefix('$').filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
-                return vars.get(name).cloned().ok_or_else(|| PlanError::Invalid(format!("unknown variable ${name}")));
+            if let Some(name) = s.strip_prefix('$').filter(|n| {
+                !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) {
+                return vars
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| PlanError::Invalid(format!("unknown variable ${name}")));
             }
             let mut out = String::new();
             let mut rest = s.as_str();
             while let Some(start) = rest.find("${") {
                 out.push_str(&rest[..start]);
                 let after = &rest[start + 2..];
-                let end = after.find('}').ok_or_else(|| PlanError::Invalid(format!("unclosed ${{ in '{s}'")))?;
+                let end = after
+                    .find('}')
+                    .ok_or_else(|| PlanError::Invalid(format!("unclosed ${{ in '{s}'")))?;
                 let name = &after[..end];
-                let value = vars.get(name).ok_or_else(|| PlanError::Invalid(format!("unknown variable ${name} in '{s}'")))?;
+                let value = vars.get(name).ok_or_else(|| {
+                    PlanError::Invalid(format!("unknown variable ${name} in '{s}'"))
+                })?;
                 match value {
                     Value::String(text) => out.push_str(text),
                     other => out.push_str(&other.to_string()),
@@ -98,7 +123,12 @@ pub fn resolve(v: &Value, vars: &Map<String, Value>) -> Result<Value, PlanError>
             out.push_str(rest);
             Value::String(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(|i| resolve(i, vars)).collect::<Result<_, _>>()?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| resolve(i, vars))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), resolve(v, vars)?)))
@@ -116,12 +146,18 @@ fn spec_of(v: &Value) -> Result<String, PlanError> {
             .map(|i| match i {
                 Value::String(s) => Ok(s.clone()),
                 // A result item from an earlier step names its target.
-                Value::Object(o) => o.get("target").and_then(Value::as_str).map(str::to_string).ok_or_else(|| PlanError::Invalid(format!("not a target: {i}"))),
+                Value::Object(o) => o
+                    .get("target")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| PlanError::Invalid(format!("not a target: {i}"))),
                 other => Err(PlanError::Invalid(format!("not a target: {other}"))),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(|v| v.join(",")),
-        other => Err(PlanError::Invalid(format!("targets must be a string or a list, got {other}"))),
+        other => Err(PlanError::Invalid(format!(
+            "targets must be a string or a list, got {other}"
+        ))),
     }
 }
 
@@ -130,11 +166,19 @@ fn spec_of(v: &Value) -> Result<String, PlanError> {
 fn module_file(rel: &str, modulepath: &[PathBuf], plan_dir: &Path) -> Result<PathBuf, PlanError> {
     let direct = plan_dir.join(rel);
     if Path::new(rel).is_absolute() || direct.exists() {
-        return Ok(if Path::new(rel).is_absolute() { PathBuf::from(rel) } else { direct });
+        return Ok(if Path::new(rel).is_absolute() {
+            PathBuf::from(rel)
+        } else {
+            direct
+        });
     }
-    let (module, rest) = rel.split_once('/').ok_or_else(|| PlanError::Invalid(format!("file '{rel}' not found")))?;
+    let (module, rest) = rel
+        .split_once('/')
+        .ok_or_else(|| PlanError::Invalid(format!("file '{rel}' not found")))?;
     if rest.split('/').any(|s| s == "..") {
-        return Err(PlanError::Invalid(format!("file '{rel}' must stay inside its module")));
+        return Err(PlanError::Invalid(format!(
+            "file '{rel}' must stay inside its module"
+        )));
     }
     modulepath
         .iter()
@@ -151,14 +195,25 @@ fn text(v: &Value) -> String {
 }
 
 /// Runs a plan whose parameters were checked with [`check_params`].
-pub async fn run(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &Context<'_>) -> Outcome {
+pub async fn run(
+    plan: &Plan,
+    plan_dir: &Path,
+    params: Map<String, Value>,
+    ctx: &Context<'_>,
+) -> Outcome {
     let conns = Arc::new(Connections::default());
     let outcome = steps(plan, plan_dir, params, ctx, &conns).await;
     conns.close_all().await;
     outcome
 }
 
-async fn steps(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &Context<'_>, conns: &Arc<Connections>) -> Outcome {
+async fn steps(
+    plan: &Plan,
+    plan_dir: &Path,
+    params: Map<String, Value>,
+    ctx: &Context<'_>,
+    conns: &Arc<Connections>,
+) -> Outcome {
     let mut vars = params;
     let mut done = Vec::new();
     let fail = |done, msg: String| Outcome {
@@ -168,7 +223,10 @@ async fn steps(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &C
     };
     let loader = Loader::new(ctx.modulepath.clone());
     for (i, step) in plan.steps.iter().enumerate() {
-        let label = step.name.clone().unwrap_or_else(|| format!("step {}", i + 1));
+        let label = step
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("step {}", i + 1));
         let action = match step_action(&step.kind, &vars, &loader, &ctx.modulepath, plan_dir) {
             Ok(Some(a)) => a,
             Ok(None) => {
@@ -182,7 +240,11 @@ async fn steps(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &C
             }
             Err(e) => return fail(done, format!("{}: {e}", step.origin)),
         };
-        let targets = match step.targets.as_ref().map(|t| resolve(t, &vars).and_then(|v| spec_of(&v))) {
+        let targets = match step
+            .targets
+            .as_ref()
+            .map(|t| resolve(t, &vars).and_then(|v| spec_of(&v)))
+        {
             Some(Ok(spec)) => match ctx.inventory.select(&spec) {
                 Ok(t) => t,
                 Err(e) => return fail(done, format!("{}: {e}", step.origin)),
@@ -193,10 +255,20 @@ async fn steps(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &C
         if let Err(e) = crate::transport::check_options(&targets, &ctx.options.overrides) {
             return fail(done, e.to_string());
         }
-        let summary = executor::run_on(targets, action, &ctx.options, (ctx.sink)(), Some(Arc::clone(conns))).await;
+        let summary = executor::run_on(
+            targets,
+            action,
+            &ctx.options,
+            (ctx.sink)(),
+            Some(Arc::clone(conns)),
+        )
+        .await;
         let failed = summary.failed().count();
         if let Some(name) = &step.name {
-            vars.insert(name.clone(), serde_json::to_value(&summary.results).unwrap_or(Value::Null));
+            vars.insert(
+                name.clone(),
+                serde_json::to_value(&summary.results).unwrap_or(Value::Null),
+            );
         }
         done.push((label.clone(), summary));
         if failed > 0 {
@@ -208,21 +280,40 @@ async fn steps(plan: &Plan, plan_dir: &Path, params: Map<String, Value>, ctx: &C
         Some(Err(e)) => return fail(done, format!("return: {e}")),
         None => Value::Null,
     };
-    Outcome { ok: true, steps: done, value }
+    Outcome {
+        ok: true,
+        steps: done,
+        value,
+    }
 }
 
-fn step_action(kind: &StepKind, vars: &Map<String, Value>, loader: &Loader, modulepath: &[PathBuf], plan_dir: &Path) -> Result<Option<Action>, PlanError> {
+fn step_action(
+    kind: &StepKind,
+    vars: &Map<String, Value>,
+    loader: &Loader,
+    modulepath: &[PathBuf],
+    plan_dir: &Path,
+) -> Result<Option<Action>, PlanError> {
     Ok(Some(match kind {
         StepKind::Message { .. } => return Ok(None),
-        StepKind::Command { command } => Action::Command { line: text(&resolve(command, vars)?) },
+        StepKind::Command { command } => Action::Command {
+            line: text(&resolve(command, vars)?),
+        },
         StepKind::Task { name, parameters } => {
-            let task = loader.load(name).map_err(|e| PlanError::Invalid(e.to_string()))?;
+            let task = loader
+                .load(name)
+                .map_err(|e| PlanError::Invalid(e.to_string()))?;
             let given = match resolve(parameters, vars)? {
                 Value::Object(m) => m,
                 Value::Null => Map::new(),
-                other => return Err(PlanError::Invalid(format!("task parameters must be a mapping, got {other}"))),
+                other => {
+                    return Err(PlanError::Invalid(format!(
+                        "task parameters must be a mapping, got {other}"
+                    )));
+                }
             };
-            let prepared = params::prepare(task, given, false, loader).map_err(|e| PlanError::Invalid(e.to_string()))?;
+            let prepared = params::prepare(task, given, false, loader)
+                .map_err(|e| PlanError::Invalid(e.to_string()))?;
             Action::Task(Arc::new(prepared))
         }
         StepKind::Script { script, arguments } => {
@@ -234,7 +325,10 @@ fn step_action(kind: &StepKind, vars: &Map<String, Value>, loader: &Loader, modu
             };
             Action::Script { path, args }
         }
-        StepKind::Upload { source, destination } => Action::Upload {
+        StepKind::Upload {
+            source,
+            destination,
+        } => Action::Upload {
             src: module_file(&text(&resolve(source, vars)?), modulepath, plan_dir)?,
             dest: text(&resolve(destination, vars)?),
         },
@@ -247,14 +341,24 @@ mod tests {
 
     #[test]
     fn references_and_interpolation() {
-        let vars: Map<String, Value> = serde_json::from_value(json!({"a": "x", "n": 3, "list": [1, 2]})).unwrap();
+        let vars: Map<String, Value> =
+            serde_json::from_value(json!({"a": "x", "n": 3, "list": [1, 2]})).unwrap();
         assert_eq!(resolve(&json!("$a"), &vars).unwrap(), json!("x"));
         assert_eq!(resolve(&json!("$list"), &vars).unwrap(), json!([1, 2]));
-        assert_eq!(resolve(&json!("n=${n}, a=${a}!"), &vars).unwrap(), json!("n=3, a=x!"));
-        assert_eq!(resolve(&json!({"k": ["$a"]}), &vars).unwrap(), json!({"k": ["x"]}));
+        assert_eq!(
+            resolve(&json!("n=${n}, a=${a}!"), &vars).unwrap(),
+            json!("n=3, a=x!")
+        );
+        assert_eq!(
+            resolve(&json!({"k": ["$a"]}), &vars).unwrap(),
+            json!({"k": ["x"]})
+        );
         assert!(resolve(&json!("$nope"), &vars).is_err());
         assert!(resolve(&json!("${a"), &vars).is_err());
         // A dollar that is not a reference stays.
-        assert_eq!(resolve(&json!("costs $5.00"), &vars).unwrap(), json!("costs $5.00"));
+        assert_eq!(
+            resolve(&json!("costs $5.00"), &vars).unwrap(),
+            json!("costs $5.00")
+        );
     }
 }

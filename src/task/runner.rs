@@ -123,6 +123,132 @@ struct Wrapper {
     stdin: Vec<u8>,
 }
 
+/// The wrapper script: as few processes as possible on the fast path
+/// (mkdir, one cp per destination folder, one sha256sum, the task, rm).
+/// Every path in it is ferry's own or a validated module-relative name;
+/// no parameter value is part of it.
+/// Whether a module-relative path is plain enough to appear in the wrapper.
+fn plain_path(p: &str) -> bool {
+    !p.is_empty()
+        && p.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
+        && p.split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+}
+
+fn script(
+    files: &[&TaskFile],
+    exe: &TaskFile,
+    cache_expr: &str,
+    installdir: &str,
+    run_as: Option<&RunAs>,
+    token: &str,
+    cleanup: bool,
+) -> Result<String, TransportError> {
+    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
+    if let Some(bad) = files.iter().find(|f| !plain_path(&f.relative)) {
+        return Err(terr(format!(
+            "task file '{}': names may only hold letters, digits, '.', '_', '-' and '/'",
+            bad.relative
+        )));
+    }
+    // The run-as user must read the install dir; nothing in it is secret.
+    let mode = if run_as.is_some() { "755" } else { "700" };
+    let mut dirs: Vec<String> = Vec::new();
+    for f in files {
+        let mut at = String::new();
+        for seg in f
+            .relative
+            .split('/')
+            .rev()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            at = if at.is_empty() {
+                seg.to_string()
+            } else {
+                format!("{at}/{seg}")
+            };
+            if !dirs.contains(&at) {
+                dirs.push(at.clone());
+            }
+        }
+    }
+    let mut s = format!("c={cache_expr}\nd={installdir}\n");
+    let mut mkdir = format!("mkdir -m {mode} \"$d\"");
+    for d in &dirs {
+        mkdir.push_str(&format!(" \"$d\"/{}", q(d)?));
+    }
+    s.push_str(&format!("{mkdir} || exit 125\n"));
+    // Fast path: copy, then check every copy in one sha256sum.
+    let mut by_dir: Vec<(String, Vec<String>)> = Vec::new();
+    for f in files {
+        let dir = f
+            .relative
+            .rsplit_once('/')
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_default();
+        let src = format!("\"$c\"/{}/{}", q(&f.sha256)?, q(basename(&f.relative))?);
+        match by_dir.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, srcs)) => srcs.push(src),
+            None => by_dir.push((dir, vec![src])),
+        }
+    }
+    let copies: Vec<String> = by_dir
+        .iter()
+        .map(|(dir, srcs)| Ok(format!("cp {} \"$d\"/{}/", srcs.join(" "), q(dir)?)))
+        .collect::<Result<_, TransportError>>()?;
+    let mut sums = String::new();
+    for f in files {
+        sums.push_str(&format!("{}  $d/{}\n", f.sha256, f.relative));
+    }
+    s.push_str(&format!(
+        "ok=\nif command -v sha256sum >/dev/null 2>&1 && {{ {}; }} 2>/dev/null; then sha256sum -c >/dev/null 2>&1 <<FERRY_SUMS && ok=1\n{sums}FERRY_SUMS\nfi\n",
+        copies.join(" && ")
+    ));
+    // Slow path (a miss, or no sha256sum): find exactly which files to send.
+    s.push_str("if [ -z \"$ok\" ]; then\n  h() { if command -v sha256sum >/dev/null 2>&1; then sha256sum \"$1\"; elif command -v shasum >/dev/null 2>&1; then shasum -a 256 \"$1\"; else openssl dgst -sha256 -r \"$1\"; fi | cut -d' ' -f1; }\n  m=\n");
+    for f in files {
+        let (sha, rel, base) = (q(&f.sha256)?, q(&f.relative)?, q(basename(&f.relative))?);
+        s.push_str(&format!("  cp \"$c\"/{sha}/{base} \"$d\"/{rel} 2>/dev/null && [ \"$(h \"$d\"/{rel})\" = {sha} ] || m=\"$m {}\"\n", f.sha256));
+    }
+    s.push_str(&format!(
+        "  if [ -n \"$m\" ]; then rm -rf \"$d\"; echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; fi\nfi\n"
+    ));
+    let exe_path = format!("\"$d\"/{}", q(&exe.relative)?);
+    let exec_bits = if run_as.is_some() { "a+rx" } else { "u+x" };
+    s.push_str(&format!(
+        "[ -x {exe_path} ] || chmod {exec_bits} {exe_path}\n"
+    ));
+    match run_as {
+        Some(r) => {
+            let mut run = elevation(r);
+            run.extend([
+                "sh".to_string(),
+                "-c".to_string(),
+                inner_script(true),
+                "ferry-task".to_string(),
+                token.to_string(),
+            ]);
+            s.push_str(&format!(
+                "{} {exe_path}\nrc=$?\n",
+                join(&run).map_err(|e| terr(e.to_string()))?
+            ));
+        }
+        None => {
+            // No elevation: read the assignments and run the task in this shell.
+            s.push_str(&format!("tok={}; frag=\nwhile IFS= read -r line; do [ \"$line\" = \"$tok\" ] && break; frag=\"$frag$line\n\"; done\neval \"$frag\"\n{exe_path}\nrc=$?\n", q(token)?));
+        }
+    }
+    if cleanup {
+        s.push_str("rm -rf \"$d\"\n");
+    }
+    s.push_str("exit $rc\n");
+    Ok(s)
+}
+
 /// Everything one run's wrapper is made of.
 struct Layout<'a> {
     files: &'a [&'a TaskFile],
@@ -152,45 +278,15 @@ fn build(prepared: &Prepared, layout: &Layout<'_>) -> Result<Wrapper, TransportE
     } else {
         format!("\"$HOME\"/{}", q(cache)?)
     };
-    let mut s = String::from("umask 077\n");
-    s.push_str(&format!("c={cache_expr}\nd={}\n", q(installdir)?));
-    s.push_str("h() { if command -v sha256sum >/dev/null 2>&1; then sha256sum \"$1\"; elif command -v shasum >/dev/null 2>&1; then shasum -a 256 \"$1\"; else openssl dgst -sha256 -r \"$1\"; fi | cut -d' ' -f1; }\n");
-    s.push_str("mkdir -p \"$(dirname \"$d\")\" && mkdir -m 700 \"$d\" || exit 125\nm=\n");
-    s.push_str("f() { mkdir -p \"$d/$(dirname \"$2\")\" && cp \"$c/$1/$(basename \"$2\")\" \"$d/$2\" 2>/dev/null && [ \"$(h \"$d/$2\")\" = \"$1\" ] || m=\"$m $1\"; }\n");
-    for f in files {
-        s.push_str(&format!("f {} {}\n", q(&f.sha256)?, q(&f.relative)?));
-    }
-    s.push_str(&format!(
-        "if [ -n \"$m\" ]; then rm -rf \"$d\"; echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; fi\n"
-    ));
-    let exe_path = format!("$d/{}", exe.relative);
-    if run_as.is_some() {
-        // The run-as user reads the install dir; nothing in it is secret.
-        s.push_str(&format!(
-            "chmod -R a+rX \"$d\" && chmod a+rx \"{exe_path}\"\n"
-        ));
-    } else {
-        s.push_str(&format!("chmod u+x \"{exe_path}\"\n"));
-    }
-    let mut run = Vec::new();
-    if let Some(r) = run_as {
-        run.extend(elevation(r));
-    }
-    run.extend([
-        "sh".to_string(),
-        "-c".to_string(),
-        inner_script(run_as.is_some()),
-        "ferry-task".to_string(),
-        token.to_string(),
-    ]);
-    s.push_str(&format!(
-        "{} \"{exe_path}\"\nrc=$?\n",
-        join(&run).map_err(|e| terr(e.to_string()))?
-    ));
-    if prepared.cleanup {
-        s.push_str("rm -rf \"$d\"\n");
-    }
-    s.push_str("exit $rc\n");
+    let s = script(
+        files,
+        exe,
+        &cache_expr,
+        &q(installdir)?,
+        run_as,
+        token,
+        prepared.cleanup,
+    )?;
 
     let mut stdin = Vec::new();
     if matches!(method, InputMethod::Environment | InputMethod::Both) {
@@ -232,6 +328,10 @@ fn local_copy(file: &TaskFile) -> Result<PathBuf, TransportError> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| TransportError::File(format!("{}: {e}", dir.display())))?;
         std::fs::write(&path, &file.bytes)
+            .map_err(|e| TransportError::File(format!("{}: {e}", path.display())))?;
+        // Executable in the cache, so the copy the wrapper makes runs as is.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| TransportError::File(format!("{}: {e}", path.display())))?;
         done.insert(file.sha256.clone());
     }

@@ -69,6 +69,12 @@ impl<'a> Options<'a> {
             Some(s) => match &s.value {
                 Value::Bool(b) => Ok(Some(*b)),
                 Value::Null => Ok(None),
+                // YAML 1.1 spellings, as Bolt's YAML reads them.
+                Value::String(t) => match t.to_ascii_lowercase().as_str() {
+                    "yes" | "on" => Ok(Some(true)),
+                    "no" | "off" => Ok(Some(false)),
+                    _ => Err(self.wrong(key, s, "true or false")),
+                },
                 _ => Err(self.wrong(key, s, "true or false")),
             },
         }

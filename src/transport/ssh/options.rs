@@ -109,6 +109,12 @@ impl SshOptions {
                 serde_json::Value::Bool(true) => HostKeyCheck::Strict,
                 serde_json::Value::Bool(false) => HostKeyCheck::Off,
                 serde_json::Value::String(v) if v == "accept-new" => HostKeyCheck::AcceptNew,
+                serde_json::Value::String(v) if matches!(v.as_str(), "yes" | "on") => {
+                    HostKeyCheck::Strict
+                }
+                serde_json::Value::String(v) if matches!(v.as_str(), "no" | "off") => {
+                    HostKeyCheck::Off
+                }
                 _ => {
                     return Err(TransportError::Config(format!(
                         "{}: ssh.host-key-check must be true, false or accept-new",

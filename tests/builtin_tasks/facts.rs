@@ -1,0 +1,185 @@
+//! The facts task (tasks/facts.sh): its output against this machine under
+//! every shell, the ifconfig fallback, the fixture trees in
+//! tests/builtin_tasks/facts/ and sources that are missing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::{assert_subset, busybox_shell, have, os_release, repo, run_task, sh_out, shells};
+
+#[test]
+fn facts_match_this_machine_under_every_shell() {
+    let id = os_release("ID").expect("/etc/os-release has an ID");
+    let os_name = {
+        let mut c = id.chars();
+        c.next()
+            .unwrap()
+            .to_uppercase()
+            .chain(c)
+            .collect::<String>()
+    };
+    let version_id = os_release("VERSION_ID").expect("VERSION_ID");
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let mem_total_kb: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let cpus = cpuinfo
+        .lines()
+        .filter(|l| l.split(':').next().unwrap().trim() == "processor")
+        .count() as u64;
+    let mut sys_ifaces: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    sys_ifaces.sort();
+    let node = sh_out("uname -n");
+
+    let mut networks = Vec::new();
+    for shell in shells() {
+        let run = run_task(&shell, "facts.sh", json!({}), &[]);
+        let f = run.ok();
+        let who = shell.name;
+        assert!(run.elapsed < Duration::from_secs(10), "{who}: slow facts");
+        assert_eq!(f["os"]["name"], os_name.as_str(), "{who}");
+        if id == "debian" {
+            assert_eq!(f["os"]["family"], "Debian", "{who}");
+            let dv = std::fs::read_to_string("/etc/debian_version").unwrap();
+            assert_eq!(f["os"]["release"]["full"], dv.trim(), "{who}");
+        }
+        assert_eq!(f["os"]["release"]["major"], version_id.as_str(), "{who}");
+        assert_eq!(f["kernel"], sh_out("uname -s").as_str(), "{who}");
+        assert_eq!(f["kernelrelease"], sh_out("uname -r").as_str(), "{who}");
+        assert_eq!(f["os"]["hardware"], sh_out("uname -m").as_str(), "{who}");
+        assert_eq!(f["hardwaremodel"], f["os"]["hardware"], "{who}");
+        assert_eq!(f["architecture"], f["os"]["architecture"], "{who}");
+        if sh_out("uname -m") == "x86_64" && id == "debian" {
+            assert_eq!(f["architecture"], "amd64", "{who}");
+        }
+        let host = node.split('.').next().unwrap();
+        assert_eq!(f["hostname"], host, "{who}");
+        assert_eq!(f["networking"]["hostname"], host, "{who}");
+        assert!(
+            f["fqdn"].as_str().unwrap().starts_with(host),
+            "{who}: {}",
+            f["fqdn"]
+        );
+        let lo = &f["networking"]["interfaces"]["lo"];
+        assert_eq!(lo["ip"], "127.0.0.1", "{who}");
+        assert_eq!(lo["netmask"], "255.0.0.0", "{who}");
+        assert_eq!(lo["network"], "127.0.0.0", "{who}");
+        assert_eq!(
+            lo["bindings"][0],
+            json!({"address": "127.0.0.1", "netmask": "255.0.0.0", "network": "127.0.0.0"}),
+            "{who}"
+        );
+        let mut ifaces: Vec<String> = f["networking"]["interfaces"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        ifaces.sort();
+        assert_eq!(ifaces, sys_ifaces, "{who}");
+        let system = &f["memory"]["system"];
+        assert_eq!(system["total_bytes"], mem_total_kb * 1024, "{who}");
+        let (total, avail, used) = (
+            system["total_bytes"].as_u64().unwrap(),
+            system["available_bytes"].as_u64().unwrap(),
+            system["used_bytes"].as_u64().unwrap(),
+        );
+        assert_eq!(total, avail + used, "{who}");
+        assert!(system["capacity"].as_str().unwrap().ends_with('%'), "{who}");
+        assert_eq!(f["processors"]["count"], cpus, "{who}");
+        assert_eq!(
+            f["processors"]["models"].as_array().map(|m| m.len() as u64),
+            Some(cpus),
+            "{who}"
+        );
+        let uid: u64 = sh_out("id -u").parse().unwrap();
+        assert_eq!(f["identity"]["uid"], uid, "{who}");
+        assert_eq!(f["identity"]["privileged"], uid == 0, "{who}");
+        networks.push((who, f["networking"].clone()));
+    }
+    // Every shell and userland must see the same network.
+    for (who, net) in &networks[1..] {
+        assert_eq!(net, &networks[0].1, "{who} vs {}", networks[0].0);
+    }
+}
+
+/// Without `ip` (busybox userland minus its `ip` applet) the task falls back
+/// to ifconfig; the addresses must come out the same.
+#[test]
+fn facts_ifconfig_fallback_matches_ip() {
+    if !have("busybox") {
+        eprintln!("NOTICE: busybox is not installed; skipping the ifconfig fallback test");
+        return;
+    }
+    let dash = &shells()[0];
+    let with_ip = run_task(dash, "facts.sh", json!({}), &[]).ok();
+    let no_ip = busybox_shell(&["ip"], false);
+    let without_ip = run_task(&no_ip, "facts.sh", json!({}), &[]).ok();
+    assert_eq!(without_ip["networking"], with_ip["networking"]);
+}
+
+#[test]
+fn facts_fixtures_map_os_release_meminfo_cpuinfo() {
+    let dir = repo().join("tests/builtin_tasks/facts");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("expected.json").exists())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 5, "fixtures missing in {}", dir.display());
+    for shell in shells() {
+        for case in &cases {
+            let expected: Value =
+                serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap())
+                    .unwrap();
+            let root = case.display().to_string();
+            let got = run_task(
+                &shell,
+                "facts.sh",
+                json!({}),
+                &[("FERRY_FACTS_ROOT", &root)],
+            )
+            .ok();
+            let label = format!(
+                "{} {}",
+                shell.name,
+                case.file_name().unwrap().to_string_lossy()
+            );
+            assert_subset(&expected, &got, &label);
+        }
+    }
+}
+
+#[test]
+fn facts_missing_sources_are_omitted_not_fatal() {
+    let empty = tempfile::tempdir().unwrap();
+    for shell in shells() {
+        let root = empty.path().display().to_string();
+        let f = run_task(
+            &shell,
+            "facts.sh",
+            json!({}),
+            &[("FERRY_FACTS_ROOT", &root)],
+        )
+        .ok();
+        let who = shell.name;
+        assert!(f.get("memory").is_none(), "{who}: {f}");
+        assert!(f["processors"].get("count").is_none(), "{who}: {f}");
+        for absent in ["name", "family", "release", "distro"] {
+            assert!(f["os"].get(absent).is_none(), "{who}: os.{absent}: {f}");
+        }
+        // Facts from commands are still there.
+        assert_eq!(f["kernel"], sh_out("uname -s").as_str());
+    }
+}
