@@ -23,6 +23,9 @@ REQUIREMENTS=(
   "sshpass sshpass"
   "busybox busybox"
   "pgrep procps"
+  "pg_ctlcluster postgresql"
+  "psql postgresql-client"
+  "runuser util-linux"
 )
 
 have() {

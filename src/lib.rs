@@ -8,4 +8,8 @@ pub mod executor;
 pub mod inventory;
 pub mod lang;
 pub mod output;
+pub mod plan;
+pub mod server;
+pub mod store;
+pub mod task;
 pub mod transport;

@@ -154,14 +154,15 @@ pub fn prepare(
         let value = given.get(name).cloned().or_else(|| spec.default.clone());
         let ty = spec.ty.as_deref().unwrap_or("Any");
         let check = value.clone().unwrap_or(Value::Null);
+        // Known before the check, so that its error cannot echo the value.
+        if spec.sensitive {
+            collect_strings(&check, &mut secrets);
+        }
         if let Err(why) = check_type(ty, &check) {
             problems.push(format!("parameter '{name}' {why}"));
             continue;
         }
         if let Some(v) = value {
-            if spec.sensitive {
-                collect_strings(&v, &mut secrets);
-            }
             params.insert(name.clone(), v);
         }
     }
@@ -247,6 +248,22 @@ mod tests {
             assert!(check_type(ty, &v).is_err(), "{ty} should refuse {v}");
         }
         assert!(check_type("Strng", &json!("x")).is_err());
+    }
+
+    #[test]
+    fn a_sensitive_value_that_fails_its_type_is_not_echoed() {
+        let meta = r#"{"parameters": {"pin": {"type": "Enum[a, b]", "sensitive": true}}}"#;
+        let task = Task {
+            name: "m::t".into(),
+            module: "m".into(),
+            metadata: super::super::metadata::Metadata::parse(meta, "t.json").unwrap(),
+            executables: Default::default(),
+            source: "t.json".into(),
+        };
+        let given = serde_json::from_value(json!({"pin": "secret-pin-99"})).unwrap();
+        let err = prepare(task, given, false, &Loader::new(Vec::new())).unwrap_err().to_string();
+        assert!(err.contains("parameter 'pin'"), "{err}");
+        assert!(!err.contains("secret-pin-99"), "{err}");
     }
 
     #[test]

@@ -57,17 +57,7 @@ impl Transport for Local {
             .render()
             .map_err(|e| TransportError::Command(e.to_string()))?;
         let fut = run_process(&command, &line, out);
-        match command.timeout {
-            Some(after) => {
-                tokio::time::timeout(after, fut)
-                    .await
-                    .map_err(|_| TransportError::Timeout {
-                        what: "command",
-                        after,
-                    })?
-            }
-            None => fut.await,
-        }
+        super::with_timeout(command.timeout, fut).await
     }
 
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError> {

@@ -134,6 +134,24 @@ pub struct PosixSettings {
     pub tmpdir: Option<String>,
 }
 
+/// Runs a command future, failing with `ferry/timeout` after `limit`.
+pub async fn with_timeout<F>(limit: Option<Duration>, fut: F) -> Result<Finished, TransportError>
+where
+    F: std::future::Future<Output = Result<Finished, TransportError>>,
+{
+    match limit {
+        Some(after) => {
+            tokio::time::timeout(after, fut)
+                .await
+                .map_err(|_| TransportError::Timeout {
+                    what: "command",
+                    after,
+                })?
+        }
+        None => fut.await,
+    }
+}
+
 /// Settings that the command line lays over every target's config.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {

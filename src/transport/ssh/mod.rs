@@ -114,17 +114,7 @@ impl Transport for Ssh {
             .await
             .map_err(|e| TransportError::Command(e.to_string()))?;
         let fut = exec::run(handle, &command, out);
-        match timeout {
-            Some(after) => {
-                tokio::time::timeout(after, fut)
-                    .await
-                    .map_err(|_| TransportError::Timeout {
-                        what: "command",
-                        after,
-                    })?
-            }
-            None => fut.await,
-        }
+        super::with_timeout(timeout, fut).await
     }
 
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError> {

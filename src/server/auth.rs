@@ -1,0 +1,204 @@
+//! Who is calling, and may they do this. A request is let in with either a
+//! client certificate that TLS verified against the CA (and, when an
+//! `allowlist` is set, one of whose names is on it), or a bearer token
+//! whose SHA-256 hash is in the tokens file with the endpoint's action.
+//! Anyone else is refused: 401 when unauthenticated, 403 when not allowed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::AppState;
+use super::config::ConfigError;
+use super::errors::ApiError;
+
+/// What the TLS layer learned about the client, attached to each request.
+#[derive(Clone, Debug)]
+pub enum Peer {
+    /// A certificate that chains to the CA; its CN and DNS SANs.
+    Cert { names: Vec<String> },
+    /// No client certificate.
+    Anonymous,
+}
+
+/// Who the request runs as (job owner): a certificate name or `token:<name>`.
+#[derive(Clone, Debug)]
+pub struct Identity(pub String);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    tokens: Vec<TokenEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    name: String,
+    sha256: String,
+    actions: Vec<String>,
+}
+
+struct Token {
+    name: String,
+    hash: [u8; 32],
+    actions: Vec<String>,
+}
+
+/// The bearer tokens the server accepts, by hash.
+pub struct Tokens(Vec<Token>);
+
+/// Every action name a token may list (`*` stands for all of them).
+pub const ACTIONS: &[&str] = &[
+    "check",
+    "metrics",
+    "openapi",
+    "ssh:check_node_connections",
+    "ssh:run_command",
+    "ssh:run_script",
+    "ssh:upload_file",
+    "ssh:run_task",
+    "jobs:read",
+    "jobs:command",
+    "jobs:task",
+    "jobs:stop",
+];
+
+impl Tokens {
+    /// Reads a tokens file; `key` names the config key in errors.
+    pub fn load(path: &Path, config: &Path) -> Result<Tokens, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let file: TokensFile =
+            serde_saphyr::from_str(&text).map_err(|e| super::config::yaml_error(&shown, &e))?;
+        let bad = |message: String| ConfigError::Value {
+            path: config.display().to_string(),
+            key: "tokens-file",
+            message: format!("{shown}: {message}"),
+        };
+        let mut tokens = Vec::new();
+        for entry in file.tokens {
+            let mut hash = [0u8; 32];
+            hex::decode_to_slice(entry.sha256.trim(), &mut hash).map_err(|_| {
+                bad(format!(
+                    "token '{}': sha256 must be 64 hex digits",
+                    entry.name
+                ))
+            })?;
+            if let Some(a) = entry
+                .actions
+                .iter()
+                .find(|a| *a != "*" && !ACTIONS.contains(&a.as_str()))
+            {
+                return Err(bad(format!(
+                    "token '{}': unknown action '{a}' (known: *, {})",
+                    entry.name,
+                    ACTIONS.join(", ")
+                )));
+            }
+            tokens.push(Token {
+                name: entry.name,
+                hash,
+                actions: entry.actions,
+            });
+        }
+        Ok(Tokens(tokens))
+    }
+
+    /// The token whose hash matches, comparing every entry in constant time.
+    fn find(&self, presented: &str) -> Option<&Token> {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found = None;
+        for token in &self.0 {
+            if bool::from(token.hash.ct_eq(&digest)) {
+                found = Some(token);
+            }
+        }
+        found
+    }
+}
+
+/// The action a request needs, from its method and path.
+pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
+    let action = match (method, path) {
+        (_, "/check") => "check",
+        (_, "/metrics") => "metrics",
+        (_, "/openapi.json") => "openapi",
+        (_, "/ssh/check_node_connections") => "ssh:check_node_connections",
+        (_, "/ssh/run_command") => "ssh:run_command",
+        (_, "/ssh/run_script") => "ssh:run_script",
+        (_, "/ssh/upload_file") => "ssh:upload_file",
+        (_, "/ssh/run_task") => "ssh:run_task",
+        (_, "/orchestrator/v1/command/command") => "jobs:command",
+        (_, "/orchestrator/v1/command/task") => "jobs:task",
+        (_, "/orchestrator/v1/command/stop") => "jobs:stop",
+        (&Method::GET, p) if p.starts_with("/orchestrator/v1/jobs") => "jobs:read",
+        _ => return None,
+    };
+    Some(action)
+}
+
+/// The middleware in front of every route.
+pub async fn authenticate(
+    State(state): State<Arc<AppState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    match identify(&state, &req) {
+        Ok(identity) => {
+            req.extensions_mut().insert(identity);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+fn identify(state: &AppState, req: &Request) -> Result<Identity, ApiError> {
+    let action = action_for(req.method(), req.uri().path());
+    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
+        let tokens = state.tokens.as_ref().ok_or_else(|| {
+            ApiError::unauthenticated("this server does not accept bearer tokens")
+        })?;
+        let presented = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(|| ApiError::unauthenticated("Authorization must be 'Bearer <token>'"))?;
+        let token = tokens
+            .find(presented)
+            .ok_or_else(|| ApiError::unauthenticated("unknown token"))?;
+        if let Some(action) = action
+            && !token.actions.iter().any(|a| a == "*" || a == action)
+        {
+            return Err(ApiError::forbidden(format!(
+                "this token may not run '{action}'"
+            )));
+        }
+        return Ok(Identity(format!("token:{}", token.name)));
+    }
+    match req.extensions().get::<Peer>() {
+        Some(Peer::Cert { names }) => {
+            let first = names.first().cloned().unwrap_or_default();
+            match &state.config.allowlist {
+                Some(allowed) if !names.iter().any(|n| allowed.contains(n)) => Err(
+                    ApiError::forbidden(format!("certificate '{first}' is not on the allowlist")),
+                ),
+                _ => Ok(Identity(first)),
+            }
+        }
+        _ => Err(ApiError::unauthenticated(
+            "a client certificate from the server's CA, or a bearer token, is required",
+        )),
+    }
+}

@@ -1,0 +1,420 @@
+//! bolt-server's SSH endpoints. Each call is a job in the store (kind
+//! `ssh/<action>`, request redacted) run by the shared executor, and answers
+//! when it is done: 200 with Bolt's result `{target, action, object,
+//! status, value}` (for `check_node_connections`, `{status, result: [...]}`)
+//! — a command that fails on its target is still a 200 with status
+//! `failure`, as bolt-server does.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Extension, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::Identity;
+use super::body::{JsonBody, typed};
+use super::errors::ApiError;
+use super::runner::{self, JobSpec};
+use super::targets::{self, FileUri, SshTarget};
+use crate::executor::{Action, RunOptions, Summary};
+use crate::inventory::Target;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandRequest {
+    command: String,
+    target: SshTarget,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckRequest {
+    targets: Vec<SshTarget>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptSpec {
+    filename: String,
+    uri: FileUri,
+    sha256: String,
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptRequest {
+    script: ScriptSpec,
+    #[serde(default)]
+    arguments: Vec<String>,
+    target: SshTarget,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    relative_path: String,
+    uri: FileUri,
+    sha256: String,
+    kind: String,
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UploadRequest {
+    files: Vec<FileSpec>,
+    #[allow(dead_code)]
+    job_id: i64,
+    destination: String,
+    target: SshTarget,
+}
+
+/// A per-request directory under the cache dir, removed when dropped.
+fn scratch(state: &AppState) -> Result<tempfile::TempDir, ApiError> {
+    let dir = state.config.cache_dir.join("requests");
+    std::fs::create_dir_all(&dir).map_err(ApiError::internal)?;
+    tempfile::Builder::new()
+        .prefix("req-")
+        .tempdir_in(&dir)
+        .map_err(ApiError::internal)
+}
+
+/// Runs `action` as a stored job and waits for its summary.
+async fn run(
+    state: &Arc<AppState>,
+    who: &Identity,
+    kind: &str,
+    request: &Value,
+    targets: Vec<Target>,
+    action: Action,
+    secrets: &[String],
+) -> Result<Summary, ApiError> {
+    let spec = JobSpec {
+        kind: format!("ssh/{kind}"),
+        owner: who.0.clone(),
+        description: format!("bolt-server {kind}"),
+        request: super::tasks::redact_secrets(&targets::redact(request), secrets),
+        targets,
+        action,
+        options: RunOptions {
+            concurrency: state.config.concurrency,
+            overrides: Default::default(),
+        },
+    };
+    let (_, handle) = runner::launch(state, spec).await?;
+    match handle.await {
+        Ok(Some(summary)) => Ok(summary),
+        Ok(None) => Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "ferry/stopped",
+            "the job was stopped before it finished",
+        )),
+        Err(e) => Err(ApiError::internal(e)),
+    }
+}
+
+/// The one result of a one-target run, as Bolt's JSON. `object` replaces
+/// the executor's (a path in the server's scratch directory) when given.
+fn only(summary: Summary, object: Option<&str>) -> Result<Json<Value>, ApiError> {
+    let mut result = summary
+        .results
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("a one-target run returned no result"))?;
+    if let Some(object) = object {
+        result.object = object.to_string();
+    }
+    Ok(Json(
+        serde_json::to_value(result).map_err(ApiError::internal)?,
+    ))
+}
+
+/// `POST /ssh/run_command`.
+pub async fn run_command(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: CommandRequest = typed(raw.clone())?;
+    let dir = scratch(&state)?;
+    let target = req.target.to_target("target", dir.path(), 0)?;
+    let action = Action::Command { line: req.command };
+    only(
+        run(&state, &who, "run_command", &raw, vec![target], action, &[]).await?,
+        None,
+    )
+}
+
+/// `POST /ssh/check_node_connections`: connects to each target (as the
+/// login user) and reports `{status, result}`.
+pub async fn check_node_connections(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: CheckRequest = typed(raw.clone())?;
+    let dir = scratch(&state)?;
+    let targets = req
+        .targets
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.without_run_as()
+                .to_target(&format!("targets[{i}]"), dir.path(), i)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets = distinct(targets)?;
+    let action = Action::Command {
+        line: "true".into(),
+    };
+    let summary = run(
+        &state,
+        &who,
+        "check_node_connections",
+        &raw,
+        targets,
+        action,
+        &[],
+    )
+    .await?;
+    let status = if summary.all_ok() {
+        "success"
+    } else {
+        "failure"
+    };
+    let result: Vec<Value> = summary
+        .results
+        .iter()
+        .map(|r| {
+            let value = match r.error() {
+                Some(e) => json!({ "_error": e }),
+                None => json!({}),
+            };
+            json!({
+                "target": r.target,
+                "action": "check_node_connections",
+                "object": null,
+                "status": r.status,
+                "value": value,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "status": status, "result": result })))
+}
+
+/// Targets named by hostname, as Bolt does; when two share a hostname they
+/// are told apart by port (`host:port`), and true duplicates are refused.
+fn distinct(mut targets: Vec<Target>) -> Result<Vec<Target>, ApiError> {
+    let count = |ts: &[Target], name: &str| ts.iter().filter(|t| t.name == name).count();
+    let shared: Vec<bool> = targets
+        .iter()
+        .map(|t| count(&targets, &t.name) > 1)
+        .collect();
+    for (t, shared) in targets.iter_mut().zip(shared) {
+        if shared {
+            let port = t
+                .config
+                .get("ssh.port")
+                .map(|p| p.value.to_string())
+                .unwrap_or_else(|| "22".into());
+            t.name = format!("{}:{port}", t.name);
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if targets[..i].iter().any(|o| o.name == t.name) {
+            return Err(ApiError::bad_field(
+                &format!("targets[{i}]"),
+                "is the same host and port as an earlier target",
+            ));
+        }
+    }
+    Ok(targets)
+}
+
+/// A file name for a script: its last path component, checked.
+fn script_name(filename: &str) -> Result<String, ApiError> {
+    let name = std::path::Path::new(filename)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.starts_with('.'))
+        .ok_or_else(|| ApiError::bad_field("script.filename", "must be a file name"))?;
+    Ok(name.to_string())
+}
+
+/// `POST /ssh/run_script`.
+pub async fn run_script(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: ScriptRequest = typed(raw.clone())?;
+    let dir = scratch(&state)?;
+    let target = req.target.to_target("target", dir.path(), 0)?;
+    let bytes = targets::contents(
+        "script",
+        &req.script.uri,
+        req.script.content.as_deref(),
+        &req.script.sha256,
+        &state.config.modulepath,
+    )?;
+    let name = script_name(&req.script.filename)?;
+    let path = dir.path().join(&name);
+    write_file(&path, &bytes, 0o755)?;
+    let action = Action::Script {
+        path,
+        args: req.arguments,
+    };
+    only(
+        run(&state, &who, "run_script", &raw, vec![target], action, &[]).await?,
+        Some(&name),
+    )
+}
+
+fn write_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(), ApiError> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(ApiError::internal)?;
+    }
+    std::fs::write(path, bytes).map_err(ApiError::internal)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(ApiError::internal)
+}
+
+/// A relative path inside the upload, checked not to leave it.
+fn relative(field: &str, p: &str) -> Result<PathBuf, ApiError> {
+    let path = PathBuf::from(p.trim_end_matches('/'));
+    let ok = !p.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !ok {
+        return Err(ApiError::bad_field(
+            field,
+            "must be a relative path inside the upload",
+        ));
+    }
+    Ok(path)
+}
+
+/// `POST /ssh/upload_file`: one file goes to `destination`; several (or
+/// directories) are laid out by `relative_path` under it.
+pub async fn upload_file(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: UploadRequest = typed(raw.clone())?;
+    if req.files.is_empty() {
+        return Err(ApiError::bad_field("files", "must not be empty"));
+    }
+    let dir = scratch(&state)?;
+    let target = req.target.to_target("target", dir.path(), 0)?;
+    let root = dir.path().join("upload");
+    std::fs::create_dir_all(&root).map_err(ApiError::internal)?;
+    for (i, f) in req.files.iter().enumerate() {
+        let field = format!("files[{i}]");
+        let rel = relative(&format!("{field}.relative_path"), &f.relative_path)?;
+        match f.kind.as_str() {
+            "directory" => std::fs::create_dir_all(root.join(&rel)).map_err(ApiError::internal)?,
+            "file" => {
+                let bytes = targets::contents(
+                    &field,
+                    &f.uri,
+                    f.content.as_deref(),
+                    &f.sha256,
+                    &state.config.modulepath,
+                )?;
+                write_file(&root.join(&rel), &bytes, 0o644)?;
+            }
+            _ => {
+                return Err(ApiError::bad_field(
+                    &format!("{field}.kind"),
+                    "must be file or directory",
+                ));
+            }
+        }
+    }
+    let src = match req.files.as_slice() {
+        [one] if one.kind == "file" => {
+            root.join(relative("files[0].relative_path", &one.relative_path)?)
+        }
+        _ => root,
+    };
+    let object = match req.files.as_slice() {
+        [one] => one.relative_path.clone(),
+        many => format!("{} files", many.len()),
+    };
+    let dest = req.destination.clone();
+    let action = Action::Upload {
+        src,
+        dest: req.destination,
+    };
+    let summary = run(&state, &who, "upload_file", &raw, vec![target], action, &[]).await?;
+    let mut response = only(summary, Some(&object))?;
+    if let Some(value) = response.0.get_mut("value")
+        && value.get("_output").is_some()
+    {
+        value["_output"] = json!(format!("Uploaded '{object}' to '{dest}'"));
+    }
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskObject {
+    name: String,
+    #[allow(dead_code)]
+    metadata: Option<Value>,
+    files: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskRequest {
+    task: TaskObject,
+    #[serde(default)]
+    parameters: serde_json::Map<String, Value>,
+    target: SshTarget,
+    #[allow(dead_code)]
+    timeout: Option<u64>,
+}
+
+/// `POST /ssh/run_task`: the task is taken from the server's modulepath
+/// by name; the files the request lists must match it by sha256.
+pub async fn run_task(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: TaskRequest = typed(raw.clone())?;
+    let dir = scratch(&state)?;
+    let target = req.target.to_target("target", dir.path(), 0)?;
+    let prepared = super::tasks::prepare(
+        &state.config.modulepath,
+        "task.name",
+        &req.task.name,
+        "parameters",
+        req.parameters,
+        false,
+    )?;
+    super::tasks::check_files(&prepared, &req.task.files)?;
+    let secrets = prepared.secrets.clone();
+    let action = Action::Task(Arc::new(prepared));
+    only(
+        run(
+            &state,
+            &who,
+            "run_task",
+            &raw,
+            vec![target],
+            action,
+            &secrets,
+        )
+        .await?,
+        None,
+    )
+}

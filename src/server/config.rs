@@ -1,0 +1,256 @@
+//! The server's configuration file: YAML with ACE's and bolt-server's key
+//! names plus ferry's own, every key checked at start. A YAML problem is an
+//! error at `file:line:col`; a bad value names its key; an unknown key is an
+//! error, so a typo never silently turns a protection off.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Why the configuration (or a file it names) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Yaml {
+        path: String,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    #[error("{path}: {key}: {message}")]
+    Value {
+        path: String,
+        key: &'static str,
+        message: String,
+    },
+}
+
+/// Default `port`, as ACE and bolt-server use it.
+pub const DEFAULT_PORT: u16 = 44633;
+/// Default `request-size-limit`: 10 MiB.
+pub const DEFAULT_REQUEST_SIZE_LIMIT: u64 = 10 * 1024 * 1024;
+/// Default `request-timeout` in seconds.
+pub const DEFAULT_REQUEST_TIMEOUT: u64 = 30;
+/// Default `loglevel`.
+pub const DEFAULT_LOGLEVEL: &str = "info";
+
+/// A YAML error at its position, with serde-saphyr's own position and
+/// library advice taken out of the message.
+pub(crate) fn yaml_error(path: &str, e: &serde_saphyr::Error) -> ConfigError {
+    let (line, column) = e
+        .location()
+        .map(|l| (l.line(), l.column()))
+        .unwrap_or((0, 0));
+    let text = e.without_snippet().to_string();
+    let mut message = text.lines().next().unwrap_or("invalid YAML").trim();
+    message = message.strip_prefix("error: ").unwrap_or(message);
+    if let Some(rest) = message.strip_prefix("line ")
+        && let Some((_, after)) = rest.split_once(": ")
+    {
+        message = after;
+    }
+    let message = message
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(message);
+    let message = match message.find(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    ConfigError::Yaml {
+        path: path.to_string(),
+        line,
+        column,
+        message: message.to_string(),
+    }
+}
+
+/// A modulepath: a `:`-separated string or a list of directories.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Modulepath {
+    Joined(String),
+    List(Vec<PathBuf>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Raw {
+    host: Option<String>,
+    port: Option<u16>,
+    ssl_cert: Option<PathBuf>,
+    ssl_key: Option<PathBuf>,
+    ssl_ca_cert: Option<PathBuf>,
+    ssl_ca_crls: Option<PathBuf>,
+    allowlist: Option<Vec<String>>,
+    concurrency: Option<usize>,
+    cache_dir: Option<PathBuf>,
+    loglevel: Option<String>,
+    inventory: Option<PathBuf>,
+    modulepath: Option<Modulepath>,
+    store: Option<String>,
+    tokens_file: Option<PathBuf>,
+    request_size_limit: Option<u64>,
+    request_timeout: Option<u64>,
+}
+
+/// The checked configuration.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The file it came from (relative paths in it are relative to its directory).
+    pub path: PathBuf,
+    pub host: String,
+    pub port: u16,
+    pub ssl_cert: PathBuf,
+    pub ssl_key: PathBuf,
+    pub ssl_ca_cert: PathBuf,
+    pub ssl_ca_crls: Option<PathBuf>,
+    /// Certificate names (CN or DNS SAN) let in; `None` lets in any certificate from the CA.
+    pub allowlist: Option<Vec<String>>,
+    pub concurrency: usize,
+    pub cache_dir: PathBuf,
+    pub loglevel: String,
+    pub inventory: Option<PathBuf>,
+    pub modulepath: Vec<PathBuf>,
+    /// A database URL: `sqlite://FILE` or `postgres://...`.
+    pub store: String,
+    pub tokens_file: Option<PathBuf>,
+    pub request_size_limit: u64,
+    pub request_timeout: Duration,
+}
+
+impl ServerConfig {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<ServerConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Checks configuration text; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<ServerConfig, ConfigError> {
+        let shown = path.display().to_string();
+        let raw: Raw = if text.trim().is_empty() {
+            serde_saphyr::from_str("{}")
+        } else {
+            serde_saphyr::from_str(text)
+        }
+        .map_err(|e| yaml_error(&shown, &e))?;
+        let bad = |key: &'static str, message: String| ConfigError::Value {
+            path: shown.clone(),
+            key,
+            message,
+        };
+        let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let anchored = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
+        let required = |key: &'static str, v: Option<PathBuf>| {
+            v.map(anchored).ok_or_else(|| {
+                bad(
+                    key,
+                    "is required: the server only speaks HTTPS with client certificates".into(),
+                )
+            })
+        };
+
+        let host = raw.host.unwrap_or_else(|| "127.0.0.1".into());
+        if host.is_empty() || (host.parse::<IpAddr>().is_err() && host != "localhost") {
+            return Err(bad(
+                "host",
+                format!("'{host}' is not an IP address (or localhost)"),
+            ));
+        }
+        let concurrency = raw
+            .concurrency
+            .unwrap_or_else(crate::executor::default_concurrency);
+        if concurrency == 0 {
+            return Err(bad("concurrency", "must be at least 1".into()));
+        }
+        let loglevel = raw.loglevel.unwrap_or_else(|| DEFAULT_LOGLEVEL.into());
+        if !["error", "warn", "info", "debug", "trace"].contains(&loglevel.as_str()) {
+            return Err(bad(
+                "loglevel",
+                format!("'{loglevel}' is not one of error, warn, info, debug, trace"),
+            ));
+        }
+        let request_size_limit = raw.request_size_limit.unwrap_or(DEFAULT_REQUEST_SIZE_LIMIT);
+        if request_size_limit < 1024 {
+            return Err(bad(
+                "request-size-limit",
+                "must be at least 1024 bytes".into(),
+            ));
+        }
+        let request_timeout = raw.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        if request_timeout == 0 {
+            return Err(bad("request-timeout", "must be at least 1 second".into()));
+        }
+        let cache_dir = raw
+            .cache_dir
+            .map(anchored)
+            .unwrap_or_else(|| crate::transport::ssh::options::home().join(".cache/ferry"));
+        let store = match raw.store {
+            Some(s) if s.starts_with("sqlite:") || s.starts_with("postgres") => s,
+            Some(s) => {
+                return Err(bad(
+                    "store",
+                    format!(
+                        "'{}' is not a sqlite:// or postgres:// URL",
+                        crate::store::redact_url(&s)
+                    ),
+                ));
+            }
+            None => crate::store::default_url(&cache_dir),
+        };
+        let modulepath = match raw.modulepath {
+            None => Vec::new(),
+            Some(Modulepath::Joined(s)) => s
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(|p| anchored(PathBuf::from(p)))
+                .collect(),
+            Some(Modulepath::List(list)) => list.into_iter().map(anchored).collect(),
+        };
+        if let Some(list) = &raw.allowlist
+            && list.iter().any(|n| n.trim().is_empty())
+        {
+            return Err(bad("allowlist", "names must not be empty".into()));
+        }
+        Ok(ServerConfig {
+            path: path.to_path_buf(),
+            host,
+            port: raw.port.unwrap_or(DEFAULT_PORT),
+            ssl_cert: required("ssl-cert", raw.ssl_cert)?,
+            ssl_key: required("ssl-key", raw.ssl_key)?,
+            ssl_ca_cert: required("ssl-ca-cert", raw.ssl_ca_cert)?,
+            ssl_ca_crls: raw.ssl_ca_crls.map(anchored),
+            allowlist: raw.allowlist,
+            concurrency,
+            cache_dir,
+            loglevel,
+            inventory: raw.inventory.map(anchored),
+            modulepath,
+            store,
+            tokens_file: raw.tokens_file.map(anchored),
+            request_size_limit,
+            request_timeout: Duration::from_secs(request_timeout),
+        })
+    }
+
+    /// An error about a value of this file.
+    pub fn error(&self, key: &'static str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Value {
+            path: self.path.display().to_string(),
+            key,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Orchestrator-style jobs over the server's inventory: start a command on
+//! a scope of nodes (202 with the job's id and name), list and read jobs,
+//! their nodes and events, and stop a running job. Job and node states:
+//! new, ready, running, stopping, stopped, finished, failed.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Extension, Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::Identity;
+use super::body::{JsonBody, typed};
+use super::errors::ApiError;
+use super::runner::{self, JobSpec};
+use crate::executor::{Action, RunOptions};
+use crate::inventory::{Inventory, Target};
+use crate::store::JobRecord;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Scope {
+    nodes: Option<Vec<String>>,
+    node_group: Option<String>,
+    query: Option<Value>,
+    application: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandJob {
+    command: String,
+    scope: Scope,
+    description: Option<String>,
+    #[allow(dead_code)]
+    environment: Option<String>,
+    concurrency: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopRequest {
+    job: Value,
+}
+
+/// A job's URL.
+pub fn job_url(state: &AppState, id: i64) -> String {
+    format!("{}/orchestrator/v1/jobs/{id}", state.base_url())
+}
+
+/// A job as the API shows it.
+pub fn job_json(state: &AppState, job: &JobRecord) -> Value {
+    let url = job_url(state, job.id);
+    let duration = job.finished_at.as_ref().and_then(|end| {
+        let start = chrono::DateTime::parse_from_rfc3339(&job.created_at).ok()?;
+        let end = chrono::DateTime::parse_from_rfc3339(end).ok()?;
+        Some((end - start).num_milliseconds() as f64 / 1000.0)
+    });
+    json!({
+        "id": url,
+        "name": job.id.to_string(),
+        "type": job.kind,
+        "state": job.state,
+        "command": job.request.get("command"),
+        "options": job.request,
+        "owner": { "login": job.owner },
+        "description": job.description,
+        "created_timestamp": job.created_at,
+        "finished_timestamp": job.finished_at,
+        "duration": duration,
+        "node_count": job.node_count,
+        "nodes": { "id": format!("{url}/nodes") },
+        "events": { "id": format!("{url}/events") },
+    })
+}
+
+/// The targets a scope names; every name must be in the inventory.
+fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, ApiError> {
+    if scope.query.is_some() || scope.application.is_some() {
+        return Err(ApiError::bad_field(
+            "scope",
+            "ferry supports scope.nodes and scope.node_group only",
+        ));
+    }
+    let names: Vec<String> = match (&scope.nodes, &scope.node_group) {
+        (Some(nodes), None) => {
+            if nodes.is_empty() {
+                return Err(ApiError::bad_field("scope.nodes", "must not be empty"));
+            }
+            for (i, n) in nodes.iter().enumerate() {
+                let known = inventory.target(n).is_some()
+                    || inventory.targets.iter().any(|t| t.aliases.contains(n));
+                if !known {
+                    return Err(ApiError::bad_field(
+                        &format!("scope.nodes[{i}]"),
+                        format!("'{n}' is not in the server's inventory"),
+                    ));
+                }
+            }
+            nodes.clone()
+        }
+        (None, Some(group)) => {
+            if !inventory.groups.contains_key(group) && group != "all" {
+                return Err(ApiError::bad_field(
+                    "scope.node_group",
+                    format!("'{group}' is not a group of the server's inventory"),
+                ));
+            }
+            vec![group.clone()]
+        }
+        _ => {
+            return Err(ApiError::bad_field(
+                "scope",
+                "needs exactly one of nodes or node_group",
+            ));
+        }
+    };
+    let targets = inventory
+        .select(&names.join(","))
+        .map_err(|e| ApiError::bad_field("scope", e.to_string()))?;
+    if targets.is_empty() {
+        return Err(ApiError::bad_field("scope", "selects no targets"));
+    }
+    crate::transport::check_options(&targets, &Default::default()).map_err(|e| {
+        tracing::error!("inventory options: {e}");
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ferry/inventory-error",
+            "a target in scope has invalid options in the server's inventory (see its log)",
+        )
+    })?;
+    Ok(targets)
+}
+
+fn accepted(state: &AppState, job: &JobRecord) -> Response {
+    let body = json!({ "job": { "id": job_url(state, job.id), "name": job.id.to_string() } });
+    (StatusCode::ACCEPTED, Json(body)).into_response()
+}
+
+/// `POST /orchestrator/v1/command/command`.
+pub async fn command(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Response, ApiError> {
+    let req: CommandJob = typed(raw.clone())?;
+    let inventory = state.inventory.as_ref().ok_or_else(|| {
+        ApiError::bad_field(
+            "scope",
+            "this server has no inventory (the `inventory` key)",
+        )
+    })?;
+    if req.concurrency == Some(0) {
+        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
+    }
+    let targets = scope_targets(inventory, &req.scope)?;
+    let spec = JobSpec {
+        kind: "command".into(),
+        owner: who.0,
+        description: req.description.unwrap_or_default(),
+        request: super::targets::redact(&raw),
+        targets,
+        action: Action::Command { line: req.command },
+        options: RunOptions {
+            concurrency: req.concurrency.unwrap_or(state.config.concurrency),
+            overrides: Default::default(),
+        },
+    };
+    let (job, _handle) = runner::launch(&state, spec).await?;
+    Ok(accepted(&state, &job))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskJob {
+    task: String,
+    #[serde(default)]
+    params: serde_json::Map<String, Value>,
+    scope: Scope,
+    description: Option<String>,
+    #[allow(dead_code)]
+    environment: Option<String>,
+    #[serde(default)]
+    noop: bool,
+    concurrency: Option<usize>,
+}
+
+/// `POST /orchestrator/v1/command/task`: a task from the server's
+/// modulepath on a scope of the inventory.
+pub async fn task(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Response, ApiError> {
+    let req: TaskJob = typed(raw.clone())?;
+    let inventory = state.inventory.as_ref().ok_or_else(|| {
+        ApiError::bad_field(
+            "scope",
+            "this server has no inventory (the `inventory` key)",
+        )
+    })?;
+    if req.concurrency == Some(0) {
+        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
+    }
+    let prepared = super::tasks::prepare(
+        &state.config.modulepath,
+        "task",
+        &req.task,
+        "params",
+        req.params,
+        req.noop,
+    )?;
+    let targets = scope_targets(inventory, &req.scope)?;
+    let request = super::tasks::redact_secrets(&super::targets::redact(&raw), &prepared.secrets);
+    let spec = JobSpec {
+        kind: "task".into(),
+        owner: who.0,
+        description: req.description.unwrap_or_default(),
+        request,
+        targets,
+        action: Action::Task(Arc::new(prepared)),
+        options: RunOptions {
+            concurrency: req.concurrency.unwrap_or(state.config.concurrency),
+            overrides: Default::default(),
+        },
+    };
+    let (job, _handle) = runner::launch(&state, spec).await?;
+    Ok(accepted(&state, &job))
+}
+
+fn job_id(field: &str, text: &str) -> Result<i64, ApiError> {
+    let last = text
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(text);
+    last.parse()
+        .map_err(|_| ApiError::bad_field(field, "must be a job id or job URL"))
+}
+
+async fn load(state: &AppState, id: i64) -> Result<JobRecord, ApiError> {
+    state
+        .store
+        .job(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
+}
+
+/// `POST /orchestrator/v1/command/stop`.
+pub async fn stop(
+    State(state): State<Arc<AppState>>,
+    JsonBody(raw): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let req: StopRequest = typed(raw)?;
+    let id = match &req.job {
+        Value::String(s) => job_id("job", s)?,
+        Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| ApiError::bad_field("job", "must be a job id"))?,
+        _ => return Err(ApiError::bad_field("job", "must be a job id or job URL")),
+    };
+    let job = load(&state, id).await?;
+    let sender = state.stops().remove(&id);
+    let state_now = match sender {
+        Some(tx) if !job.is_done() => {
+            state.store.set_job_state(id, "stopping").await?;
+            let _ = tx.send(());
+            "stopping".to_string()
+        }
+        _ => job.state.clone(),
+    };
+    Ok(Json(json!({
+        "job": { "id": job_url(&state, id), "name": id.to_string(), "state": state_now }
+    })))
+}
+
+/// A whole-number query parameter; a bad one is a 400 naming it.
+fn query_number(query: &Option<String>, key: &str) -> Result<Option<i64>, ApiError> {
+    let Some(query) = query else { return Ok(None) };
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k == key {
+            return v
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::bad_field(key, "must be a whole number"));
+        }
+    }
+    Ok(None)
+}
+
+/// `GET /orchestrator/v1/jobs?limit=&offset=`.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let limit = query_number(&query, "limit")?.unwrap_or(100).clamp(1, 1000);
+    let offset = query_number(&query, "offset")?.unwrap_or(0).max(0);
+    let (jobs, total) = state.store.jobs(limit, offset).await?;
+    let items: Vec<Value> = jobs.iter().map(|j| job_json(&state, j)).collect();
+    Ok(Json(json!({
+        "items": items,
+        "pagination": { "limit": limit, "offset": offset, "total": total },
+    })))
+}
+
+fn path_id(id: &str) -> Result<i64, ApiError> {
+    id.parse()
+        .map_err(|_| ApiError::not_found(format!("no job '{id}'")))
+}
+
+/// `GET /orchestrator/v1/jobs/{id}`.
+pub async fn show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let job = load(&state, path_id(&id)?).await?;
+    Ok(Json(job_json(&state, &job)))
+}
+
+/// `GET /orchestrator/v1/jobs/{id}/nodes`.
+pub async fn nodes(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(&id)?;
+    load(&state, id).await?;
+    let nodes = state.store.nodes(id).await?;
+    let items: Vec<Value> = nodes.iter().map(|n| n.to_json()).collect();
+    Ok(Json(json!({ "items": items })))
+}
+
+/// `GET /orchestrator/v1/jobs/{id}/events?start=N`.
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(&id)?;
+    load(&state, id).await?;
+    let from = query_number(&query, "start")?.unwrap_or(1).max(1);
+    let events = state.store.events(id, from).await?;
+    let next = events.last().map(|e| e.id + 1).unwrap_or(from);
+    let items: Vec<Value> = events.iter().map(|e| e.to_json()).collect();
+    Ok(Json(json!({
+        "items": items,
+        "next-events": { "id": format!("{}/events?start={next}", job_url(&state, id)), "event": next.to_string() },
+    })))
+}

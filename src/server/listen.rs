@@ -1,0 +1,119 @@
+//! The listening side: a TCP listener, the TLS handshake (with a time
+//! limit), the verified client certificate's names attached to every
+//! request as a [`Peer`], and HTTP/1.1 with a time limit on headers.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use super::auth::Peer;
+use super::{AppState, ServerConfig, ServerError, router, tls};
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    state: Arc<AppState>,
+    addr: SocketAddr,
+}
+
+impl Server {
+    /// Checks TLS material, opens the store (failing jobs a previous server
+    /// left running), loads the inventory and binds the port.
+    pub async fn bind(config: ServerConfig) -> Result<Server, ServerError> {
+        let tls = tls::server_config(&config)?;
+        let host = config.host.clone();
+        let wanted = format!("{}:{}", host, config.port);
+        let state = AppState::new(config).await?;
+        let listener = TcpListener::bind(&wanted)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: wanted.clone(),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: wanted,
+            source,
+        })?;
+        *state
+            .base_url
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = format!("https://{host}:{}", addr.port());
+        Ok(Server {
+            listener,
+            acceptor: TlsAcceptor::from(tls),
+            state,
+            addr,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn state(&self) -> Arc<AppState> {
+        Arc::clone(&self.state)
+    }
+
+    /// Serves until `shutdown` completes.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let app = router(Arc::clone(&self.state));
+        let timeout = self.state.config.request_timeout;
+        tokio::pin!(shutdown);
+        loop {
+            let (tcp, remote) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                _ = &mut shutdown => break,
+            };
+            let _ = tcp.set_nodelay(true);
+            let acceptor = self.acceptor.clone();
+            let app = app.clone();
+            tokio::spawn(async move {
+                let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
+                    Ok(Ok(stream)) => stream,
+                    Ok(Err(e)) => {
+                        tracing::info!(%remote, "TLS handshake refused: {e}");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::info!(%remote, "TLS handshake timed out");
+                        return;
+                    }
+                };
+                let peer = match stream.get_ref().1.peer_certificates() {
+                    Some([cert, ..]) => Peer::Cert {
+                        names: tls::certificate_names(cert),
+                    },
+                    _ => Peer::Anonymous,
+                };
+                let service =
+                    hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+                        req.extensions_mut().insert(peer.clone());
+                        app.clone().oneshot(req)
+                    });
+                let served = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(timeout)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                if let Err(e) = served {
+                    tracing::debug!(%remote, "connection ended: {e}");
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! `ferry serve`: an HTTPS executor API. It answers bolt-server's
+//! `/ssh/*` endpoints and ACE's `/check` with Bolt's result shapes, and runs
+//! orchestrator-style jobs (`/orchestrator/v1/...`) over the server's
+//! inventory with live events as server-sent events. Every run goes through
+//! the same executor as the CLI, with one more sink that writes jobs, nodes,
+//! events and results to the store (SQLite or PostgreSQL). TLS is required;
+//! every request must present a client certificate from the configured CA
+//! (optionally on an allowlist) or a bearer token from the tokens file, or
+//! it is refused. Errors are JSON `{kind, msg, details}`.
+//!
+//! Files: `config` (the YAML file), `tls` and `auth` (who may call),
+//! `listen` (the TLS accept loop), `body` (request bodies), `errors`,
+//! `bolt`, `targets` and `tasks` (bolt-server endpoints), `ace` (`/check`), `jobs`
+//! and `sse` (orchestrator jobs and their event stream), `runner` (jobs on
+//! the executor), `metrics`, `openapi`.
+
+pub mod ace;
+pub mod auth;
+pub mod body;
+pub mod bolt;
+pub mod config;
+pub mod errors;
+pub mod jobs;
+pub mod listen;
+pub mod metrics;
+pub mod openapi;
+pub mod runner;
+pub mod sse;
+pub mod targets;
+pub mod tasks;
+pub mod tls;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tokio::sync::{broadcast, oneshot};
+
+pub use config::{ConfigError, ServerConfig};
+pub use listen::Server;
+
+use crate::inventory::{Inventory, InventoryError};
+use crate::store::{Store, StoreError};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("inventory: {0}")]
+    Inventory(#[from] InventoryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cache-dir {path}: {source}")]
+    CacheDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Everything the handlers share.
+pub struct AppState {
+    pub config: ServerConfig,
+    pub store: Store,
+    pub inventory: Option<Inventory>,
+    pub tokens: Option<auth::Tokens>,
+    pub metrics: metrics::Metrics,
+    /// Every recorded job event, for event-stream subscribers.
+    pub hub: broadcast::Sender<runner::JobEvent>,
+    /// `https://host:port`, for job URLs.
+    pub base_url: Mutex<String>,
+    stops: Mutex<HashMap<i64, oneshot::Sender<()>>>,
+}
+
+impl AppState {
+    /// Loads the inventory and tokens the config names, opens the store,
+    /// and fails the jobs a previous server left unfinished.
+    pub async fn new(config: ServerConfig) -> Result<Arc<AppState>, ServerError> {
+        std::fs::create_dir_all(&config.cache_dir).map_err(|source| ServerError::CacheDir {
+            path: config.cache_dir.display().to_string(),
+            source,
+        })?;
+        let inventory = match &config.inventory {
+            Some(path) => Some(Inventory::load(path)?),
+            None => None,
+        };
+        let tokens = match &config.tokens_file {
+            Some(path) => Some(auth::Tokens::load(path, &config.path)?),
+            None => None,
+        };
+        let store = Store::open(&config.store).await?;
+        let failed = store.recover().await?;
+        if !failed.is_empty() {
+            tracing::warn!("jobs {failed:?} were running when the server stopped; marked failed");
+        }
+        let (hub, _) = broadcast::channel(1024);
+        let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
+        Ok(Arc::new(AppState {
+            config,
+            store,
+            inventory,
+            tokens,
+            metrics: metrics::Metrics::new(),
+            hub,
+            base_url,
+            stops: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub(crate) fn stops(&self) -> MutexGuard<'_, HashMap<i64, oneshot::Sender<()>>> {
+        self.stops.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn base_url(&self) -> String {
+        self.base_url
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Every route: (method, path). `/openapi.json` describes the same list.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/check"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+    ("POST", "/ssh/check_node_connections"),
+    ("POST", "/ssh/run_command"),
+    ("POST", "/ssh/run_script"),
+    ("POST", "/ssh/upload_file"),
+    ("POST", "/ssh/run_task"),
+    ("POST", "/orchestrator/v1/command/command"),
+    ("POST", "/orchestrator/v1/command/task"),
+    ("POST", "/orchestrator/v1/command/stop"),
+    ("GET", "/orchestrator/v1/jobs"),
+    ("GET", "/orchestrator/v1/jobs/{id}"),
+    ("GET", "/orchestrator/v1/jobs/{id}/nodes"),
+    ("GET", "/orchestrator/v1/jobs/{id}/events"),
+    ("GET", "/orchestrator/v1/jobs/{id}/events/stream"),
+];
+
+/// The whole API. Requests must carry a [`auth::Peer`] extension (the TLS
+/// layer adds it); without one only bearer tokens authenticate.
+pub fn router(state: Arc<AppState>) -> Router {
+    let limit = usize::try_from(state.config.request_size_limit).unwrap_or(usize::MAX);
+    Router::new()
+        .route("/check", post(ace::check))
+        .route("/metrics", get(metrics::metrics))
+        .route("/openapi.json", get(openapi::openapi))
+        .route(
+            "/ssh/check_node_connections",
+            post(bolt::check_node_connections),
+        )
+        .route("/ssh/run_command", post(bolt::run_command))
+        .route("/ssh/run_script", post(bolt::run_script))
+        .route("/ssh/upload_file", post(bolt::upload_file))
+        .route("/ssh/run_task", post(bolt::run_task))
+        .route("/orchestrator/v1/command/command", post(jobs::command))
+        .route("/orchestrator/v1/command/task", post(jobs::task))
+        .route("/orchestrator/v1/command/stop", post(jobs::stop))
+        .route("/orchestrator/v1/jobs", get(jobs::list))
+        .route("/orchestrator/v1/jobs/{id}", get(jobs::show))
+        .route("/orchestrator/v1/jobs/{id}/nodes", get(jobs::nodes))
+        .route("/orchestrator/v1/jobs/{id}/events", get(jobs::events))
+        .route("/orchestrator/v1/jobs/{id}/events/stream", get(sse::stream))
+        .fallback(errors::no_route)
+        .method_not_allowed_fallback(errors::wrong_method)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::authenticate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            metrics::track,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,134 @@
+//! A job's events as server-sent events
+//! (`GET /orchestrator/v1/jobs/{id}/events/stream?start=N`): first the
+//! stored events from `start`, then live ones as they are recorded, ending
+//! after `job_finished`. The subscription is taken before the store is
+//! read and events are only broadcast after they are written, so nothing
+//! falls between the two; a subscriber that lags re-reads the store.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{broadcast, mpsc};
+
+use super::AppState;
+use super::errors::ApiError;
+use crate::store::EventRecord;
+
+fn sse_event(e: &EventRecord) -> Event {
+    Event::default()
+        .event(e.kind.clone())
+        .id(e.id.to_string())
+        .data(e.to_json().to_string())
+}
+
+fn start_param(query: &Option<String>) -> Result<i64, ApiError> {
+    let Some(q) = query else { return Ok(1) };
+    for pair in q.split('&') {
+        if let Some(v) = pair.strip_prefix("start=") {
+            return v
+                .parse::<i64>()
+                .map(|n| n.max(1))
+                .map_err(|_| ApiError::bad_field("start", "must be a whole number"));
+        }
+    }
+    Ok(1)
+}
+
+/// `GET /orchestrator/v1/jobs/{id}/events/stream`.
+pub async fn stream(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::not_found(format!("no job '{id}'")))?;
+    let start = start_param(&query)?;
+    let live = state.hub.subscribe();
+    if state.store.job(id).await?.is_none() {
+        return Err(ApiError::not_found(format!("no job {id}")));
+    }
+    let (tx, rx) = mpsc::channel::<Event>(64);
+    tokio::spawn(feed(Arc::clone(&state), id, start, live, tx));
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+/// Sends stored then live events of `job` until `job_finished` or the
+/// client goes away.
+async fn feed(
+    state: Arc<AppState>,
+    job: i64,
+    start: i64,
+    mut live: broadcast::Receiver<super::runner::JobEvent>,
+    tx: mpsc::Sender<Event>,
+) {
+    let mut next = start;
+    // Replays stored events from `next`; true once job_finished was sent.
+    async fn replay(
+        state: &AppState,
+        job: i64,
+        next: &mut i64,
+        tx: &mpsc::Sender<Event>,
+    ) -> Option<bool> {
+        let events = match state.store.events(job, *next).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::error!(job, "event stream: {e}");
+                return None;
+            }
+        };
+        for e in &events {
+            tx.send(sse_event(e)).await.ok()?;
+            *next = e.id + 1;
+            if e.kind == "job_finished" {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+    match replay(&state, job, &mut next, &tx).await {
+        Some(false) => {}
+        _ => return,
+    }
+    loop {
+        let received = tokio::select! {
+            r = live.recv() => r,
+            // The client went away: stop following the job.
+            _ = tx.closed() => return,
+        };
+        match received {
+            Ok(ev) if ev.job == job && ev.event.id >= next => {
+                if ev.event.id > next {
+                    // Something was missed: the store has it.
+                    match replay(&state, job, &mut next, &tx).await {
+                        Some(false) => continue,
+                        _ => return,
+                    }
+                }
+                if tx.send(sse_event(&ev.event)).await.is_err() {
+                    return;
+                }
+                next = ev.event.id + 1;
+                if ev.event.kind == "job_finished" {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                match replay(&state, job, &mut next, &tx).await {
+                    Some(false) => {}
+                    _ => return,
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! bolt-server's request pieces: the SSH target object (turned into a ferry
+//! [`Target`] with Bolt's option names), and file references (script and
+//! upload contents), which ferry takes inline (`content`, base64) or from
+//! its `modulepath` for `/puppet/v3/file_content/...` paths, always checked
+//! against the request's `sha256`. Secrets stay in memory only; the stored
+//! copy of a request is [`redact`]ed.
+
+use std::path::{Component, Path, PathBuf};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::errors::ApiError;
+use crate::inventory::{Inventory, Target};
+
+/// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SshTarget {
+    pub hostname: String,
+    pub user: String,
+    password: Option<String>,
+    private_key_content: Option<String>,
+    port: Option<u16>,
+    connect_timeout: Option<u64>,
+    #[allow(dead_code)]
+    disconnect_timeout: Option<u64>,
+    run_as_command: Option<Vec<String>>,
+    run_as: Option<String>,
+    tmpdir: Option<String>,
+    tty: Option<bool>,
+    host_key_check: Option<bool>,
+    sudo_password: Option<String>,
+    #[allow(dead_code)]
+    interpreters: Option<Value>,
+    #[allow(dead_code)]
+    plugin_hooks: Option<Value>,
+    known_hosts_content: Option<String>,
+}
+
+impl SshTarget {
+    /// A ferry target; `field` is where it sits in the request (for errors),
+    /// `scratch` a per-request directory for the known_hosts file.
+    pub fn to_target(&self, field: &str, scratch: &Path, index: usize) -> Result<Target, ApiError> {
+        let host = self.hostname.trim();
+        if host.is_empty() || host.contains(['/', '@', ' ']) {
+            return Err(ApiError::bad_field(
+                &format!("{field}.hostname"),
+                "must be a host name or address",
+            ));
+        }
+        if self.user.is_empty() {
+            return Err(ApiError::bad_field(
+                &format!("{field}.user"),
+                "must not be empty",
+            ));
+        }
+        if self.password.is_none() && self.private_key_content.is_none() {
+            return Err(ApiError::bad_field(
+                field,
+                "needs password or private-key-content",
+            ));
+        }
+        let mut target = Inventory::empty().ad_hoc(host);
+        let c = &mut target.config;
+        c.set("transport", json!("ssh"));
+        c.set("ssh.user", json!(self.user));
+        c.set("ssh.load-config", json!(false));
+        if let Some(p) = &self.password {
+            c.set("ssh.password", json!(p));
+        }
+        if let Some(k) = &self.private_key_content {
+            c.set("ssh.private-key", json!({ "key-data": k }));
+        }
+        if let Some(p) = self.port {
+            c.set("ssh.port", json!(p));
+        }
+        if let Some(t) = self.connect_timeout {
+            c.set("ssh.connect-timeout", json!(t));
+        }
+        if let Some(v) = &self.run_as_command {
+            c.set("ssh.run-as-command", json!(v));
+        }
+        if let Some(v) = &self.run_as {
+            c.set("ssh.run-as", json!(v));
+        }
+        if let Some(v) = &self.tmpdir {
+            c.set("ssh.tmpdir", json!(v));
+        }
+        if let Some(v) = self.tty {
+            c.set("ssh.tty", json!(v));
+        }
+        if let Some(v) = &self.sudo_password {
+            c.set("ssh.sudo-password", json!(v));
+        }
+        match (self.host_key_check, &self.known_hosts_content) {
+            (Some(false), _) => c.set("ssh.host-key-check", json!(false)),
+            (_, Some(content)) => {
+                let path = scratch.join(format!("known_hosts.{index}"));
+                std::fs::write(&path, content).map_err(ApiError::internal)?;
+                c.set("ssh.host-key-check", json!(true));
+                c.set("ssh.known-hosts-file", json!(path.display().to_string()));
+            }
+            (_, None) => c.set("ssh.host-key-check", json!(true)),
+        }
+        crate::transport::for_target(&target, &Default::default())
+            .map_err(|_| ApiError::bad_field(field, "the target's options are not valid"))?;
+        Ok(target)
+    }
+
+    /// The same target without run-as, for connection checks.
+    pub fn without_run_as(mut self) -> SshTarget {
+        self.run_as = None;
+        self.sudo_password = None;
+        self
+    }
+}
+
+/// Where a file's contents come from: bolt-server's `uri` (served here from
+/// the modulepath) or ferry's inline `content`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileUri {
+    pub path: String,
+    #[allow(dead_code)]
+    pub params: serde_json::Map<String, Value>,
+}
+
+/// The bytes of a referenced file, checked against its sha256.
+pub fn contents(
+    field: &str,
+    uri: &FileUri,
+    content: Option<&str>,
+    sha256: &str,
+    modulepath: &[PathBuf],
+) -> Result<Vec<u8>, ApiError> {
+    let bytes = match content {
+        Some(b64) => base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .map_err(|_| ApiError::bad_field(&format!("{field}.content"), "is not base64"))?,
+        None => from_modulepath(&format!("{field}.uri.path"), &uri.path, modulepath)?,
+    };
+    let digest = hex::encode(Sha256::digest(&bytes));
+    if !digest.eq_ignore_ascii_case(sha256.trim()) {
+        return Err(ApiError::bad_field(
+            &format!("{field}.sha256"),
+            "does not match the file's contents",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `/puppet/v3/file_content/<mount>/<module>/<rest>` from the modulepath:
+/// mounts `modules` (the module's `files/`), `scripts`, `tasks`.
+fn from_modulepath(field: &str, path: &str, modulepath: &[PathBuf]) -> Result<Vec<u8>, ApiError> {
+    let rest = path
+        .strip_prefix("/puppet/v3/file_content/")
+        .ok_or_else(|| {
+            ApiError::bad_field(
+                field,
+                "must start with /puppet/v3/file_content/ (or send `content`)",
+            )
+        })?;
+    let mut parts = rest.splitn(3, '/');
+    let (mount, module, file) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(m), Some(module), Some(file)) if !module.is_empty() && !file.is_empty() => {
+            (m, module, file)
+        }
+        _ => {
+            return Err(ApiError::bad_field(
+                field,
+                "must name a mount, a module and a file",
+            ));
+        }
+    };
+    let dir = match mount {
+        "modules" => "files",
+        "scripts" => "scripts",
+        "tasks" => "tasks",
+        _ => {
+            return Err(ApiError::bad_field(
+                field,
+                "mount must be modules, scripts or tasks",
+            ));
+        }
+    };
+    let relative = Path::new(file);
+    if module.contains(['.', '\\'])
+        || relative
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(ApiError::bad_field(field, "must not leave the module"));
+    }
+    for root in modulepath {
+        let candidate = root.join(module).join(dir).join(relative);
+        if candidate.is_file() {
+            return std::fs::read(&candidate).map_err(ApiError::internal);
+        }
+    }
+    Err(ApiError::not_found(format!(
+        "{field}: no such file on this server's modulepath"
+    )))
+}
+
+/// A request's JSON for the store: secrets replaced, inline contents dropped.
+pub fn redact(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let hidden = [
+                        "password",
+                        "private-key-content",
+                        "passphrase",
+                        "token",
+                        "secret",
+                    ]
+                    .iter()
+                    .any(|w| k.contains(w));
+                    let v = if hidden {
+                        json!(crate::inventory::REDACTED)
+                    } else if k == "content" {
+                        json!("[omitted]")
+                    } else {
+                        redact(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_requests_hold_no_secrets() {
+        let request = json!({
+            "command": "id",
+            "target": {"hostname": "h", "password": "p1", "sudo-password": "p2",
+                "private-key-content": "KEY", "known-hosts-content": "kh"},
+            "targets": [{"password": "p3"}],
+            "script": {"content": "Ym9keQ=="},
+        });
+        let stored = redact(&request).to_string();
+        for secret in ["p1", "p2", "p3", "KEY", "Ym9keQ=="] {
+            assert!(!stored.contains(secret), "{secret} in {stored}");
+        }
+        assert!(stored.contains("\"known-hosts-content\":\"kh\""));
+    }
+
+    #[test]
+    fn modulepath_paths_stay_inside_modules() {
+        let dir = tempfile::tempdir().expect("dir");
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join("m/files")).expect("mkdir");
+        std::fs::write(root.join("m/files/a.txt"), "A").expect("write");
+        let mp = [root];
+        let get = |p: &str| from_modulepath("f", p, &mp);
+        assert_eq!(
+            get("/puppet/v3/file_content/modules/m/a.txt").ok(),
+            Some(b"A".to_vec())
+        );
+        for bad in [
+            "/puppet/v3/file_content/modules/m/../m/files/a.txt",
+            "/puppet/v3/file_content/modules/../etc/passwd",
+            "/puppet/v3/file_content/modules/m//etc/passwd",
+            "/puppet/v3/file_content/other/m/a.txt",
+            "/etc/passwd",
+        ] {
+            assert!(get(bad).is_err(), "{bad} was served");
+        }
+    }
+}

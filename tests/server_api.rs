@@ -1,0 +1,375 @@
+//! The service's configuration and HTTP behaviour without SSH targets:
+//! config errors with positions and keys, JSON errors (400 naming the field,
+//! 404, 405, 501), `/openapi.json` covering every route, `/metrics`, and over
+//! real TLS the request limits (413, slow bodies and headers) and 200
+//! concurrent `/check` calls.
+
+#[path = "common/tls.rs"]
+mod tls;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::Request;
+use ferry::server::auth::Peer;
+use ferry::server::{AppState, ServerConfig, router};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tls::{Client, Pki, TestServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower::ServiceExt;
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("ferry-server-api-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+fn config_error(pki: &Pki, dir: &Path, extra: &str) -> String {
+    let path = dir.join("bad.yaml");
+    std::fs::write(&path, format!("{}{extra}", pki.config_lines())).expect("write");
+    match ServerConfig::load(&path) {
+        Ok(_) => panic!("config accepted: {extra}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_configs_name_the_position_or_the_key() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let e = config_error(&pki, dir.path(), "port: 44633\nallow-list: [x]\n");
+    assert!(e.contains("bad.yaml:5:"), "{e}");
+    assert!(e.contains("allow-list"), "{e}");
+    let e = config_error(&pki, dir.path(), "port: [1\n");
+    assert!(e.contains("bad.yaml:4:"), "{e}");
+    let e = config_error(&pki, dir.path(), "port: 70000\n");
+    assert!(e.contains("bad.yaml:4:"), "{e}");
+    let e = config_error(&pki, dir.path(), "loglevel: loud\n");
+    assert!(e.contains("loglevel:") && e.contains("loud"), "{e}");
+    let e = config_error(&pki, dir.path(), "store: mysql://u:hunter2@db/x\n");
+    assert!(e.contains("store:") && !e.contains("hunter2"), "{e}");
+    let e = config_error(&pki, dir.path(), "request-timeout: 0\n");
+    assert!(e.contains("request-timeout:"), "{e}");
+    let path = dir.path().join("no-tls.yaml");
+    std::fs::write(&path, "port: 1234\n").expect("write");
+    let e = ServerConfig::load(&path).expect_err("no TLS").to_string();
+    assert!(e.contains("ssl-cert: is required"), "{e}");
+
+    let path = dir.path().join("ok.yaml");
+    std::fs::write(&path, pki.config_lines()).expect("write");
+    let c = ServerConfig::load(&path).expect("defaults");
+    assert_eq!((c.host.as_str(), c.port), ("127.0.0.1", 44633));
+    assert_eq!(c.request_size_limit, 10 * 1024 * 1024);
+    assert_eq!(c.request_timeout, Duration::from_secs(30));
+    assert!(c.store.starts_with("sqlite://"), "{}", c.store);
+    assert!(c.allowlist.is_none() && c.tokens_file.is_none());
+}
+
+#[test]
+fn ferry_serve_stops_at_start_on_a_bad_config() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, format!("{}port: 1\nport: 2\n", pki.config_lines())).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .output()
+        .expect("run ferry");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.yaml:5:1: duplicate mapping key: port"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unreadable_tls_files_stop_the_server_naming_the_key() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let path = dir.path().join("server.yaml");
+    let text = pki.config_lines().replace("server.key", "missing.key")
+        + &format!("cache-dir: {}\nport: 0\n", dir.path().display());
+    std::fs::write(&path, text).expect("write");
+    let config = ServerConfig::load(&path).expect("config");
+    let e = ferry::server::Server::bind(config)
+        .await
+        .err()
+        .expect("bind must fail")
+        .to_string();
+    assert!(e.contains("ssl-key:") && e.contains("missing.key"), "{e}");
+}
+
+async fn app(pki: &Pki, dir: &Path) -> axum::Router {
+    let path = dir.join("server.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "{}cache-dir: {}\nrequest-size-limit: 4096\n",
+            pki.config_lines(),
+            dir.display()
+        ),
+    )
+    .expect("write");
+    let state: Arc<AppState> = AppState::new(ServerConfig::load(&path).expect("config"))
+        .await
+        .expect("state");
+    router(state)
+}
+
+async fn call(app: &axum::Router, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("request");
+    req.extensions_mut().insert(Peer::Cert {
+        names: vec!["client-ok".into()],
+    });
+    let resp = app.clone().oneshot(req).await.expect("infallible");
+    let status = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value)
+}
+
+fn assert_error(got: &(u16, Value), status: u16, kind: &str, msg_part: &str) {
+    assert_eq!(got.0, status, "{}", got.1);
+    assert_eq!(got.1["kind"], kind, "{}", got.1);
+    let msg = got.1["msg"].as_str().unwrap_or_default();
+    assert!(msg.contains(msg_part), "{msg:?} lacks {msg_part:?}");
+    assert!(got.1["details"].is_object(), "{}", got.1);
+}
+
+#[tokio::test]
+async fn json_errors_name_the_field() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app(&pki, dir.path()).await;
+    let bad = call(&app, "POST", "/ssh/run_command", "{\"command\": ").await;
+    assert_error(&bad, 400, "ferry/bad-request", "not valid JSON");
+    let missing = call(&app, "POST", "/ssh/run_command", "{\"command\": \"id\"}").await;
+    assert_error(&missing, 400, "ferry/bad-request", "target");
+    let typed = call(
+        &app,
+        "POST",
+        "/ssh/run_command",
+        &json!({"command": "id", "target": {"hostname": "h", "user": "u", "password": "p", "port": "x"}}).to_string(),
+    )
+    .await;
+    assert_error(&typed, 400, "ferry/bad-request", "target.port");
+    assert_eq!(typed.1["details"]["field"], "target.port");
+    let unknown = call(
+        &app,
+        "POST",
+        "/ssh/run_command",
+        &json!({"command": "id", "target": {"hostname": "h", "user": "u", "password": "p", "colour": 1}}).to_string(),
+    )
+    .await;
+    assert_error(&unknown, 400, "ferry/bad-request", "colour");
+    let secret = call(
+        &app,
+        "POST",
+        "/ssh/run_command",
+        &json!({"command": "id", "target": {"hostname": "h", "user": "u", "password": 123456789}})
+            .to_string(),
+    )
+    .await;
+    assert_error(&secret, 400, "ferry/bad-request", "target.password");
+    assert!(!secret.1.to_string().contains("123456789"), "{}", secret.1);
+    let no_credential = call(
+        &app,
+        "POST",
+        "/ssh/run_command",
+        &json!({"command": "id", "target": {"hostname": "h", "user": "u"}}).to_string(),
+    )
+    .await;
+    assert_error(
+        &no_credential,
+        400,
+        "ferry/bad-request",
+        "private-key-content",
+    );
+    let scope = call(
+        &app,
+        "POST",
+        "/orchestrator/v1/command/command",
+        &json!({"command": "id", "scope": {"nodes": ["a"]}}).to_string(),
+    )
+    .await;
+    assert_error(&scope, 400, "ferry/bad-request", "inventory");
+    let big = call(&app, "POST", "/ssh/run_command", &"x".repeat(5000)).await;
+    assert_error(&big, 413, "ferry/request-too-large", "4096");
+
+    assert_error(
+        &call(&app, "GET", "/nope", "").await,
+        404,
+        "ferry/not-found",
+        "",
+    );
+    assert_error(
+        &call(&app, "GET", "/orchestrator/v1/jobs/999", "").await,
+        404,
+        "ferry/not-found",
+        "999",
+    );
+    assert_error(
+        &call(&app, "GET", "/orchestrator/v1/jobs/x/events?start=1", "").await,
+        404,
+        "ferry/not-found",
+        "",
+    );
+    assert_error(
+        &call(&app, "GET", "/orchestrator/v1/jobs?limit=ten", "").await,
+        400,
+        "ferry/bad-request",
+        "limit",
+    );
+    assert_error(
+        &call(&app, "GET", "/ssh/run_command", "").await,
+        405,
+        "ferry/method-not-allowed",
+        "",
+    );
+    assert_error(
+        &call(&app, "POST", "/ssh/run_task", "{}").await,
+        400,
+        "ferry/bad-request",
+        "task",
+    );
+    let unknown_task = json!({"task": {"name": "nosuch::task", "files": []},
+        "target": {"hostname": "h", "user": "u", "password": "p", "host-key-check": false}});
+    assert_error(
+        &call(&app, "POST", "/ssh/run_task", &unknown_task.to_string()).await,
+        404,
+        "ferry/task-not-found",
+        "nosuch::task",
+    );
+    assert_error(
+        &call(
+            &app,
+            "POST",
+            "/orchestrator/v1/command/task",
+            "{\"task\": \"x::y\"}",
+        )
+        .await,
+        400,
+        "ferry/bad-request",
+        "scope",
+    );
+    assert_error(
+        &call(
+            &app,
+            "POST",
+            "/orchestrator/v1/command/stop",
+            "{\"job\": \"42\"}",
+        )
+        .await,
+        404,
+        "ferry/not-found",
+        "42",
+    );
+
+    // Without a peer extension or token nothing gets in.
+    let req = Request::builder()
+        .method("POST")
+        .uri("/check")
+        .body(Body::empty())
+        .expect("request");
+    let resp = app.clone().oneshot(req).await.expect("infallible");
+    assert_eq!(resp.status().as_u16(), 401);
+}
+
+#[tokio::test]
+async fn openapi_describes_every_route_and_metrics_count_requests() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app(&pki, dir.path()).await;
+    let (status, doc) = call(&app, "GET", "/openapi.json", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(doc["openapi"], "3.0.3");
+    for (method, path) in ferry::server::ROUTES {
+        let op = &doc["paths"][*path][method.to_lowercase()];
+        assert!(op.is_object(), "{method} {path} missing from openapi.json");
+        assert!(op["x-ferry-action"].is_string());
+    }
+    assert_eq!(call(&app, "POST", "/check", "").await.0, 200);
+    let (status, text) = call(&app, "GET", "/metrics", "").await;
+    assert_eq!(status, 200);
+    let text = text.as_str().unwrap_or_default().to_string();
+    for needle in [
+        "# TYPE ferry_http_requests_total counter",
+        "ferry_http_requests_total{endpoint=\"check\",code=\"200\"} 1",
+        "ferry_http_request_duration_seconds_bucket{endpoint=\"check\",le=\"+Inf\"} 1",
+        "ferry_jobs_started_total 0",
+        "# TYPE ferry_target_duration_seconds histogram",
+    ] {
+        assert!(text.contains(needle), "{needle} not in:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_over_tls_and_two_hundred_concurrent_checks() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let server = TestServer::start(
+        &pki,
+        dir.path(),
+        "request-size-limit: 2048\nrequest-timeout: 1\n",
+    )
+    .await;
+    let client = Client::new(&pki, Some(&pki.client));
+
+    let big = json!({"command": "x".repeat(4096), "target": {}});
+    let resp = client.post(server.addr, "/ssh/run_command", &big).await;
+    assert_eq!(resp.status, 413, "{}", resp.text());
+    assert_eq!(resp.json()["kind"], "ferry/request-too-large");
+
+    // A body that never arrives: 408 after request-timeout.
+    let mut raw = client.raw(server.addr).await.expect("connect");
+    raw.write_all(b"POST /ssh/run_command HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"com")
+        .await
+        .expect("write");
+    let started = Instant::now();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), raw.read(&mut buf))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(head.starts_with("HTTP/1.1 408"), "{head}");
+    assert!(head.contains("ferry/request-timeout"), "{head}");
+    assert!(started.elapsed() >= Duration::from_millis(900));
+
+    // Headers that never end: the connection is closed.
+    let mut raw = client.raw(server.addr).await.expect("connect");
+    raw.write_all(b"GET /metrics HTTP/1.1\r\nHost: loc")
+        .await
+        .expect("write");
+    let closed = tokio::time::timeout(Duration::from_secs(5), raw.read(&mut buf)).await;
+    assert!(closed.is_ok(), "slow headers kept the connection open");
+
+    let started = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..200 {
+        let client = client.clone();
+        let addr = server.addr;
+        set.spawn(async move { client.send(addr, "POST", "/check", None).await });
+    }
+    let mut ok = 0;
+    while let Some(done) = set.join_next().await {
+        let resp = done.expect("task").expect("request");
+        assert_eq!(resp.status, 200);
+        ok += 1;
+    }
+    assert_eq!(ok, 200);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    server.stop().await;
+}

@@ -1,0 +1,467 @@
+//! Orchestrator-style jobs end to end against real sshd targets, on both
+//! store backends: start a command job over the inventory, follow it as
+//! server-sent events (job_finished last), read jobs, nodes and events,
+//! failures and errors per node, stopping a job, a restart that keeps
+//! everything, and a server killed mid-job (SIGKILL) whose finished result
+//! survives and whose job is failed at the next start, with an event saying
+//! why. The PostgreSQL test starts a real cluster.
+
+mod common;
+#[path = "common/pg.rs"]
+mod pg;
+#[path = "common/tls.rs"]
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::sshd::{self, KeyType, NOPW_USER, Sshd, client_keys};
+use serde_json::{Value, json};
+use tls::{Client, Pki, TestServer, read_sse};
+
+async fn fixture() -> &'static Sshd {
+    tokio::task::spawn_blocking(sshd::shared)
+        .await
+        .expect("sshd fixture")
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("ferry-server-jobs-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// web1 (root) and web2 (the no-password sudo user) on the fixture, in
+/// group `web`; `down` on a closed port.
+fn inventory(sshd: &Sshd, dir: &Path) -> PathBuf {
+    let key = client_keys().path(KeyType::Ed25519);
+    let target = |name: &str, user: &str, port: u16| {
+        format!(
+            "      - name: {name}\n        uri: ssh://{user}@{}:{port}\n",
+            sshd.host()
+        )
+    };
+    let text = format!(
+        "config:\n  ssh:\n    private-key: {}\n    known-hosts-file: {}\n    load-config: false\n    connect-timeout: 3\ngroups:\n  - name: web\n    targets:\n{}{}  - name: broken\n    targets:\n{}",
+        key.display(),
+        sshd.known_hosts_path().display(),
+        target("web1", "root", sshd.port()),
+        target("web2", NOPW_USER, sshd.port()),
+        target("down", "root", 1),
+    );
+    let path = dir.join("inventory.yaml");
+    std::fs::write(&path, text).expect("write inventory");
+    path
+}
+
+async fn start_job(client: &Client, addr: SocketAddr, command: &str, scope: Value) -> String {
+    let r = client
+        .post(
+            addr,
+            "/orchestrator/v1/command/command",
+            &json!({"command": command, "scope": scope, "description": "test"}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let job = r.json();
+    let name = job["job"]["name"].as_str().expect("name").to_string();
+    assert!(
+        job["job"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&format!("/orchestrator/v1/jobs/{name}"))
+    );
+    name
+}
+
+async fn stream(client: &Client, addr: SocketAddr, job: &str) -> Vec<(String, Value)> {
+    let resp = client
+        .open(
+            addr,
+            "GET",
+            &format!("/orchestrator/v1/jobs/{job}/events/stream"),
+            None,
+        )
+        .await
+        .expect("stream");
+    assert_eq!(resp.status().as_u16(), 200);
+    tokio::time::timeout(Duration::from_secs(60), read_sse(resp))
+        .await
+        .expect("stream ended in time")
+}
+
+fn kinds(events: &[(String, Value)]) -> Vec<&str> {
+    events.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// Polls a job's events until `pred` holds for them.
+async fn wait_events(
+    client: &Client,
+    addr: SocketAddr,
+    job: &str,
+    pred: impl Fn(&[Value]) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = client
+            .get(addr, &format!("/orchestrator/v1/jobs/{job}/events"))
+            .await
+            .json();
+        let items = r["items"].as_array().cloned().unwrap_or_default();
+        if pred(&items) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "events never matched: {r}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn has(items: &[Value], kind: &str, node: &str) -> bool {
+    items
+        .iter()
+        .any(|e| e["type"] == kind && e["details"]["node"] == node)
+}
+
+async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
+    let sshd = fixture().await;
+    let inv = inventory(sshd, dir);
+    let modules = dir.join("modules");
+    std::fs::create_dir_all(modules.join("demo/tasks")).expect("mkdir");
+    std::fs::write(
+        modules.join("demo/tasks/greet.sh"),
+        "#!/bin/sh\necho \"{\\\"greeting\\\": \\\"hi $PT_name\\\"}\"\n",
+    )
+    .expect("write task");
+    std::fs::write(
+        modules.join("demo/tasks/greet.json"),
+        r#"{"parameters": {"name": {"type": "String", "sensitive": true}}}"#,
+    )
+    .expect("write metadata");
+    let extra = format!(
+        "inventory: {}\nmodulepath: {}\n{store}",
+        inv.display(),
+        modules.display()
+    );
+    let server = TestServer::start(pki, dir, &extra).await;
+    let backend = if store.contains("postgres") {
+        "postgres"
+    } else {
+        "sqlite"
+    };
+    assert_eq!(server.state.store.backend(), backend);
+    let client = Client::new(pki, Some(&pki.client));
+    let addr = server.addr;
+
+    // A job over a group, followed live.
+    let job = start_job(
+        &client,
+        addr,
+        "echo hi from $(id -un)",
+        json!({"node_group": "web"}),
+    )
+    .await;
+    let events = stream(&client, addr, &job).await;
+    let k = kinds(&events);
+    assert_eq!(k.last(), Some(&"job_finished"), "{k:?}");
+    assert_eq!(
+        k.iter().filter(|k| **k == "node_running").count(),
+        2,
+        "{k:?}"
+    );
+    assert_eq!(
+        k.iter().filter(|k| **k == "node_finished").count(),
+        2,
+        "{k:?}"
+    );
+    let ids: Vec<i64> = events
+        .iter()
+        .map(|(_, v)| v["id"].as_str().and_then(|s| s.parse().ok()).unwrap_or(0))
+        .collect();
+    assert_eq!(ids, (1..=5).collect::<Vec<_>>());
+
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await
+        .json();
+    assert_eq!(j["state"], "finished", "{j}");
+    assert_eq!(j["node_count"], 2);
+    assert_eq!(j["type"], "command");
+    assert_eq!(j["owner"]["login"], "client-ok");
+    assert!(j["finished_timestamp"].is_string());
+    let nodes = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/nodes"))
+        .await
+        .json();
+    let items = nodes["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 2);
+    for (node, user) in [("web1", "root"), ("web2", NOPW_USER)] {
+        let n = items.iter().find(|n| n["name"] == node).expect("node");
+        assert_eq!(n["state"], "finished", "{n}");
+        assert_eq!(n["result"]["stdout"], format!("hi from {user}\n"), "{n}");
+        assert_eq!(n["details"]["status"], "success");
+    }
+    let tail = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/events?start=4"))
+        .await
+        .json();
+    assert_eq!(tail["items"].as_array().map(Vec::len), Some(2), "{tail}");
+    assert_eq!(tail["items"][1]["type"], "job_finished");
+    assert_eq!(tail["next-events"]["event"], "6");
+    // A finished job's stream replays and ends.
+    let again = stream(&client, addr, &job).await;
+    assert_eq!(kinds(&again), k);
+
+    // A command that fails, and a node that cannot be reached.
+    let failed = start_job(&client, addr, "exit 2", json!({"nodes": ["web1"]})).await;
+    let k = kinds(&stream(&client, addr, &failed).await).join(",");
+    assert_eq!(k, "node_running,node_failed,job_finished");
+    let errored = start_job(&client, addr, "true", json!({"node_group": "broken"})).await;
+    let events = stream(&client, addr, &errored).await;
+    assert_eq!(
+        kinds(&events).join(","),
+        "node_running,node_errored,job_finished"
+    );
+    assert_eq!(
+        events[1].1["details"]["result"]["_error"]["issue_code"],
+        "CONNECT_ERROR"
+    );
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{errored}"))
+        .await
+        .json();
+    assert_eq!(j["state"], "failed");
+
+    // Stopping a running job.
+    let long = start_job(&client, addr, "sleep 30", json!({"nodes": ["web1"]})).await;
+    wait_events(&client, addr, &long, |items| {
+        has(items, "node_running", "web1")
+    })
+    .await;
+    let started = Instant::now();
+    let r = client
+        .post(addr, "/orchestrator/v1/command/stop", &json!({"job": long}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["job"]["state"], "stopping");
+    let events = stream(&client, addr, &long).await;
+    assert_eq!(kinds(&events).last(), Some(&"job_finished"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{long}"))
+        .await
+        .json();
+    assert_eq!(j["state"], "stopped");
+    let n = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{long}/nodes"))
+        .await
+        .json();
+    assert_eq!(n["items"][0]["state"], "stopped");
+
+    // A task job; its sensitive parameter never reaches the store.
+    let r = client
+        .post(
+            addr,
+            "/orchestrator/v1/command/task",
+            &json!({"task": "demo::greet", "params": {"name": "Zaphod-secret"}, "scope": {"nodes": ["web2"]}}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let task_job = r.json()["job"]["name"].as_str().expect("name").to_string();
+    let events = stream(&client, addr, &task_job).await;
+    assert_eq!(
+        kinds(&events).join(","),
+        "node_running,node_finished,job_finished"
+    );
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{task_job}"))
+        .await
+        .json();
+    assert_eq!(j["type"], "task");
+    assert!(!j.to_string().contains("Zaphod-secret"), "{j}");
+    let r = client
+        .post(
+            addr,
+            "/orchestrator/v1/command/task",
+            &json!({"task": "demo::missing", "scope": {"nodes": ["web2"]}}),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+
+    // Scope errors name the field.
+    let r = client
+        .post(
+            addr,
+            "/orchestrator/v1/command/command",
+            &json!({"command": "id", "scope": {"nodes": ["web1", "nope"]}}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("scope.nodes[1]")
+    );
+
+    let list = client
+        .get(addr, "/orchestrator/v1/jobs?limit=2")
+        .await
+        .json();
+    assert_eq!(list["pagination"]["total"], 5);
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(list["items"][0]["name"], task_job);
+    server.stop().await;
+
+    // A restart keeps every job, node result and event.
+    let server = TestServer::start(pki, dir, &extra).await;
+    let addr = server.addr;
+    let list = client.get(addr, "/orchestrator/v1/jobs").await.json();
+    assert_eq!(list["pagination"]["total"], 5, "{list}");
+    let nodes = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/nodes"))
+        .await
+        .json();
+    let web1 = nodes["items"]
+        .as_array()
+        .and_then(|i| i.iter().find(|n| n["name"] == "web1").cloned());
+    assert_eq!(web1.expect("web1")["result"]["stdout"], "hi from root\n");
+    let events = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/events"))
+        .await
+        .json();
+    assert_eq!(events["items"].as_array().map(Vec::len), Some(5));
+    // New jobs continue the numbering.
+    let next = start_job(&client, addr, "true", json!({"nodes": ["web2"]})).await;
+    assert_eq!(next, "6");
+    stream(&client, addr, &next).await;
+    server.stop().await;
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+/// The real binary is killed with SIGKILL while web2 still runs; web1's
+/// result survives and the next start fails the job with an event.
+async fn killed_mid_job(pki: &Pki, dir: &Path, store: &str) {
+    let sshd = fixture().await;
+    let inv = inventory(sshd, dir);
+    let port = free_port();
+    let config = dir.join("killed.yaml");
+    let body = format!("inventory: {}\nloglevel: warn\n{store}", inv.display());
+    std::fs::write(
+        &config,
+        format!(
+            "{}host: 127.0.0.1\nport: {port}\ncache-dir: {}\n{body}",
+            pki.config_lines(),
+            dir.display()
+        ),
+    )
+    .expect("write config");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn ferry serve");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let client = Client::new(pki, Some(&pki.client));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.send(addr, "POST", "/check", None).await.is_err() {
+        assert!(Instant::now() < deadline, "ferry serve did not come up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let job = start_job(
+        &client,
+        addr,
+        "if [ \"$(id -un)\" = root ]; then echo fast; else sleep 30; fi",
+        json!({"node_group": "web"}),
+    )
+    .await;
+    wait_events(&client, addr, &job, |items| {
+        has(items, "node_finished", "web1") && has(items, "node_running", "web2")
+    })
+    .await;
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
+    let server = TestServer::start(pki, &dir.join("second"), &body).await;
+    let addr = server.addr;
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await
+        .json();
+    assert_eq!(j["state"], "failed", "{j}");
+    let nodes = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/nodes"))
+        .await
+        .json();
+    let items = nodes["items"].as_array().cloned().unwrap_or_default();
+    let node = |name: &str| {
+        items
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .expect("node")
+    };
+    assert_eq!(node("web1")["state"], "finished");
+    assert_eq!(node("web1")["result"]["stdout"], "fast\n");
+    assert_eq!(node("web2")["state"], "failed");
+    let events = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/events"))
+        .await
+        .json();
+    let items = events["items"].as_array().cloned().unwrap_or_default();
+    let last = items.last().expect("events");
+    assert_eq!(last["type"], "job_finished", "{events}");
+    assert_eq!(last["details"]["reason"], "server-restart");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("server stopped")
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_command_jobs_stream_stop_and_restart() {
+    let pki = Pki::new();
+    let dir = scratch();
+    command_jobs(&pki, dir.path(), "").await;
+    assert!(dir.path().join("ferry.db").is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_server_killed_mid_job() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let db = dir.path().join("jobs.db");
+    killed_mid_job(
+        &pki,
+        dir.path(),
+        &format!("store: sqlite://{}\n", db.display()),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_same_behaviour() {
+    let pg = tokio::task::spawn_blocking(pg::Pg::start)
+        .await
+        .expect("pg");
+    let pki = Pki::new();
+    let dir = scratch();
+    let url = pg.database("ferry_jobs");
+    command_jobs(&pki, dir.path(), &format!("store: \"{url}\"\n")).await;
+    let dir = scratch();
+    let url = pg.database("ferry_killed");
+    killed_mid_job(&pki, dir.path(), &format!("store: \"{url}\"\n")).await;
+    drop(pg);
+}
