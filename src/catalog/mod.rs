@@ -38,10 +38,19 @@ pub struct CompileRequest {
 /// A compilation failure, rendered Puppet-style:
 /// `Evaluation Error: ... (file: F, line: L, column: C) on node N`.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{error} on node {node}")]
 pub struct CompileError {
     pub error: LangError,
     pub node: String,
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.error.kind == crate::lang::error::ErrorKind::Bare {
+            write!(f, "{}", self.error)
+        } else {
+            write!(f, "{} on node {}", self.error, self.node)
+        }
+    }
 }
 
 /// Stack size for the compiler thread (deeply nested input stays bounded by
@@ -54,7 +63,10 @@ pub fn compile(req: &CompileRequest) -> Result<Catalog, CompileError> {
 }
 
 /// Compile a catalog reading every file through `loader`.
-pub fn compile_with_loader(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, CompileError> {
+pub fn compile_with_loader(
+    req: &CompileRequest,
+    loader: &dyn Loader,
+) -> Result<Catalog, CompileError> {
     let result = std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("ferry-compile".into())
@@ -84,7 +96,13 @@ fn compile_inner(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, L
             modulepath.push(m);
         }
     }
-    let mut ev = Evaluator::new(loader, modulepath, req.environment.clone(), &req.node, &req.facts);
+    let mut ev = Evaluator::new(
+        loader,
+        modulepath,
+        req.environment.clone(),
+        &req.node,
+        &req.facts,
+    );
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");
@@ -92,10 +110,16 @@ fn compile_inner(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, L
         }
         ManifestSource::File(path) if loader.is_dir(path) => {
             let mut all = Vec::new();
-            let files = loader
-                .list(path)
-                .map_err(|e| LangError::load(format!("Could not read manifest directory {}: {e}", path.display())))?;
-            for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "pp")) {
+            let files = loader.list(path).map_err(|e| {
+                LangError::load(format!(
+                    "Could not read manifest directory {}: {e}",
+                    path.display()
+                ))
+            })?;
+            for f in files
+                .iter()
+                .filter(|f| f.extension().is_some_and(|e| e == "pp"))
+            {
                 if let Some(s) = ev.load_file(f)? {
                     all.extend(s);
                 }

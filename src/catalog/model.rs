@@ -57,7 +57,11 @@ fn kind_name(k: ResKind) -> &'static str {
 }
 
 pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
-    let included: Vec<bool> = ev.resources.iter().map(|r| !r.virtual_ && !r.exported).collect();
+    let included: Vec<bool> = ev
+        .resources
+        .iter()
+        .map(|r| !r.virtual_ && !r.exported)
+        .collect();
     let is_in = |i: usize| included.get(i).copied().unwrap_or(false);
     let mut resources = Vec::new();
     let mut tags: Vec<String> = Vec::new();
@@ -68,6 +72,14 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
         let mut parameters = serde_json::Map::new();
         let mut sensitive = Vec::new();
         for (k, v) in &r.params {
+            // Puppet omits a namevar that merely repeats the title.
+            if r.kind == ResKind::Builtin && k == "name" && v.as_str() == Some(r.title.as_str()) {
+                continue;
+            }
+            // Puppet omits a namevar that merely repeats the title.
+            if r.kind == ResKind::Builtin && k == "name" && v.as_str() == Some(r.title.as_str()) {
+                continue;
+            }
             if let crate::lang::value::Value::Sensitive(_) = v {
                 sensitive.push(k.clone());
             }
@@ -97,7 +109,11 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
             sensitive_parameters: sensitive,
         });
     }
-    let name_of = |i: usize| ev.resources.get(i).map(|r| format!("{}[{}]", r.type_name, r.title));
+    let name_of = |i: usize| {
+        ev.resources
+            .get(i)
+            .map(|r| format!("{}[{}]", r.type_name, r.title))
+    };
     let mut edges: Vec<Edge> = Vec::new();
     for (s, t) in &ev.edges {
         if !is_in(*s) || !is_in(*t) {
@@ -116,7 +132,8 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
         .unwrap_or(0);
     let uuid = {
         use sha2::Digest;
-        let d = sha2::Sha256::digest(format!("{}:{version}:{}", ev.node, resources.len()).as_bytes());
+        let d =
+            sha2::Sha256::digest(format!("{}:{version}:{}", ev.node, resources.len()).as_bytes());
         let h: String = d.iter().map(|b| format!("{b:02x}")).collect();
         format!(
             "{}-{}-{}-{}-{}",

@@ -25,6 +25,15 @@ pub fn compile(
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read the facts", path.display()))?;
             match serde_json::from_str(&text) {
+                // `puppet facts` output wraps the facts in {"name", "values"}.
+                Ok(serde_json::Value::Object(mut map))
+                    if map.contains_key("values") && map.contains_key("name") =>
+                {
+                    match map.remove("values") {
+                        Some(serde_json::Value::Object(values)) => values,
+                        _ => bail!("{}: \"values\" must be a JSON object", path.display()),
+                    }
+                }
                 Ok(serde_json::Value::Object(map)) => map,
                 Ok(_) => bail!("{}: facts must be a JSON object", path.display()),
                 Err(e) => bail!("{}:{}:{}: {e}", path.display(), e.line(), e.column()),
@@ -48,7 +57,14 @@ pub fn compile(
         node: node.to_string(),
         environment,
     };
-    let catalog = compile_catalog(&request)?;
+    let catalog = match compile_catalog(&request) {
+        Ok(c) => c,
+        Err(e) => {
+            // Puppet's own form, so its users (and compare.py) read it as Puppet's.
+            eprintln!("Error: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
     for m in &catalog.messages {
         eprintln!("{m}");
     }

@@ -25,14 +25,15 @@ impl Loc {
 
 impl fmt::Display for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.file.is_empty() {
-            write!(f, "(line: {}, column: {})", self.line, self.col)
+        let col = if self.col == 0 {
+            String::new()
         } else {
-            write!(
-                f,
-                "(file: {}, line: {}, column: {})",
-                self.file, self.line, self.col
-            )
+            format!(", column: {}", self.col)
+        };
+        if self.file.is_empty() {
+            write!(f, "(line: {}{col})", self.line)
+        } else {
+            write!(f, "(file: {}, line: {}{col})", self.file, self.line)
         }
     }
 }
@@ -46,6 +47,14 @@ pub enum ErrorKind {
     Evaluation,
     /// A manifest, template or data file could not be read or decoded.
     Load,
+    /// A message Puppet reports without prefix or location.
+    Bare,
+    /// `next()` unwinding to the enclosing lambda.
+    Next,
+    /// `break()` unwinding to the enclosing iteration.
+    Break,
+    /// `return()` unwinding to the enclosing function.
+    Return,
 }
 
 /// An error of the language layer, with location when known.
@@ -59,9 +68,17 @@ pub struct LangError {
 impl fmt::Display for LangError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            ErrorKind::Syntax => write!(f, "Could not parse: {}", self.message)?,
+            ErrorKind::Syntax => write!(
+                f,
+                "Could not parse for environment production: {}",
+                self.message
+            )?,
             ErrorKind::Evaluation => write!(f, "Evaluation Error: {}", self.message)?,
-            ErrorKind::Load => write!(f, "{}", self.message)?,
+            ErrorKind::Load
+            | ErrorKind::Bare
+            | ErrorKind::Next
+            | ErrorKind::Break
+            | ErrorKind::Return => write!(f, "{}", self.message)?,
         }
         if let Some(loc) = &self.loc {
             write!(f, " {loc}")?;

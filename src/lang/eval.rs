@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::lang::ast::{Definition, Expr, ExprKind, FunctionDef, Lambda, NodeDef, Param, UnOp};
+use crate::lang::ast::{Definition, Expr, ExprKind, FunctionDef, NodeDef, UnOp};
 use crate::lang::error::{ErrorKind, LResult, LangError, Loc};
 use crate::lang::loader::Loader;
 use crate::lang::types::{self, PType, capitalize};
@@ -77,6 +77,12 @@ pub struct Collect {
     pub matched: HashSet<usize>,
 }
 
+/// A resource reference as (capitalized type, title).
+pub type RefKey = (String, String);
+
+/// A pending resource override: targets, operations (name, value, append), location.
+pub type Override = (Vec<RefKey>, Vec<(String, Value, bool)>, Loc);
+
 /// Compiler state for one node.
 pub struct Evaluator<'l> {
     pub loader: &'l dyn Loader,
@@ -100,7 +106,7 @@ pub struct Evaluator<'l> {
     pub class_list: Vec<String>,
     pub pending_defines: Vec<usize>,
     pub collectors: Vec<Collect>,
-    pub overrides: Vec<(Vec<(String, String)>, Vec<(String, Value, bool)>, Loc)>,
+    pub overrides: Vec<Override>,
     pub relationships: Vec<(RelEnd, RelEnd, &'static str, Loc)>,
     pub depth: usize,
     pub messages: Vec<String>,
@@ -112,6 +118,10 @@ pub struct Evaluator<'l> {
     pub facts: Value,
     /// Output buffers of templates being rendered.
     pub render_stack: Vec<String>,
+    /// References passed to `realize`, applied while finishing.
+    pub pending_realize: Vec<(String, String)>,
+    /// Value carried by next()/break()/return().
+    pub control_value: Value,
 }
 
 pub fn plain(msg: impl Into<String>) -> LangError {
@@ -135,8 +145,15 @@ pub fn in_context(e: LangError, what: &str, loc: &Loc) -> LangError {
 }
 
 impl<'l> Evaluator<'l> {
-    pub fn new_scope(&mut self, parent: Option<ScopeId>, dyn_parent: Option<ScopeId>, container: usize) -> ScopeId {
-        let module = parent.and_then(|p| self.scopes.get(p)).and_then(|s| s.module.clone());
+    pub fn new_scope(
+        &mut self,
+        parent: Option<ScopeId>,
+        dyn_parent: Option<ScopeId>,
+        container: usize,
+    ) -> ScopeId {
+        let module = parent
+            .and_then(|p| self.scopes.get(p))
+            .and_then(|s| s.module.clone());
         self.scopes.push(Scope {
             parent,
             dyn_parent,
@@ -150,7 +167,10 @@ impl<'l> Evaluator<'l> {
     pub fn enter(&mut self, loc: &Loc) -> LResult<()> {
         self.depth += 1;
         if self.depth > MAX_EVAL_DEPTH {
-            return Err(LangError::eval("Maximum evaluation depth exceeded (infinite recursion?)", loc));
+            return Err(LangError::eval(
+                "Maximum evaluation depth exceeded (infinite recursion?)",
+                loc,
+            ));
         }
         Ok(())
     }
@@ -163,7 +183,11 @@ impl<'l> Evaluator<'l> {
             if stripped.contains("::") {
                 return self.lookup_qualified(stripped);
             }
-            return self.scopes.first().and_then(|s| s.vars.get(stripped)).cloned();
+            return self
+                .scopes
+                .first()
+                .and_then(|s| s.vars.get(stripped))
+                .cloned();
         }
         if name.contains("::") {
             return self.lookup_qualified(name);
@@ -202,7 +226,24 @@ impl<'l> Evaluator<'l> {
         };
         let numeric = name.chars().all(|c| c.is_ascii_digit());
         if !numeric && scope.vars.contains_key(name) {
-            return Err(LangError::eval(format!("Cannot reassign variable '${name}'"), loc));
+            let builtin = sc == 0
+                && (matches!(
+                    name,
+                    "facts"
+                        | "trusted"
+                        | "name"
+                        | "title"
+                        | "environment"
+                        | "clientcert"
+                        | "module_name"
+                ) || matches!(&self.facts, Value::Hash(h) if crate::lang::value::hash_get_str(h, name).is_some()))
+                || matches!(name, "title" | "name");
+            let msg = if builtin {
+                format!("Cannot reassign built in (or already assigned) variable '${name}'")
+            } else {
+                format!("Cannot reassign variable '${name}'")
+            };
+            return Err(LangError::eval(msg, loc));
         }
         scope.vars.insert(name.to_string(), v);
         Ok(())
@@ -265,7 +306,12 @@ impl<'l> Evaluator<'l> {
                         Value::Str(ref s) => match crate::lang::eval_ops::str_to_num(s) {
                             Some(Value::Int(i)) => Value::Int(-i),
                             Some(Value::Float(f)) => Value::Float(-f),
-                            _ => return Err(LangError::eval(format!("The value '{s}' cannot be converted to Numeric"), loc)),
+                            _ => {
+                                return Err(LangError::eval(
+                                    format!("The value '{s}' cannot be converted to Numeric"),
+                                    loc,
+                                ));
+                            }
                         },
                         other => {
                             return Err(LangError::eval(
@@ -279,7 +325,7 @@ impl<'l> Evaluator<'l> {
             ExprKind::Binary(op, l, r) => self.eval_binary(*op, l, r, sc, loc)?,
             ExprKind::Assign(lhs, rhs) => {
                 let v = self.eval(rhs, sc)?;
-                self.assign(lhs, v.clone(), sc)?;
+                self.assign(lhs, v.clone(), sc, loc)?;
                 v
             }
             ExprKind::Access(target, keys) => {
@@ -356,7 +402,10 @@ impl<'l> Evaluator<'l> {
                     Some(d) => self.eval(d, sc)?,
                     None => {
                         return Err(LangError::eval(
-                            format!("No matching entry for selector parameter with value '{}'", v.to_s()),
+                            format!(
+                                "No matching entry for selector parameter with value '{}'",
+                                v.to_s()
+                            ),
                             loc,
                         ));
                     }
@@ -373,7 +422,9 @@ impl<'l> Evaluator<'l> {
             ExprKind::ResourceDefaults { type_name, ops } => {
                 self.eval_defaults(type_name, ops, sc, loc)?
             }
-            ExprKind::ResourceOverride { target, ops } => self.eval_override(target, ops, sc, loc)?,
+            ExprKind::ResourceOverride { target, ops } => {
+                self.eval_override(target, ops, sc, loc)?
+            }
             ExprKind::Collector {
                 type_name,
                 exported,
@@ -405,15 +456,18 @@ impl<'l> Evaluator<'l> {
         Ok(out)
     }
 
-    fn assign(&mut self, lhs: &Expr, v: Value, sc: ScopeId) -> LResult<()> {
+    fn assign(&mut self, lhs: &Expr, v: Value, sc: ScopeId, op_loc: &Loc) -> LResult<()> {
         match &lhs.kind {
-            ExprKind::Var(name) => self.set_var(name, v, sc, &lhs.loc),
+            ExprKind::Var(name) => self.set_var(name, v, sc, op_loc),
             ExprKind::Array(targets) => {
                 let vals = match v {
                     Value::Array(a) => a,
                     other => {
                         return Err(LangError::eval(
-                            format!("Cannot assign a {} to multiple variables", other.type_name()),
+                            format!(
+                                "Cannot assign a {} to multiple variables",
+                                other.type_name()
+                            ),
                             &lhs.loc,
                         ));
                     }
@@ -429,11 +483,14 @@ impl<'l> Evaluator<'l> {
                     ));
                 }
                 for (t, v) in targets.iter().zip(vals) {
-                    self.assign(t, v, sc)?;
+                    self.assign(t, v, sc, op_loc)?;
                 }
                 Ok(())
             }
-            _ => Err(LangError::eval("Illegal attempt to assign to a non-variable", &lhs.loc)),
+            _ => Err(LangError::eval(
+                "Illegal attempt to assign to a non-variable",
+                &lhs.loc,
+            )),
         }
     }
 
@@ -456,7 +513,10 @@ impl<'l> Evaluator<'l> {
             return match v? {
                 Value::Type(t) => Ok(PType::Alias(name.to_string(), Box::new(t))),
                 other => Err(LangError::eval(
-                    format!("Type alias '{name}' does not resolve to a type, got {}", other.type_name()),
+                    format!(
+                        "Type alias '{name}' does not resolve to a type, got {}",
+                        other.type_name()
+                    ),
                     loc,
                 )),
             };
@@ -495,7 +555,9 @@ impl<'l> Evaluator<'l> {
         match re.captures(s) {
             Some(caps) => {
                 if let Some(scope) = self.scopes.get_mut(sc) {
-                    scope.vars.retain(|k, _| !k.chars().all(|c| c.is_ascii_digit()));
+                    scope
+                        .vars
+                        .retain(|k, _| !k.chars().all(|c| c.is_ascii_digit()));
                     for (i, c) in caps.iter().enumerate() {
                         let val = c.map_or(Value::Undef, |m| Value::Str(m.as_str().to_string()));
                         scope.vars.insert(i.to_string(), val);
@@ -506,102 +568,16 @@ impl<'l> Evaluator<'l> {
             None => Ok(false),
         }
     }
-
-    /// Call a lambda with positional arguments in a new local scope.
-    pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> LResult<Value> {
-        let container = self.scopes.get(sc).map_or(0, |s| s.container);
-        let local = self.new_scope(Some(sc), Some(sc), container);
-        self.bind_positional(&l.params, args, local, &l.loc, "lambda")?;
-        self.enter(&l.loc)?;
-        let r = self.eval_block(&l.body, local);
-        self.leave();
-        r
-    }
-
-    /// Bind positional arguments to parameters with type checks and defaults.
-    pub fn bind_positional(
-        &mut self,
-        params: &[Param],
-        args: Vec<Value>,
-        sc: ScopeId,
-        loc: &Loc,
-        what: &str,
-    ) -> LResult<()> {
-        let mut it = args.into_iter();
-        for p in params {
-            let v = if p.captures_rest {
-                Value::Array(it.by_ref().collect())
-            } else {
-                match it.next() {
-                    Some(v) => v,
-                    None => match &p.default {
-                        Some(d) => self.eval(d, sc)?,
-                        None => Value::Undef,
-                    },
-                }
-            };
-            if let Some(t) = &p.ty {
-                if let Value::Type(t) = self.eval(t, sc)? {
-                    let check = if p.captures_rest {
-                        match &v {
-                            Value::Array(items) => items.iter().find(|x| !types::is_instance(&t, x)).cloned(),
-                            _ => None,
-                        }
-                    } else if types::is_instance(&t, &v) {
-                        None
-                    } else {
-                        Some(v.clone())
-                    };
-                    if let Some(bad) = check {
-                        return Err(LangError::eval(
-                            format!("{what} parameter '{}' {}", p.name, types::mismatch(&t, &bad)),
-                            loc,
-                        ));
-                    }
-                }
-            }
-            if let Some(s) = self.scopes.get_mut(sc) {
-                s.vars.insert(p.name.clone(), v);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn call_user_function(&mut self, f: &Arc<FunctionDef>, args: Vec<Value>, loc: &Loc) -> LResult<Value> {
-        let local = self.new_scope(Some(0), Some(0), self.main_index);
-        let what = format!("function '{}'", f.name);
-        self.bind_positional(&f.params, args, local, loc, &what)?;
-        self.enter(loc)?;
-        let r = self.eval_block(&f.body, local);
-        self.leave();
-        let v = match r {
-            Err(e) if e.message.starts_with("\u{0}return:") => self.take_return(),
-            other => other?,
-        };
-        if let Some(rt) = &f.return_type {
-            if let Value::Type(t) = self.eval(rt, local)? {
-                if !types::is_instance(&t, &v) {
-                    return Err(LangError::eval(
-                        format!("{what} returned value {}", types::mismatch(&t, &v)),
-                        loc,
-                    ));
-                }
-            }
-        }
-        Ok(v)
-    }
-
-    fn take_return(&mut self) -> Value {
-        self.scopes
-            .first_mut()
-            .and_then(|s| s.vars.remove("\u{0}return"))
-            .unwrap_or(Value::Undef)
-    }
 }
 
 /// Compile a Puppet regex (Ruby syntax subset) with the `regex` crate.
 pub fn compile_regex(pattern: &str) -> Result<regex::Regex, String> {
-    let translated = pattern.replace("\\A", "^").replace("\\z", "$").replace("\\Z", "$");
+    let translated = pattern
+        .replace("\\A", "^")
+        .replace("\\z", "$")
+        .replace("\\Z", "$")
+        .replace("\\0", "\\x00")
+        .replace("\\h", "[0-9a-fA-F]");
     regex::RegexBuilder::new(&translated)
         .size_limit(1 << 20)
         .build()

@@ -14,16 +14,29 @@ use crate::lang::loader;
 use crate::lang::types::{self, capitalize};
 use crate::lang::value::Value;
 
+/// The module a manifest file belongs to (`<modulepath>/<module>/manifests/..`).
+fn module_of(modulepath: &[PathBuf], file: &str) -> Option<String> {
+    let p = Path::new(file);
+    modulepath.iter().find_map(|mp| {
+        let rest = p.strip_prefix(mp).ok()?;
+        let mut comps = rest.components();
+        let module = comps.next()?.as_os_str().to_str()?.to_string();
+        (comps.next()?.as_os_str() == "manifests").then_some(module)
+    })
+}
+
+/// Maximum nesting of defined types declared inside defined types.
+const MAX_DEFINE_NESTING: usize = 200;
+
 impl<'l> Evaluator<'l> {
     /// Parse a manifest file once and register its definitions.
     pub fn load_file(&mut self, path: &Path) -> LResult<Option<Vec<Expr>>> {
         if !self.loaded_files.insert(path.to_path_buf()) {
             return Ok(None);
         }
-        let src = self
-            .loader
-            .read(path)
-            .map_err(|e| LangError::load(format!("Could not read manifest {}: {e}", path.display())))?;
+        let src = self.loader.read(path).map_err(|e| {
+            LangError::load(format!("Could not read manifest {}: {e}", path.display()))
+        })?;
         let file: Arc<str> = Arc::from(path.display().to_string());
         let stmts = crate::lang::parser::parse(&src, &file)?;
         self.hoist(&stmts, "");
@@ -57,10 +70,14 @@ impl<'l> Evaluator<'l> {
                 }
                 ExprKind::NodeDef(n) => self.nodes.push(n.clone()),
                 ExprKind::FunctionDef(f) => {
-                    self.functions.entry(f.name.to_lowercase()).or_insert(f.clone());
+                    self.functions
+                        .entry(f.name.to_lowercase())
+                        .or_insert(f.clone());
                 }
                 ExprKind::TypeAlias(name, e) => {
-                    self.type_aliases.entry(name.to_lowercase()).or_insert((**e).clone());
+                    self.type_aliases
+                        .entry(name.to_lowercase())
+                        .or_insert((**e).clone());
                 }
                 _ => {}
             }
@@ -99,7 +116,10 @@ impl<'l> Evaluator<'l> {
         if !name.contains(['/', '\\', '.']) {
             'outer: for dir in self.modulepath.clone() {
                 for m in self.loader.list(&dir).unwrap_or_default() {
-                    if self.loader.is_file(&m.join("lib/puppet/type").join(format!("{name}.rb"))) {
+                    if self
+                        .loader
+                        .is_file(&m.join("lib/puppet/type").join(format!("{name}.rb")))
+                    {
                         found = true;
                         break 'outer;
                     }
@@ -152,7 +172,8 @@ impl<'l> Evaluator<'l> {
         if let Some(&idx) = self.index.get(&("Class".to_string(), cap.clone())) {
             if params.is_some() {
                 return Err(plain(format!(
-                    "Duplicate declaration: Class[{cap}] is already declared; cannot redeclare"
+                    "Duplicate declaration: Class[{cap}] is already declared; cannot redeclare (file: {}, line: {})",
+                    loc.file, loc.line
                 )));
             }
             return Ok(idx);
@@ -161,14 +182,28 @@ impl<'l> Evaluator<'l> {
         let mut chain: Vec<Arc<Definition>> = Vec::new();
         let mut cur = Some(name.clone());
         while let Some(n) = cur {
-            if self.index.contains_key(&("Class".to_string(), capitalize(&n))) {
+            if self
+                .index
+                .contains_key(&("Class".to_string(), capitalize(&n)))
+            {
                 break;
             }
             let Some(def) = self.find_class(&n)? else {
-                return Err(plain(format!("Could not find class ::{n} for {}", self.node)));
+                if let Some(child) = chain.last() {
+                    return Err(LangError::load(format!(
+                        "Could not find parent resource type '::{n}' of type hostclass in production (file: {}, line: {})",
+                        child.loc.file, child.loc.line
+                    )));
+                }
+                return Err(plain(format!(
+                    "Could not find class ::{n} for {}",
+                    self.node
+                )));
             };
             if chain.iter().any(|d| d.name == def.name) || chain.len() > 100 {
-                return Err(plain(format!("Circular inheritance detected for class {n}")));
+                return Err(plain(format!(
+                    "Circular inheritance detected for class {n}"
+                )));
             }
             cur = def.parent.clone().map(|p| p.to_lowercase());
             chain.push(def);
@@ -179,17 +214,45 @@ impl<'l> Evaluator<'l> {
             let idx = self.create_class_resource(&def.name, decl_container, sc)?;
             idxs.push(idx);
         }
+        if let (Some(p), Some(&idx)) = (&params, idxs.last()) {
+            if let Some(stage) = p.iter().find(|(n, _)| n == "stage").map(|(_, v)| v.to_s()) {
+                let Some(&sidx) = self.index.get(&("Stage".to_string(), stage.clone())) else {
+                    return Err(plain(format!(
+                        "Could not find stage {stage} specified by Class[{cap}]"
+                    )));
+                };
+                let old = self.stage_index;
+                if let Some(e) = self.edges.iter_mut().find(|e| **e == (old, idx)) {
+                    e.0 = sidx;
+                }
+                if let Some(r) = self.resources.get_mut(idx) {
+                    r.container = Some(sidx);
+                }
+            }
+            if let Some(r) = self.resources.get_mut(idx) {
+                r.loc = Some(loc.clone());
+            }
+        }
         let mut result = 0;
         for (i, def) in chain.iter().rev().enumerate() {
             let idx = idxs.get(i).copied().unwrap_or(0);
-            let p = if def.name == name { params.clone() } else { None };
+            let p = if def.name == name {
+                params.clone()
+            } else {
+                None
+            };
             self.evaluate_class(def, idx, p, sc, loc)?;
             result = idx;
         }
         Ok(result)
     }
 
-    fn create_class_resource(&mut self, name: &str, decl_container: usize, sc: ScopeId) -> LResult<usize> {
+    fn create_class_resource(
+        &mut self,
+        name: &str,
+        decl_container: usize,
+        sc: ScopeId,
+    ) -> LResult<usize> {
         let stage = self.stage_index;
         let idx = self.create_resource(
             "Class",
@@ -202,7 +265,11 @@ impl<'l> Evaluator<'l> {
             sc,
         )?;
         // Class tags also include the declaring resource's tags.
-        let extra = self.resources.get(decl_container).map(|r| r.tags.clone()).unwrap_or_default();
+        let extra = self
+            .resources
+            .get(decl_container)
+            .map(|r| r.tags.clone())
+            .unwrap_or_default();
         if let Some(r) = self.resources.get_mut(idx) {
             for t in extra {
                 if !r.tags.contains(&t) {
@@ -230,16 +297,18 @@ impl<'l> Evaluator<'l> {
         .unwrap_or(0);
         let scope = self.new_scope(Some(parent_scope), Some(decl_sc), idx);
         if let Some(s) = self.scopes.get_mut(scope) {
-            s.module = def.name.split("::").next().map(str::to_string);
+            s.module = module_of(&self.modulepath, &def.loc.file);
         }
         self.class_scopes.insert(def.name.clone(), scope);
         let cap = capitalize(&def.name);
         let mut given = params.unwrap_or_default();
-        let bound = self.bind_definition_params(def, &mut given, scope, &format!("Class[{cap}]"), true)?;
-        if let Some((n, _)) = given.first() {
+        let mut bound =
+            self.bind_definition_params(def, &mut given, scope, &format!("Class[{cap}]"), true)?;
+        for (n, v) in given {
             if !METAPARAMS.contains(&n.as_str()) {
                 return Err(plain(format!("Class[{cap}]: has no parameter named '{n}'")));
             }
+            bound.push((n, v));
         }
         if let Some(r) = self.resources.get_mut(idx) {
             r.params = bound;
@@ -275,10 +344,7 @@ impl<'l> Evaluator<'l> {
         let mut bound = Vec::new();
         for p in &def.params {
             let pos = given.iter().position(|(n, _)| *n == p.name);
-            let mut v = match pos {
-                Some(i) => Some(given.remove(i).1),
-                None => None,
-            };
+            let mut v = pos.map(|i| given.remove(i).1);
             if v.is_none() && use_hiera {
                 v = self.hiera_lookup(&format!("{}::{}", def.name, p.name))?;
             }
@@ -293,19 +359,25 @@ impl<'l> Evaluator<'l> {
                         };
                         match ty {
                             Some(Value::Type(t)) if !types::is_instance(&t, &Value::Undef) => {
-                                return Err(plain(format!("{what}: expects a value for parameter '{}'", p.name)));
+                                return Err(plain(format!(
+                                    "{what}: expects a value for parameter '{}'",
+                                    p.name
+                                )));
                             }
                             _ => Value::Undef,
                         }
                     }
                 },
             };
-            if let Some(t) = &p.ty {
-                if let Value::Type(t) = self.eval(t, scope)? {
-                    if !types::is_instance(&t, &v) {
-                        return Err(plain(format!("{what}: parameter '{}' {}", p.name, types::mismatch(&t, &v))));
-                    }
-                }
+            if let Some(t) = &p.ty
+                && let Value::Type(t) = self.eval(t, scope)?
+                && !types::is_instance(&t, &v)
+            {
+                return Err(plain(format!(
+                    "{what}: parameter '{}' {}",
+                    p.name,
+                    types::mismatch(&t, &v)
+                )));
             }
             if let Some(s) = self.scopes.get_mut(scope) {
                 s.vars.insert(p.name.clone(), v.clone());
@@ -358,6 +430,22 @@ impl<'l> Evaluator<'l> {
         let title = res.title.clone();
         let decl_scope = res.scope;
         let loc = res.loc.clone();
+        let mut nesting = 0;
+        let mut cur = res.container;
+        while let Some(c) = cur {
+            match self.resources.get(c) {
+                Some(r) if r.kind == ResKind::Define => {
+                    nesting += 1;
+                    cur = r.container;
+                }
+                _ => break,
+            }
+            if nesting > MAX_DEFINE_NESTING {
+                return Err(plain(format!(
+                    "Defined types are nested more than {MAX_DEFINE_NESTING} levels deep (infinite recursion?)"
+                )));
+            }
+        }
         let Some(def) = self.find_define(&tname) else {
             return Err(plain(format!("Unknown resource type: '{tname}'")));
         };
@@ -377,15 +465,21 @@ impl<'l> Evaluator<'l> {
         let parent = self.node_scope.unwrap_or(0);
         let scope = self.new_scope(Some(parent), Some(decl_scope), idx);
         if let Some(s) = self.scopes.get_mut(scope) {
-            s.module = tname.split("::").next().map(str::to_string);
+            s.module = module_of(&self.modulepath, &def.loc.file);
             s.vars.insert("title".into(), Value::Str(title.clone()));
             s.vars.insert("name".into(), Value::Str(title.clone()));
         }
         let at = |e: LangError| match &loc {
-            Some(l) => crate::lang::eval::in_context(e, "Resource Statement", l),
+            Some(l) => {
+                let mut l = l.clone();
+                l.col = 0;
+                crate::lang::eval::in_context(e, "Resource Statement", &l)
+            }
             None => e,
         };
-        let bound = self.bind_definition_params(&def, &mut given, scope, &what, false).map_err(at)?;
+        let bound = self
+            .bind_definition_params(&def, &mut given, scope, &what, false)
+            .map_err(at)?;
         if let Some((n, _)) = given.first() {
             return Err(at(plain(format!("{what}: has no parameter named '{n}'"))));
         }
@@ -397,11 +491,24 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.set_name_vars(scope, &title, &title);
-        let l = loc.unwrap_or_else(|| def.loc.clone());
+        let l = loc.clone().unwrap_or_else(|| def.loc.clone());
         self.enter(&l)?;
         let r = self.eval_block(&def.body, scope);
         self.leave();
-        r.map(|_| ())
+        // Like Puppet, errors from a lazily evaluated defined type are
+        // reported inside the declaring resource statement.
+        r.map(|_| ()).map_err(|e| match (&loc, e.kind) {
+            (Some(l), crate::lang::error::ErrorKind::Evaluation) if e.loc.is_some() => {
+                let mut at = l.clone();
+                at.col = 0;
+                LangError {
+                    kind: e.kind,
+                    message: format!("Error while evaluating a Resource Statement, {e}"),
+                    loc: Some(at),
+                }
+            }
+            _ => e,
+        })
     }
 
     /// Find and evaluate the node definition matching this node.
@@ -417,9 +524,13 @@ impl<'l> Evaluator<'l> {
             n = head;
         }
         let mut found: Option<(Arc<crate::lang::ast::NodeDef>, String)> = None;
+        let mut regex_caps: Vec<(String, Value)> = Vec::new();
         'cand: for c in &candidates {
             for d in &self.nodes {
-                if d.matches.iter().any(|m| matches!(m, NodeMatch::Name(x) if x.to_lowercase() == *c)) {
+                if d.matches
+                    .iter()
+                    .any(|m| matches!(m, NodeMatch::Name(x) if x.to_lowercase() == *c))
+                {
                     found = Some((d.clone(), c.clone()));
                     break 'cand;
                 }
@@ -430,10 +541,23 @@ impl<'l> Evaluator<'l> {
                 for m in &d.matches {
                     if let NodeMatch::Regex(r) = m {
                         let re = compile_regex(r).map_err(|e| LangError::eval(e, &d.loc))?;
-                        if re.is_match(&node) {
+                        if let Some(caps) = re.captures(&node) {
+                            let vals: Vec<(String, Value)> = caps
+                                .iter()
+                                .enumerate()
+                                .map(|(i, m)| {
+                                    (
+                                        i.to_string(),
+                                        m.map_or(Value::Undef, |m| Value::str(m.as_str())),
+                                    )
+                                })
+                                .collect();
+                            regex_caps = vals;
                             let cleaned: String = r
                                 .chars()
-                                .filter(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'))
+                                .filter(|c| {
+                                    c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.')
+                                })
                                 .collect();
                             found = Some((d.clone(), format!("__node_regexp__{cleaned}")));
                             break 'rx;
@@ -457,13 +581,23 @@ impl<'l> Evaluator<'l> {
             )));
         };
         let main = self.main_index;
-        let idx = self.create_resource("Node", &name, Vec::new(), None, ResKind::Node, Virtuality::Real, Some(main), 0)?;
+        let idx = self.create_resource(
+            "Node",
+            &name,
+            Vec::new(),
+            None,
+            ResKind::Node,
+            Virtuality::Real,
+            Some(main),
+            0,
+        )?;
         self.class_list.push(name.clone());
         let scope = self.new_scope(Some(0), Some(0), idx);
         self.node_scope = Some(scope);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.vars.insert("name".into(), Value::Str(name.clone()));
             s.vars.insert("title".into(), Value::Str(name));
+            s.vars.extend(regex_caps);
         }
         self.eval_block(&def.body, scope)?;
         Ok(())

@@ -57,6 +57,8 @@ impl<'l> Evaluator<'l> {
             type_cache: HashMap::new(),
             facts: facts_v.clone(),
             render_stack: Vec::new(),
+            pending_realize: Vec::new(),
+            control_value: Value::Undef,
         };
         let mut vars = HashMap::new();
         if let Value::Hash(h) = &facts_v {
@@ -102,7 +104,16 @@ impl<'l> Evaluator<'l> {
             0,
         )?;
         self.stage_index = stage;
-        self.create_resource("Class", "Settings", Vec::new(), None, ResKind::Class, Virtuality::Real, Some(stage), 0)?;
+        self.create_resource(
+            "Class",
+            "Settings",
+            Vec::new(),
+            None,
+            ResKind::Class,
+            Virtuality::Real,
+            Some(stage),
+            0,
+        )?;
         self.class_list.push("settings".into());
         let main = self.create_resource(
             "Class",
@@ -141,6 +152,9 @@ impl<'l> Evaluator<'l> {
                 }
                 progress = true;
             }
+            if self.apply_realize()? {
+                progress = true;
+            }
             if self.run_collectors()? {
                 progress = true;
             }
@@ -162,17 +176,24 @@ impl<'l> Evaluator<'l> {
         }
         self.apply_overrides()?;
         for i in 0..self.resources.len() {
-            if self.resources.get(i).is_some_and(|r| r.kind == ResKind::Builtin) {
+            if self
+                .resources
+                .get(i)
+                .is_some_and(|r| r.kind == ResKind::Builtin)
+            {
                 self.apply_defaults(i);
             }
         }
-        self.apply_relationships()
+        self.apply_relationships()?;
+        self.validate_builtin_params()
     }
 
     fn run_collectors(&mut self) -> LResult<bool> {
         let mut progress = false;
         for ci in 0..self.collectors.len() {
-            let Some(c) = self.collectors.get(ci).cloned() else { continue };
+            let Some(c) = self.collectors.get(ci).cloned() else {
+                continue;
+            };
             if c.exported {
                 continue;
             }
@@ -180,7 +201,9 @@ impl<'l> Evaluator<'l> {
                 if c.matched.contains(&ri) {
                     continue;
                 }
-                let Some(r) = self.resources.get(ri) else { continue };
+                let Some(r) = self.resources.get(ri) else {
+                    continue;
+                };
                 if r.type_name != c.type_name || r.exported {
                     continue;
                 }
@@ -212,7 +235,10 @@ impl<'l> Evaluator<'l> {
             for key in refs {
                 let Some(&idx) = self.index.get(&key) else {
                     return Err(LangError::eval(
-                        format!("Resource Override can only operate on resources, got: {}[{}]-Reference", key.0, key.1),
+                        format!(
+                            "Resource Override can only operate on resources, got: {}[{}]-Reference",
+                            key.0, key.1
+                        ),
                         &loc,
                     ));
                 };
@@ -226,7 +252,10 @@ impl<'l> Evaluator<'l> {
 
     fn resolve_end(&self, e: &RelEnd) -> Vec<usize> {
         match e {
-            RelEnd::Refs(refs) => refs.iter().filter_map(|k| self.index.get(k).copied()).collect(),
+            RelEnd::Refs(refs) => refs
+                .iter()
+                .filter_map(|k| self.index.get(k).copied())
+                .collect(),
             RelEnd::Collector(ci) => {
                 let mut v: Vec<usize> = self
                     .collectors
@@ -241,38 +270,58 @@ impl<'l> Evaluator<'l> {
 
     fn apply_relationships(&mut self) -> LResult<()> {
         let rels = std::mem::take(&mut self.relationships);
-        for (src, tgt, param, loc) in rels {
-            for (end, _) in [(&src, 0), (&tgt, 1)] {
+        for (src, tgt, param, _loc) in rels {
+            let first = |e: &RelEnd| match e {
+                RelEnd::Refs(r) => r
+                    .first()
+                    .map(|k| format!("{}[{}]", k.0, k.1))
+                    .unwrap_or_default(),
+                RelEnd::Collector(_) => String::new(),
+            };
+            for (end, other, dir) in [(&src, &tgt, "to"), (&tgt, &src, "from")] {
                 if let RelEnd::Refs(refs) = end {
                     for k in refs {
                         if !self.index.contains_key(k) {
-                            return Err(LangError::eval(
-                                format!("Could not find resource '{}[{}]' for relationship", k.0, k.1),
-                                &loc,
-                            ));
+                            return Err(LangError::load(format!(
+                                "Could not find resource '{}[{}]' for relationship {dir} '{}'",
+                                k.0,
+                                k.1,
+                                first(other)
+                            )));
                         }
                     }
                 }
             }
             let sources = self.resolve_end(&src);
             let targets = self.resolve_end(&tgt);
+            if targets.is_empty() {
+                continue;
+            }
             let target_refs: Vec<Value> = targets
                 .iter()
                 .filter_map(|i| self.resources.get(*i))
-                .map(|r| Value::Type(PType::Resource(Some(r.type_name.clone()), Some(r.title.clone()))))
+                .map(|r| {
+                    Value::Type(PType::Resource(
+                        Some(r.type_name.clone()),
+                        Some(r.title.clone()),
+                    ))
+                })
                 .collect();
             for s in sources {
-                let Some(r) = self.resources.get_mut(s) else { continue };
-                let mut cur = match r.params.iter().find(|(n, _)| n == param).map(|(_, v)| v.clone()) {
+                let Some(r) = self.resources.get_mut(s) else {
+                    continue;
+                };
+                let mut cur = match r
+                    .params
+                    .iter()
+                    .find(|(n, _)| n == param)
+                    .map(|(_, v)| v.clone())
+                {
                     Some(Value::Array(a)) => a,
                     Some(Value::Undef) | None => Vec::new(),
                     Some(other) => vec![other],
                 };
-                for t in &target_refs {
-                    if !cur.iter().any(|x| x == t) {
-                        cur.push(t.clone());
-                    }
-                }
+                cur.extend(target_refs.iter().cloned());
                 set_param2(&mut r.params, param.to_string(), Value::Array(cur));
             }
         }

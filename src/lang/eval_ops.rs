@@ -30,12 +30,15 @@ fn to_num(v: &Value, op: &str, loc: &Loc) -> LResult<Value> {
         Value::Int(_) | Value::Float(_) => Ok(v.clone()),
         Value::Str(s) => str_to_num(s).ok_or_else(|| {
             LangError::eval(
-                format!("The string '{s}' was automatically coerced to the numerical value, but failed: not a number (operator '{op}')"),
+                format!("The value '{s}' cannot be converted to Numeric. (operator '{op}')"),
                 loc,
             )
         }),
         other => Err(LangError::eval(
-            format!("Operator '{op}' is not applicable to {}", a_an(&other.type_name())),
+            format!(
+                "Operator '{op}' is not applicable to {}",
+                a_an(&other.type_name())
+            ),
             loc,
         )),
     }
@@ -71,13 +74,27 @@ fn arith(op: BinOp, a: &Value, b: &Value, loc: &Loc) -> LResult<Value> {
                     if y == 0 {
                         return Err(LangError::eval("Division by 0", loc));
                     }
-                    x.checked_div(y)
+                    // Ruby semantics: floor division.
+                    x.checked_div(y).map(|q| {
+                        if x % y != 0 && ((x < 0) != (y < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        }
+                    })
                 }
                 BinOp::Mod => {
                     if y == 0 {
                         return Err(LangError::eval("Division by 0", loc));
                     }
-                    x.checked_rem(y)
+                    // Ruby semantics: the result takes the divisor's sign.
+                    x.checked_rem(y).map(|r| {
+                        if r != 0 && ((r < 0) != (y < 0)) {
+                            r + y
+                        } else {
+                            r
+                        }
+                    })
                 }
                 BinOp::Shl => {
                     if y >= 0 {
@@ -114,16 +131,31 @@ fn arith(op: BinOp, a: &Value, b: &Value, loc: &Loc) -> LResult<Value> {
                     x / y
                 }
                 BinOp::Mod => {
-                    return Err(LangError::eval("Operator '%' is not applicable to a Float", loc));
+                    return Err(LangError::eval(
+                        "Operator '%' is not applicable to a Float",
+                        loc,
+                    ));
                 }
-                _ => return Err(LangError::eval(format!("Operator '{sym}' is not applicable to a Float"), loc)),
+                _ => {
+                    return Err(LangError::eval(
+                        format!("Operator '{sym}' is not applicable to a Float"),
+                        loc,
+                    ));
+                }
             }))
         }
     }
 }
 
 impl<'l> Evaluator<'l> {
-    pub fn eval_binary(&mut self, op: BinOp, l: &Expr, r: &Expr, sc: ScopeId, loc: &Loc) -> LResult<Value> {
+    pub fn eval_binary(
+        &mut self,
+        op: BinOp,
+        l: &Expr,
+        r: &Expr,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
         match op {
             BinOp::And => {
                 let a = self.eval(l, sc)?;
@@ -143,13 +175,52 @@ impl<'l> Evaluator<'l> {
         }
         let a = self.eval(l, sc)?;
         let b = self.eval(r, sc)?;
+        let arithmetic = matches!(
+            op,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::Shl
+                | BinOp::Shr
+        );
+        if arithmetic && !matches!(a, Value::Array(_) | Value::Hash(_)) {
+            for (v, e) in [(&a, l), (&b, r)] {
+                if let Value::Str(s) = v
+                    && str_to_num(s).is_none()
+                {
+                    return Err(LangError::eval(
+                        format!("The value '{s}' cannot be converted to Numeric."),
+                        &e.loc,
+                    ));
+                }
+            }
+        }
+        if matches!(op, BinOp::Div | BinOp::Mod) && matches!(b, Value::Int(0)) {
+            return Err(LangError::eval("Division by 0", &r.loc));
+        }
         Ok(match op {
             BinOp::Eq => Value::Bool(values_equal(&a, &b)),
             BinOp::Ne => Value::Bool(!values_equal(&a, &b)),
             BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => {
                 let Some(ord) = compare(&a, &b) else {
+                    let cause = match &a {
+                        Value::Str(_) => {
+                            ". Caused by 'A String is not comparable to a non String'."
+                        }
+                        Value::Int(_) | Value::Float(_) => {
+                            ". Caused by 'A Numeric is not comparable to non Numeric'."
+                        }
+                        _ => "",
+                    };
                     return Err(LangError::eval(
-                        format!("Comparison of: {} {}, {}, is not possible", a.type_name(), op_text(op), b.type_name()),
+                        format!(
+                            "Comparison of: {} {} {}, is not possible{cause}",
+                            a.type_name(),
+                            op_text(op),
+                            b.type_name()
+                        ),
                         loc,
                     ));
                 };
@@ -168,7 +239,10 @@ impl<'l> Evaluator<'l> {
                     (_, Value::Regex(_)) | (_, Value::Str(_)) => false,
                     _ => {
                         return Err(LangError::eval(
-                            format!("Left operand of '=~' must be a String, got {}", a.type_name()),
+                            format!(
+                                "Left operand of '=~' must be a String, got {}",
+                                a.type_name()
+                            ),
                             loc,
                         ));
                     }
@@ -197,24 +271,37 @@ impl<'l> Evaluator<'l> {
                 }
                 (Value::Hash(_), other) => {
                     return Err(LangError::eval(
-                        format!("Operator '+' is not applicable to a Hash and {}", a_an(&other.type_name())),
+                        format!(
+                            "Operator '+' is not applicable to a Hash and {}",
+                            a_an(&other.type_name())
+                        ),
                         loc,
                     ));
                 }
                 (x, y) => arith(op, &x, &y, loc)?,
             },
             BinOp::Sub => match (a, b) {
-                (Value::Array(x), Value::Array(y)) => {
-                    Value::Array(x.into_iter().filter(|v| !y.iter().any(|w| values_equal(v, w))).collect())
+                (Value::Array(x), Value::Array(y)) => Value::Array(
+                    x.into_iter()
+                        .filter(|v| !y.iter().any(|w| values_equal(v, w)))
+                        .collect(),
+                ),
+                (Value::Array(x), y) => {
+                    Value::Array(x.into_iter().filter(|v| !values_equal(v, &y)).collect())
                 }
-                (Value::Array(x), y) => Value::Array(x.into_iter().filter(|v| !values_equal(v, &y)).collect()),
-                (Value::Hash(x), Value::Array(y)) => {
-                    Value::Hash(x.into_iter().filter(|(k, _)| !y.iter().any(|w| key_equal(k, w))).collect())
+                (Value::Hash(x), Value::Array(y)) => Value::Hash(
+                    x.into_iter()
+                        .filter(|(k, _)| !y.iter().any(|w| key_equal(k, w)))
+                        .collect(),
+                ),
+                (Value::Hash(x), Value::Hash(y)) => Value::Hash(
+                    x.into_iter()
+                        .filter(|(k, _)| hash_get(&y, k).is_none())
+                        .collect(),
+                ),
+                (Value::Hash(x), y) => {
+                    Value::Hash(x.into_iter().filter(|(k, _)| !key_equal(k, &y)).collect())
                 }
-                (Value::Hash(x), Value::Hash(y)) => {
-                    Value::Hash(x.into_iter().filter(|(k, _)| hash_get(&y, k).is_none()).collect())
-                }
-                (Value::Hash(x), y) => Value::Hash(x.into_iter().filter(|(k, _)| !key_equal(k, &y)).collect()),
                 (x, y) => arith(op, &x, &y, loc)?,
             },
             BinOp::Shl => match (a, b) {
@@ -279,14 +366,20 @@ impl<'l> Evaluator<'l> {
                 match keys {
                     [Value::Int(i)] => {
                         let idx = if *i < 0 { len + i } else { *i };
-                        Ok(usize::try_from(idx).ok().and_then(|i| items.get(i).cloned()).unwrap_or(Value::Undef))
+                        Ok(usize::try_from(idx)
+                            .ok()
+                            .and_then(|i| items.get(i).cloned())
+                            .unwrap_or(Value::Undef))
                     }
                     [Value::Int(start), count] => {
                         let (s, n) = slice_bounds(len, *start, count);
                         Ok(Value::Array(items.into_iter().skip(s).take(n).collect()))
                     }
                     _ => Err(LangError::eval(
-                        format!("Array[] expects an Integer index, got {}", keys.first().map_or("nothing".into(), |k| k.type_name())),
+                        format!(
+                            "Array[] expects an Integer index, got {}",
+                            keys.first().map_or("nothing".into(), |k| k.type_name())
+                        ),
                         loc,
                     )),
                 }
@@ -297,7 +390,9 @@ impl<'l> Evaluator<'l> {
                     return Ok(hash_get(&h, k).cloned().unwrap_or(Value::Undef));
                 }
                 Ok(Value::Array(
-                    keys.iter().filter_map(|k| hash_get(&h, k).cloned()).collect(),
+                    keys.iter()
+                        .filter_map(|k| hash_get(&h, k).cloned())
+                        .collect(),
                 ))
             }
             Value::Str(s) => {
@@ -318,9 +413,15 @@ impl<'l> Evaluator<'l> {
                     _ => Err(LangError::eval("String[] expects an Integer index", loc)),
                 }
             }
-            Value::Undef => Err(LangError::eval("Operator '[]' is not applicable to an Undef Value.", loc)),
+            Value::Undef => Err(LangError::eval(
+                "Operator '[]' is not applicable to an Undef Value.",
+                loc,
+            )),
             other => Err(LangError::eval(
-                format!("Operator '[]' is not applicable to {}", a_an(&other.type_name())),
+                format!(
+                    "Operator '[]' is not applicable to {}.",
+                    a_an(&other.type_name())
+                ),
                 loc,
             )),
         }
@@ -328,13 +429,20 @@ impl<'l> Evaluator<'l> {
 }
 
 fn slice_bounds(len: i64, start: i64, count: &Value) -> (usize, usize) {
-    let s = if start < 0 { (len + start).max(0) } else { start.min(len) };
+    let s = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start.min(len)
+    };
     let n = match count {
         Value::Int(c) if *c < 0 => (len + c + 1 - s).max(0),
         Value::Int(c) => *c,
         _ => len - s,
     };
-    (usize::try_from(s).unwrap_or(0), usize::try_from(n.max(0)).unwrap_or(0))
+    (
+        usize::try_from(s).unwrap_or(0),
+        usize::try_from(n.max(0)).unwrap_or(0),
+    )
 }
 
 fn op_text(op: BinOp) -> &'static str {
@@ -349,5 +457,8 @@ fn op_text(op: BinOp) -> &'static str {
 
 /// Helper used by functions: is `t` a resource reference type?
 pub fn is_ref(v: &Value) -> bool {
-    matches!(v, Value::Type(PType::Resource(Some(_), Some(_))) | Value::Type(PType::Class(Some(_))))
+    matches!(
+        v,
+        Value::Type(PType::Resource(Some(_), Some(_))) | Value::Type(PType::Class(Some(_)))
+    )
 }

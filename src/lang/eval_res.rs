@@ -9,15 +9,21 @@ use crate::lang::eval::{Collect, Evaluator, RelEnd, Res, ResKind, ScopeId, plain
 use crate::lang::types::{PType, capitalize};
 use crate::lang::value::Value;
 
-/// Resource types built into Puppet 7.
-pub const BUILTIN_TYPES: &[&str] = &[
-    "exec", "file", "filebucket", "group", "notify", "package", "resources", "schedule", "service",
-    "stage", "tidy", "user", "whit", "component",
-];
+/// Upper bound on catalog size (guards against runaway recursive defines).
+pub const MAX_RESOURCES: usize = 100_000;
 
 pub const METAPARAMS: &[&str] = &[
-    "alias", "audit", "before", "loglevel", "noop", "notify", "require", "schedule", "stage",
-    "subscribe", "tag",
+    "alias",
+    "audit",
+    "before",
+    "loglevel",
+    "noop",
+    "notify",
+    "require",
+    "schedule",
+    "stage",
+    "subscribe",
+    "tag",
 ];
 
 fn valid_tag(s: &str) -> bool {
@@ -97,6 +103,11 @@ impl<'l> Evaluator<'l> {
         container: Option<usize>,
         scope: ScopeId,
     ) -> LResult<usize> {
+        if self.resources.len() >= MAX_RESOURCES {
+            return Err(plain(format!(
+                "The catalog exceeds the maximum of {MAX_RESOURCES} resources"
+            )));
+        }
         let key = (type_name.to_string(), title.to_string());
         if let Some(&prev) = self.index.get(&key) {
             let at = self
@@ -127,12 +138,14 @@ impl<'l> Evaluator<'l> {
         if !(title == "main" && matches!(kind, ResKind::Stage | ResKind::Class)) {
             push_tag(&mut tags, title);
         }
-        if let Some(c) = container {
-            if let Some(cr) = self.resources.get(c) {
-                for t in cr.tags.clone() {
-                    if !tags.contains(&t) {
-                        tags.push(t);
-                    }
+        let tag_src =
+            container.or_else(|| (type_name == "Stage").then(|| self.container_of(scope)));
+        if let Some(c) = tag_src
+            && let Some(cr) = self.resources.get(c).filter(|r| r.kind != ResKind::Stage)
+        {
+            for t in cr.tags.clone() {
+                if !tags.contains(&t) {
+                    tags.push(t);
                 }
             }
         }
@@ -193,7 +206,7 @@ impl<'l> Evaluator<'l> {
 
     /// Is `name` (lower case) a known resource type? Returns its kind.
     pub fn resource_kind(&mut self, name: &str) -> Option<ResKind> {
-        if BUILTIN_TYPES.contains(&name) {
+        if crate::lang::builtin_types::is_builtin(name) {
             return Some(ResKind::Builtin);
         }
         if self.find_define(name).is_some() {
@@ -222,16 +235,23 @@ impl<'l> Evaluator<'l> {
         }
         let mut refs = Vec::new();
         if lower == "class" {
-            for b in bodies.iter().filter(|b| !matches!(b.title.kind, ExprKind::Default)) {
+            for b in bodies
+                .iter()
+                .filter(|b| !matches!(b.title.kind, ExprKind::Default))
+            {
                 let t = self.eval(&b.title, sc)?;
-                let mut params: Vec<(String, Value)> =
-                    defaults.iter().map(|(n, v, _)| (n.clone(), v.clone())).collect();
+                let mut params: Vec<(String, Value)> = defaults
+                    .iter()
+                    .map(|(n, v, _)| (n.clone(), v.clone()))
+                    .collect();
                 for (n, v, _) in self.eval_ops(&b.ops, sc)? {
                     set_param2(&mut params, n, v);
                 }
                 for name in titles(&t) {
                     self.declare_class(&name, Some(params.clone()), sc, loc)?;
-                    refs.push(Value::Type(PType::Class(Some(name.trim_start_matches("::").to_lowercase()))));
+                    refs.push(Value::Type(PType::Class(Some(
+                        name.trim_start_matches("::").to_lowercase(),
+                    ))));
                 }
             }
             return Ok(Value::Array(refs));
@@ -240,19 +260,30 @@ impl<'l> Evaluator<'l> {
             return Err(plain(format!("Unknown resource type: '{lower}'")));
         };
         let cap = capitalize(&lower);
-        for b in bodies.iter().filter(|b| !matches!(b.title.kind, ExprKind::Default)) {
+        for b in bodies
+            .iter()
+            .filter(|b| !matches!(b.title.kind, ExprKind::Default))
+        {
             let t = self.eval(&b.title, sc)?;
             let ops = self.eval_ops(&b.ops, sc)?;
             let mut params: Vec<(String, Value)> = Vec::new();
             for (n, v, _) in defaults.iter().cloned().chain(ops) {
                 set_param2(&mut params, n, v);
             }
+            check_title_types(&t).map_err(|m| LangError::eval(m, &b.title.loc))?;
             let ts = titles(&t);
             if ts.is_empty() {
-                return Err(LangError::eval("Missing title. The title expression resulted in undef", &b.title.loc));
+                return Err(LangError::eval(
+                    "Missing title. The title expression resulted in undef",
+                    &b.title.loc,
+                ));
             }
             for title in ts {
-                let container = self.container_of(sc);
+                let container = if lower == "stage" {
+                    None
+                } else {
+                    Some(self.container_of(sc))
+                };
                 let idx = self.create_resource(
                     &cap,
                     &title,
@@ -260,7 +291,7 @@ impl<'l> Evaluator<'l> {
                     Some(loc.clone()),
                     kind,
                     virt,
-                    Some(container),
+                    container,
                     sc,
                 )?;
                 if kind == ResKind::Define && virt == Virtuality::Real {
@@ -272,7 +303,13 @@ impl<'l> Evaluator<'l> {
         Ok(Value::Array(refs))
     }
 
-    pub fn eval_defaults(&mut self, type_name: &str, ops: &[AttrOp], sc: ScopeId, _loc: &Loc) -> LResult<Value> {
+    pub fn eval_defaults(
+        &mut self,
+        type_name: &str,
+        ops: &[AttrOp],
+        sc: ScopeId,
+        _loc: &Loc,
+    ) -> LResult<Value> {
         let cap = capitalize(type_name);
         let vals = self.eval_ops(ops, sc)?;
         if let Some(s) = self.scopes.get_mut(sc) {
@@ -283,7 +320,13 @@ impl<'l> Evaluator<'l> {
         Ok(Value::Undef)
     }
 
-    pub fn eval_override(&mut self, target: &Expr, ops: &[AttrOp], sc: ScopeId, loc: &Loc) -> LResult<Value> {
+    pub fn eval_override(
+        &mut self,
+        target: &Expr,
+        ops: &[AttrOp],
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
         let t = self.eval(target, sc)?;
         let mut refs = Vec::new();
         collect_refs(&t, &mut refs).map_err(|m| LangError::eval(m, loc))?;
@@ -295,7 +338,11 @@ impl<'l> Evaluator<'l> {
     pub fn apply_param_ops(res: &mut Res, ops: &[(String, Value, bool)]) {
         for (n, v, append) in ops {
             if *append {
-                let cur = res.params.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+                let cur = res
+                    .params
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.clone());
                 let merged = match (cur, v.clone()) {
                     (None, v) | (Some(Value::Undef), v) => v,
                     (Some(Value::Array(mut a)), Value::Array(b)) => {
@@ -331,7 +378,10 @@ impl<'l> Evaluator<'l> {
     ) -> LResult<Value> {
         let lower = type_name.to_lowercase();
         if lower != "class" && self.resource_kind(&lower).is_none() {
-            return Err(LangError::eval(format!("Resource type {type_name} doesn't exist"), loc));
+            return Err(LangError::eval(
+                format!("Resource type {type_name} doesn't exist"),
+                loc,
+            ));
         }
         let ovs = self.eval_ops(overrides, sc)?;
         self.collectors.push(Collect {
@@ -350,12 +400,21 @@ impl<'l> Evaluator<'l> {
     pub fn query_match(&mut self, q: &Expr, idx: usize, sc: ScopeId) -> LResult<bool> {
         use crate::lang::ast::BinOp;
         match &q.kind {
-            ExprKind::Binary(BinOp::And, a, b) => Ok(self.query_match(a, idx, sc)? && self.query_match(b, idx, sc)?),
-            ExprKind::Binary(BinOp::Or, a, b) => Ok(self.query_match(a, idx, sc)? || self.query_match(b, idx, sc)?),
+            ExprKind::Binary(BinOp::And, a, b) => {
+                Ok(self.query_match(a, idx, sc)? && self.query_match(b, idx, sc)?)
+            }
+            ExprKind::Binary(BinOp::Or, a, b) => {
+                Ok(self.query_match(a, idx, sc)? || self.query_match(b, idx, sc)?)
+            }
             ExprKind::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b) => {
                 let attr = match &a.kind {
                     ExprKind::Bare(n) | ExprKind::Str(n) => n.clone(),
-                    _ => return Err(LangError::eval("Collector query attribute must be a name", &a.loc)),
+                    _ => {
+                        return Err(LangError::eval(
+                            "Collector query attribute must be a name",
+                            &a.loc,
+                        ));
+                    }
                 };
                 let want = self.eval(b, sc)?;
                 let Some(res) = self.resources.get(idx) else {
@@ -365,17 +424,22 @@ impl<'l> Evaluator<'l> {
                     crate::lang::value::values_equal(&Value::Str(res.title.clone()), &want)
                 } else if attr == "tag" {
                     let w = want.to_s().to_lowercase();
-                    res.tags.iter().any(|t| *t == w)
+                    res.tags.contains(&w)
                 } else {
                     match res.params.iter().find(|(n, _)| *n == attr).map(|(_, v)| v) {
-                        Some(Value::Array(items)) => items.iter().any(|x| crate::lang::value::values_equal(x, &want)),
+                        Some(Value::Array(items)) => items
+                            .iter()
+                            .any(|x| crate::lang::value::values_equal(x, &want)),
                         Some(v) => crate::lang::value::values_equal(v, &want),
                         None => false,
                     }
                 };
                 Ok(if *op == BinOp::Eq { hit } else { !hit })
             }
-            _ => Err(LangError::eval("Unsupported collector query expression", &q.loc)),
+            _ => Err(LangError::eval(
+                "Unsupported collector query expression",
+                &q.loc,
+            )),
         }
     }
 
@@ -400,15 +464,30 @@ impl<'l> Evaluator<'l> {
         let right = self.rel_end(r, sc)?;
         let ret = right.clone();
         match op {
-            RelOp::Before => self.relationships.push((left, right, "before", loc.clone())),
-            RelOp::Notify => self.relationships.push((left, right, "notify", loc.clone())),
-            RelOp::Require => self.relationships.push((right, left, "before", loc.clone())),
-            RelOp::Subscribe => self.relationships.push((right, left, "notify", loc.clone())),
+            RelOp::Before => self
+                .relationships
+                .push((left, right, "before", loc.clone())),
+            RelOp::Notify => self
+                .relationships
+                .push((left, right, "notify", loc.clone())),
+            RelOp::Require => self
+                .relationships
+                .push((right, left, "before", loc.clone())),
+            RelOp::Subscribe => self
+                .relationships
+                .push((right, left, "notify", loc.clone())),
         }
         Ok(ret)
     }
 
-    pub fn eval_relationship(&mut self, op: RelOp, l: &Expr, r: &Expr, sc: ScopeId, loc: &Loc) -> LResult<Value> {
+    pub fn eval_relationship(
+        &mut self,
+        op: RelOp,
+        l: &Expr,
+        r: &Expr,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
         Ok(match self.relate(op, l, r, sc, loc)? {
             RelEnd::Refs(refs) => Value::Array(
                 refs.into_iter()
@@ -419,25 +498,35 @@ impl<'l> Evaluator<'l> {
         })
     }
 
-    /// `realize(File['/x'], ...)`
+    /// `realize(File['/x'], ...)`: recorded now, applied when finishing.
     pub fn realize(&mut self, args: &[Value]) -> LResult<()> {
-        let mut refs = Vec::new();
         for a in args {
-            collect_refs(a, &mut refs).map_err(plain)?;
+            collect_refs(a, &mut self.pending_realize).map_err(plain)?;
         }
+        Ok(())
+    }
+
+    /// Apply recorded `realize` calls; returns whether there were any.
+    pub fn apply_realize(&mut self) -> LResult<bool> {
+        let refs = std::mem::take(&mut self.pending_realize);
+        let progress = !refs.is_empty();
         for (t, title) in refs {
             match self.index.get(&(t.clone(), title.clone())) {
                 Some(&i) => {
-                    if let Some(r) = self.resources.get_mut(i) {
-                        if !r.exported {
-                            r.virtual_ = false;
-                        }
+                    if let Some(r) = self.resources.get_mut(i)
+                        && !r.exported
+                    {
+                        r.virtual_ = false;
                     }
                 }
-                None => return Err(plain(format!("Failed to realize virtual resources {t}[{title}]"))),
+                None => {
+                    return Err(LangError::load(format!(
+                        "Failed to realize virtual resources {t}[{title}]"
+                    )));
+                }
             }
         }
-        Ok(())
+        Ok(progress)
     }
 }
 
@@ -456,6 +545,27 @@ pub fn set_param2(out: &mut Vec<(String, Value)>, n: String, v: Value) {
     } else {
         out.push((n, v));
     }
+}
+
+/// Puppet accepts only strings (possibly in nested arrays) as titles.
+fn check_title_types(v: &Value) -> Result<(), String> {
+    fn flat<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|i| flat(i, out)),
+            other => out.push(other),
+        }
+    }
+    let mut items = Vec::new();
+    flat(v, &mut items);
+    for (i, item) in items.iter().enumerate() {
+        if !matches!(item, Value::Str(_) | Value::Undef) {
+            return Err(format!(
+                "Illegal title type at index {i}. Expected String, got {}",
+                item.type_name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Titles from a title value (string or nested arrays).

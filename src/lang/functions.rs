@@ -18,11 +18,26 @@ fn need_lambda<'a>(name: &str, l: Option<&'a Lambda>) -> LResult<&'a Lambda> {
 /// integers as 0..n, strings by character.
 fn iter_items(v: &Value) -> LResult<Vec<(Value, Value)>> {
     Ok(match v {
-        Value::Array(a) => a.iter().enumerate().map(|(i, x)| (Value::Int(i as i64), x.clone())).collect(),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (Value::Int(i as i64), x.clone()))
+            .collect(),
         Value::Hash(h) => h.clone(),
-        Value::Int(n) => (0..(*n).clamp(0, 1_000_000)).map(|i| (Value::Int(i), Value::Int(i))).collect(),
-        Value::Str(s) => s.chars().enumerate().map(|(i, c)| (Value::Int(i as i64), Value::Str(c.to_string()))).collect(),
-        other => return Err(plain(format!("expects an Iterable value, got {}", other.type_name()))),
+        Value::Int(n) => (0..(*n).clamp(0, 1_000_000))
+            .map(|i| (Value::Int(i), Value::Int(i)))
+            .collect(),
+        Value::Str(s) => s
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (Value::Int(i as i64), Value::Str(c.to_string())))
+            .collect(),
+        other => {
+            return Err(plain(format!(
+                "expects an Iterable value, got {}",
+                other.type_name()
+            )));
+        }
     })
 }
 
@@ -53,7 +68,14 @@ impl<'l> Evaluator<'l> {
         r.map_err(|e| in_context(e, "Function Call", loc))
     }
 
-    fn dispatch(&mut self, name: &str, args: Vec<Value>, lambda: Option<&Lambda>, sc: ScopeId, loc: &Loc) -> LResult<Value> {
+    fn dispatch(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
         let lname = name.trim_start_matches("::").to_lowercase();
         if let Some(f) = self.functions.get(&lname).cloned() {
             return self.call_user_function(&f, args, loc);
@@ -67,6 +89,7 @@ impl<'l> Evaluator<'l> {
         let a0 = args.first().cloned().unwrap_or(Value::Undef);
         match lname.as_str() {
             "__tpl_text" => self.template_emit(&args),
+            "__erb_pairs" => Ok(Self::erb_pairs(&a0)),
             "include" | "require" | "contain" => {
                 let mut refs = Vec::new();
                 for a in &args {
@@ -81,8 +104,15 @@ impl<'l> Evaluator<'l> {
                         if lname == "require" {
                             let c = self.container_of(sc);
                             if let Some(r) = self.resources.get_mut(c) {
-                                let cls = Value::Type(PType::Class(Some(n.trim_start_matches("::").to_lowercase())));
-                                let mut cur = match r.params.iter().find(|(k, _)| k == "require").map(|(_, v)| v.clone()) {
+                                let cls = Value::Type(PType::Class(Some(
+                                    n.trim_start_matches("::").to_lowercase(),
+                                )));
+                                let mut cur = match r
+                                    .params
+                                    .iter()
+                                    .find(|(k, _)| k == "require")
+                                    .map(|(_, v)| v.clone())
+                                {
                                     Some(Value::Array(a)) => a,
                                     Some(Value::Undef) | None => Vec::new(),
                                     Some(o) => vec![o],
@@ -91,8 +121,21 @@ impl<'l> Evaluator<'l> {
                                 set_param2(&mut r.params, "require".into(), Value::Array(cur));
                             }
                         }
-                        refs.push(Value::Type(PType::Class(Some(n.trim_start_matches("::").to_lowercase()))));
+                        refs.push(Value::Type(PType::Class(Some(
+                            n.trim_start_matches("::").to_lowercase(),
+                        ))));
                     }
+                }
+                Ok(Value::Array(refs))
+            }
+            "hiera_include" => {
+                let found = self.fn_lookup("hiera_array", &args, None, sc)?;
+                let mut refs = Vec::new();
+                for n in titles(&found) {
+                    self.declare_class(&n, None, sc, loc)?;
+                    refs.push(Value::Type(PType::Class(Some(
+                        n.trim_start_matches("::").to_lowercase(),
+                    ))));
                 }
                 Ok(Value::Array(refs))
             }
@@ -113,8 +156,16 @@ impl<'l> Evaluator<'l> {
             }
             "tagged" => {
                 let c = self.container_of(sc);
-                let tags = self.resources.get(c).map(|r| r.tags.clone()).unwrap_or_default();
-                Ok(Value::Bool(args.iter().flat_map(titles).all(|t| tags.contains(&t.to_lowercase()))))
+                let tags = self
+                    .resources
+                    .get(c)
+                    .map(|r| r.tags.clone())
+                    .unwrap_or_default();
+                Ok(Value::Bool(
+                    args.iter()
+                        .flat_map(titles)
+                        .all(|t| tags.contains(&t.to_lowercase())),
+                ))
             }
             "defined" => {
                 for a in &args {
@@ -129,15 +180,16 @@ impl<'l> Evaluator<'l> {
                                 || self.resource_kind(&l).is_some()
                                 || self.functions.contains_key(&l)
                         }
-                        Value::Type(PType::Resource(Some(t), Some(title))) => {
-                            self.index.get(&(t.clone(), title.clone())).is_some_and(|i| {
-                                self.resources.get(*i).is_some_and(|r| !r.virtual_)
-                            })
+                        Value::Type(PType::Resource(Some(t), Some(title))) => self
+                            .index
+                            .get(&(t.clone(), title.clone()))
+                            .is_some_and(|i| self.resources.get(*i).is_some_and(|r| !r.virtual_)),
+                        Value::Type(PType::Class(Some(c))) => self
+                            .index
+                            .contains_key(&("Class".to_string(), capitalize(c))),
+                        Value::Type(PType::Resource(Some(t), None)) => {
+                            self.resource_kind(&t.to_lowercase()).is_some()
                         }
-                        Value::Type(PType::Class(Some(c))) => {
-                            self.index.contains_key(&("Class".to_string(), capitalize(c)))
-                        }
-                        Value::Type(PType::Resource(Some(t), None)) => self.resource_kind(&t.to_lowercase()).is_some(),
                         _ => false,
                     };
                     if hit {
@@ -155,13 +207,22 @@ impl<'l> Evaluator<'l> {
                 let msg: Vec<String> = args.iter().map(|v| v.to_s()).collect();
                 Err(plain(msg.join(" ")))
             }
-            "return" => {
-                if let Some(s) = self.scopes.first_mut() {
-                    s.vars.insert("\u{0}return".into(), a0);
-                }
-                Err(plain("\u{0}return:"))
+            "next" | "break" | "return" => {
+                self.control_value = a0;
+                let kind = match lname.as_str() {
+                    "next" => crate::lang::error::ErrorKind::Next,
+                    "break" => crate::lang::error::ErrorKind::Break,
+                    _ => crate::lang::error::ErrorKind::Return,
+                };
+                Err(LangError {
+                    kind,
+                    message: format!("{lname}() is not allowed here"),
+                    loc: Some(loc.clone()),
+                })
             }
-            "lookup" | "hiera" | "hiera_array" | "hiera_hash" => self.fn_lookup(&lname, &args, lambda, sc),
+            "lookup" | "hiera" | "hiera_array" | "hiera_hash" => {
+                self.fn_lookup(&lname, &args, lambda, sc)
+            }
             "template" => {
                 let mut out = String::new();
                 for a in &args {
@@ -172,7 +233,12 @@ impl<'l> Evaluator<'l> {
             "inline_template" => {
                 let mut out = String::new();
                 for a in &args {
-                    out.push_str(&crate::lang::template::render_erb(self, &a.to_s(), sc, "inline_template")?);
+                    out.push_str(&crate::lang::template::render_erb(
+                        self,
+                        &a.to_s(),
+                        sc,
+                        "inline_template",
+                    )?);
                 }
                 Ok(Value::Str(out))
             }
@@ -183,7 +249,8 @@ impl<'l> Evaluator<'l> {
             }
             "inline_epp" => {
                 let params = args.get(1).cloned().unwrap_or(Value::Hash(Vec::new()));
-                crate::lang::template::render_epp(self, &a0.to_s(), params, sc, "inline_epp").map(Value::Str)
+                crate::lang::template::render_epp(self, &a0.to_s(), params, sc, "inline_epp")
+                    .map(Value::Str)
             }
             "each" | "map" | "filter" | "reject" | "any" | "all" | "find" => {
                 let l = need_lambda(&lname, lambda)?;
@@ -192,16 +259,17 @@ impl<'l> Evaluator<'l> {
                 let mut out_arr = Vec::new();
                 let mut out_hash = Vec::new();
                 for (k, v) in items {
-                    let r = self.call_lambda(l, Self::lambda_args(l, &k, &v, is_hash), sc)?;
+                    let Some(r) = self.lambda_step(l, Self::lambda_args(l, &k, &v, is_hash), sc)?
+                    else {
+                        break;
+                    };
                     match lname.as_str() {
                         "map" => out_arr.push(r),
-                        "filter" | "reject" => {
-                            if r.truthy() == (lname == "filter") {
-                                if is_hash {
-                                    out_hash.push((k, v));
-                                } else {
-                                    out_arr.push(v);
-                                }
+                        "filter" | "reject" if r.truthy() == (lname == "filter") => {
+                            if is_hash {
+                                out_hash.push((k, v));
+                            } else {
+                                out_arr.push(v);
                             }
                         }
                         "any" if r.truthy() => return Ok(Value::Bool(true)),
@@ -225,13 +293,18 @@ impl<'l> Evaluator<'l> {
                 let l = need_lambda(&lname, lambda)?;
                 let is_hash = matches!(a0, Value::Hash(_));
                 let items = iter_items(&a0)?;
-                let mut it = items.into_iter().map(|(k, v)| if is_hash { Value::Array(vec![k, v]) } else { v });
+                let mut it = items
+                    .into_iter()
+                    .map(|(k, v)| if is_hash { Value::Array(vec![k, v]) } else { v });
                 let mut acc = match args.get(1) {
                     Some(init) => init.clone(),
                     None => it.next().unwrap_or(Value::Undef),
                 };
                 for v in it {
-                    acc = self.call_lambda(l, vec![acc, v], sc)?;
+                    match self.lambda_step(l, vec![acc.clone(), v], sc)? {
+                        Some(next) => acc = next,
+                        None => break,
+                    }
                 }
                 Ok(acc)
             }
@@ -241,11 +314,19 @@ impl<'l> Evaluator<'l> {
             }
             "then" => {
                 let l = need_lambda(&lname, lambda)?;
-                if a0.is_undef() { Ok(Value::Undef) } else { self.call_lambda(l, vec![a0], sc) }
+                if a0.is_undef() {
+                    Ok(Value::Undef)
+                } else {
+                    self.call_lambda(l, vec![a0], sc)
+                }
             }
             "lest" => {
                 let l = need_lambda(&lname, lambda)?;
-                if a0.is_undef() { self.call_lambda(l, vec![], sc) } else { Ok(a0) }
+                if a0.is_undef() {
+                    self.call_lambda(l, vec![], sc)
+                } else {
+                    Ok(a0)
+                }
             }
             "each_with_index" | "slice" => {
                 let l = need_lambda(&lname, lambda)?;
@@ -255,8 +336,14 @@ impl<'l> Evaluator<'l> {
                 };
                 let items: Vec<Value> = iter_items(&a0)?.into_iter().map(|(_, v)| v).collect();
                 for chunk in items.chunks(n) {
-                    let arg = if n == 1 { chunk.first().cloned().unwrap_or(Value::Undef) } else { Value::Array(chunk.to_vec()) };
-                    self.call_lambda(l, vec![arg], sc)?;
+                    let arg = if n == 1 {
+                        chunk.first().cloned().unwrap_or(Value::Undef)
+                    } else {
+                        Value::Array(chunk.to_vec())
+                    };
+                    if self.lambda_step(l, vec![arg], sc)?.is_none() {
+                        break;
+                    }
                 }
                 Ok(Value::Undef)
             }
@@ -283,7 +370,10 @@ impl<'l> Evaluator<'l> {
                     _ => Vec::new(),
                 };
                 for (title, params) in h {
-                    let mut ps: Vec<(String, Value)> = defaults.iter().map(|(k, v)| (k.to_s(), v.clone())).collect();
+                    let mut ps: Vec<(String, Value)> = defaults
+                        .iter()
+                        .map(|(k, v)| (k.to_s(), v.clone()))
+                        .collect();
                     if let Value::Hash(p) = params {
                         for (k, v) in p {
                             set_param2(&mut ps, k.to_s(), v.clone());
@@ -293,31 +383,65 @@ impl<'l> Evaluator<'l> {
                 }
                 Ok(Value::Undef)
             }
-            "ensure_resource" | "ensure_resources" | "ensure_packages" | "stdlib::ensure_packages" => {
-                self.fn_ensure(&lname, &args, sc, loc)
+            "ensure_resource"
+            | "ensure_resources"
+            | "ensure_packages"
+            | "stdlib::ensure_packages" => self.fn_ensure(&lname, &args, sc, loc),
+            "getvar" => {
+                let path = a0.to_s();
+                let mut segs = path.trim_start_matches('$').split('.');
+                let mut cur = self
+                    .lookup_var(segs.next().unwrap_or(""), sc)
+                    .unwrap_or(Value::Undef);
+                for seg in segs {
+                    cur = match cur {
+                        Value::Hash(h) => crate::lang::value::hash_get_str(&h, seg)
+                            .cloned()
+                            .unwrap_or(Value::Undef),
+                        Value::Array(a) => seg
+                            .parse::<usize>()
+                            .ok()
+                            .and_then(|i| a.get(i).cloned())
+                            .unwrap_or(Value::Undef),
+                        _ => Value::Undef,
+                    };
+                }
+                Ok(if cur.is_undef() {
+                    args.get(1).cloned().unwrap_or(Value::Undef)
+                } else {
+                    cur
+                })
             }
-            "getvar" => Ok(self.lookup_var(a0.to_s().trim_start_matches('$'), sc).unwrap_or(args.get(1).cloned().unwrap_or(Value::Undef))),
             "fact" => {
                 let mut cur = self.facts.clone();
                 for seg in a0.to_s().split('.') {
                     cur = match cur {
-                        Value::Hash(h) => crate::lang::value::hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
-                        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i).cloned()).unwrap_or(Value::Undef),
+                        Value::Hash(h) => crate::lang::value::hash_get_str(&h, seg)
+                            .cloned()
+                            .unwrap_or(Value::Undef),
+                        Value::Array(a) => seg
+                            .parse::<usize>()
+                            .ok()
+                            .and_then(|i| a.get(i).cloned())
+                            .unwrap_or(Value::Undef),
                         _ => Value::Undef,
                     };
                 }
                 Ok(cur)
             }
-            "type" => Ok(Value::Type(PType::Resource(Some(a0.type_name()), None))).map(|_| Value::Type(infer_type(&a0))),
-            _ => match crate::lang::functions_data::call_data_function(&lname, &args, lambda, self, sc)? {
+            "type" => Ok(Value::Type(PType::Resource(Some(a0.type_name()), None)))
+                .map(|_| Value::Type(infer_type(&a0))),
+            _ => match crate::lang::functions_data::call_data_function(
+                &lname, &args, lambda, self, sc,
+            )? {
                 Some(v) => Ok(v),
                 None => {
-                    if let Some(t) = types::builtin_type(&capitalize(&lname)) {
-                        if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-                            return crate::lang::functions_data::new_value(&t, &args);
-                        }
+                    if let Some(t) = types::builtin_type(&capitalize(&lname))
+                        && name.starts_with(|c: char| c.is_ascii_uppercase())
+                    {
+                        return crate::lang::functions_conv::new_value(&t, &args);
                     }
-                    Err(LangError::eval(format!("Unknown function: '{name}'"), loc))
+                    Err(LangError::eval(format!("Unknown function: '{name}'."), loc))
                 }
             },
         }
@@ -342,8 +466,21 @@ impl<'l> Evaluator<'l> {
             return Err(plain(format!("Unknown resource type: '{lower}'")));
         };
         let container = self.container_of(sc);
-        let v = if virt { Virtuality::Virtual } else { Virtuality::Real };
-        let idx = self.create_resource(&capitalize(&lower), title, params, Some(loc.clone()), kind, v, Some(container), sc)?;
+        let v = if virt {
+            Virtuality::Virtual
+        } else {
+            Virtuality::Real
+        };
+        let idx = self.create_resource(
+            &capitalize(&lower),
+            title,
+            params,
+            Some(loc.clone()),
+            kind,
+            v,
+            Some(container),
+            sc,
+        )?;
         if kind == ResKind::Define && !virt {
             self.pending_defines.push(idx);
         }
@@ -351,7 +488,8 @@ impl<'l> Evaluator<'l> {
     }
 
     fn fn_ensure(&mut self, name: &str, args: &[Value], sc: ScopeId, loc: &Loc) -> LResult<Value> {
-        let mut todo: Vec<(String, String, Vec<(String, Value)>)> = Vec::new();
+        type Todo = (String, String, Vec<(String, Value)>);
+        let mut todo: Vec<Todo> = Vec::new();
         let hash_params = |v: Option<&Value>| -> Vec<(String, Value)> {
             match v {
                 Some(Value::Hash(h)) => h.iter().map(|(k, v)| (k.to_s(), v.clone())).collect(),
@@ -406,7 +544,8 @@ impl<'l> Evaluator<'l> {
             let key = (capitalize(&t.to_lowercase()), title.clone());
             if let Some(&idx) = self.index.get(&key) {
                 let same = self.resources.get(idx).is_some_and(|r| {
-                    ps.iter().all(|(k, v)| r.params.iter().any(|(rk, rv)| rk == k && rv == v))
+                    ps.iter()
+                        .all(|(k, v)| r.params.iter().any(|(rk, rv)| rk == k && rv == v))
                 });
                 if !same {
                     return Err(plain(format!(

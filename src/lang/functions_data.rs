@@ -7,6 +7,7 @@ use crate::lang::ast::Lambda;
 use crate::lang::error::LResult;
 use crate::lang::eval::{Evaluator, ScopeId, compile_regex, plain};
 use crate::lang::eval_ops::str_to_num;
+use crate::lang::functions_conv::{new_value, sprintf, versioncmp};
 use crate::lang::types::PType;
 use crate::lang::value::{Value, compare, hash_get, hash_set, values_equal};
 
@@ -22,218 +23,11 @@ fn map_str(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
     }
 }
 
-/// Compare two version strings like Puppet's `versioncmp`.
-pub fn versioncmp(a: &str, b: &str) -> i64 {
-    fn parts(s: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut cur = String::new();
-        let mut digit = None;
-        for c in s.chars() {
-            if c == '.' || c == '-' {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                out.push(c.to_string());
-                digit = None;
-                continue;
-            }
-            let d = c.is_ascii_digit();
-            if digit.is_some_and(|x| x != d) && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            digit = Some(d);
-            cur.push(c);
-        }
-        if !cur.is_empty() {
-            out.push(cur);
-        }
-        out
-    }
-    if a == b {
-        return 0;
-    }
-    let (pa, pb) = (parts(a), parts(b));
-    for (x, y) in pa.iter().zip(pb.iter()) {
-        if x == y {
-            continue;
-        }
-        if x == "-" && y != "-" {
-            return -1;
-        }
-        if y == "-" && x != "-" {
-            return 1;
-        }
-        if x == "." && y != "." {
-            return -1;
-        }
-        if y == "." && x != "." {
-            return 1;
-        }
-        let ord = match (x.parse::<u128>(), y.parse::<u128>()) {
-            (Ok(n), Ok(m)) if !(x.starts_with('0') || y.starts_with('0')) => n.cmp(&m),
-            _ => x.to_uppercase().cmp(&y.to_uppercase()),
-        };
-        match ord {
-            std::cmp::Ordering::Less => return -1,
-            std::cmp::Ordering::Greater => return 1,
-            std::cmp::Ordering::Equal => {}
-        }
-    }
-    match pa.len().cmp(&pb.len()) {
-        std::cmp::Ordering::Less => -1,
-        std::cmp::Ordering::Greater => 1,
-        std::cmp::Ordering::Equal => 0,
-    }
-}
-
 fn flatten(v: &Value, out: &mut Vec<Value>) {
     match v {
         Value::Array(a) => a.iter().for_each(|x| flatten(x, out)),
         other => out.push(other.clone()),
     }
-}
-
-fn sprintf(fmt: &str, args: &[Value]) -> String {
-    let mut out = String::new();
-    let mut it = args.iter();
-    let mut chars = fmt.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let mut spec = String::new();
-        while let Some(&n) = chars.peek() {
-            chars.next();
-            if n.is_ascii_alphabetic() || n == '%' {
-                spec.push(n);
-                break;
-            }
-            spec.push(n);
-        }
-        let conv = spec.chars().last().unwrap_or('s');
-        let flags = spec.get(..spec.len().saturating_sub(1)).unwrap_or("");
-        let left = flags.contains('-');
-        let zero = flags.starts_with('0');
-        let (width, prec) = match flags.trim_start_matches(['-', '0', '+', ' ']).split_once('.') {
-            Some((w, p)) => (w.parse::<usize>().unwrap_or(0), p.parse::<usize>().ok()),
-            None => (flags.trim_start_matches(['-', '0', '+', ' ']).parse::<usize>().unwrap_or(0), None),
-        };
-        let body = match conv {
-            '%' => "%".to_string(),
-            'd' | 'i' => match it.next() {
-                Some(Value::Int(i)) => i.to_string(),
-                Some(Value::Float(f)) => (*f as i64).to_string(),
-                Some(v) => match str_to_num(&v.to_s()) {
-                    Some(Value::Int(i)) => i.to_string(),
-                    _ => v.to_s(),
-                },
-                None => String::new(),
-            },
-            'f' => {
-                let f = match it.next() {
-                    Some(Value::Int(i)) => *i as f64,
-                    Some(Value::Float(f)) => *f,
-                    Some(v) => v.to_s().parse().unwrap_or(0.0),
-                    None => 0.0,
-                };
-                format!("{:.*}", prec.unwrap_or(6), f)
-            }
-            'x' => match it.next() {
-                Some(Value::Int(i)) => format!("{i:x}"),
-                Some(v) => v.to_s(),
-                None => String::new(),
-            },
-            'o' => match it.next() {
-                Some(Value::Int(i)) => format!("{i:o}"),
-                Some(v) => v.to_s(),
-                None => String::new(),
-            },
-            _ => {
-                let v = s(it.next());
-                match prec {
-                    Some(p) => v.chars().take(p).collect(),
-                    None => v,
-                }
-            }
-        };
-        let pad = width.saturating_sub(body.chars().count());
-        if left {
-            out.push_str(&body);
-            out.push_str(&" ".repeat(pad));
-        } else if zero && conv != 's' {
-            out.push_str(&"0".repeat(pad));
-            out.push_str(&body);
-        } else {
-            out.push_str(&" ".repeat(pad));
-            out.push_str(&body);
-        }
-    }
-    out
-}
-
-/// `String(x)`, `Integer(x)`, `Array(x)`... conversions.
-pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
-    let a = args.first().cloned().unwrap_or(Value::Undef);
-    Ok(match t {
-        PType::String(..) => Value::Str(a.to_s()),
-        PType::Integer(..) => match &a {
-            Value::Int(_) => a,
-            Value::Float(f) => Value::Int(*f as i64),
-            Value::Bool(b) => Value::Int(i64::from(*b)),
-            Value::Str(x) => match str_to_num(x) {
-                Some(Value::Int(i)) => Value::Int(i),
-                Some(Value::Float(f)) => Value::Int(f as i64),
-                _ => return Err(plain(format!("The string '{x}' cannot be converted to Integer"))),
-            },
-            other => return Err(plain(format!("Cannot convert {} to Integer", other.type_name()))),
-        },
-        PType::Float(..) | PType::Numeric => match &a {
-            Value::Int(i) if matches!(t, PType::Float(..)) => Value::Float(*i as f64),
-            Value::Int(_) | Value::Float(_) => a,
-            Value::Str(x) => match str_to_num(x) {
-                Some(Value::Int(i)) if matches!(t, PType::Float(..)) => Value::Float(i as f64),
-                Some(v) => v,
-                None => return Err(plain(format!("The string '{x}' cannot be converted to Numeric"))),
-            },
-            other => return Err(plain(format!("Cannot convert {} to Numeric", other.type_name()))),
-        },
-        PType::Boolean => match &a {
-            Value::Bool(_) => a,
-            Value::Str(x) => match x.to_lowercase().as_str() {
-                "true" | "yes" | "y" => Value::Bool(true),
-                "false" | "no" | "n" | "" => Value::Bool(false),
-                _ => return Err(plain(format!("The string '{x}' cannot be converted to Boolean"))),
-            },
-            Value::Int(i) => Value::Bool(*i != 0),
-            other => return Err(plain(format!("Cannot convert {} to Boolean", other.type_name()))),
-        },
-        PType::Array(..) => match a {
-            Value::Array(_) => a,
-            Value::Hash(h) => Value::Array(h.into_iter().map(|(k, v)| Value::Array(vec![k, v])).collect()),
-            other => Value::Array(vec![other]),
-        },
-        PType::Hash(..) => match a {
-            Value::Hash(_) => a,
-            Value::Array(items) => {
-                let mut h = Vec::new();
-                let mut it = items.into_iter();
-                while let Some(k) = it.next() {
-                    match k {
-                        Value::Array(pair) => {
-                            let mut p = pair.into_iter();
-                            hash_set(&mut h, p.next().unwrap_or(Value::Undef), p.next().unwrap_or(Value::Undef));
-                        }
-                        k => hash_set(&mut h, k, it.next().unwrap_or(Value::Undef)),
-                    }
-                }
-                Value::Hash(h)
-            }
-            other => return Err(plain(format!("Cannot convert {} to Hash", other.type_name()))),
-        },
-        PType::Sensitive(_) => Value::Sensitive(Box::new(a)),
-        other => return Err(plain(format!("Creation of new instance of type '{other}' is not supported"))),
-    })
 }
 
 /// Data functions; `Ok(None)` when `name` is not one of them.
@@ -246,7 +40,37 @@ pub fn call_data_function(
 ) -> LResult<Option<Value>> {
     let a0 = args.first().cloned().unwrap_or(Value::Undef);
     let a1 = args.get(1);
+    // Argument types Puppet's own signatures enforce.
+    let string_params: &[&str] = match name {
+        "versioncmp" => &["a", "b"],
+        "split" => &["str"],
+        _ => &[],
+    };
+    for (i, p) in string_params.iter().enumerate() {
+        let v = args.get(i).unwrap_or(&Value::Undef);
+        if !matches!(v, Value::Str(_)) {
+            return Err(plain(format!(
+                "'{name}' parameter '{p}' expects a String value, got {}",
+                v.type_name()
+            )));
+        }
+    }
     let v = match name {
+        "assert_private" => Value::Undef,
+        "delete_at" => match (&a0, a1) {
+            (Value::Array(a), Some(Value::Int(i))) => {
+                let idx = if *i < 0 { a.len() as i64 + i } else { *i };
+                match usize::try_from(idx).ok().filter(|i| *i < a.len()) {
+                    Some(i) => {
+                        let mut a = a.clone();
+                        a.remove(i);
+                        Value::Array(a)
+                    }
+                    None => return Err(plain("delete_at(): index out of bounds")),
+                }
+            }
+            _ => return Err(plain("delete_at(): expects an Array and an Integer")),
+        },
         "split" => {
             let st = a0.to_s();
             let pat = match a1 {
@@ -266,14 +90,21 @@ pub fn call_data_function(
             Value::Array(parts)
         }
         "join" => match &a0 {
-            Value::Array(a) => Value::Str(a.iter().map(|v| v.to_s()).collect::<Vec<_>>().join(&s(a1))),
+            Value::Array(a) => {
+                Value::Str(a.iter().map(|v| v.to_s()).collect::<Vec<_>>().join(&s(a1)))
+            }
             other => Value::Str(other.to_s()),
         },
         "size" | "length" | "count" if lambda.is_none() => match &a0 {
             Value::Array(a) => Value::Int(a.len() as i64),
             Value::Hash(h) => Value::Int(h.len() as i64),
             Value::Str(x) => Value::Int(x.chars().count() as i64),
-            other => return Err(plain(format!("size(): expects a Collection or String, got {}", other.type_name()))),
+            other => {
+                return Err(plain(format!(
+                    "size(): expects a Collection or String, got {}",
+                    other.type_name()
+                )));
+            }
         },
         "count" => {
             let mut n = 0;
@@ -298,10 +129,17 @@ pub fn call_data_function(
             let mut out = Vec::new();
             for a in args {
                 match a {
-                    Value::Hash(h) => h.iter().for_each(|(k, v)| hash_set(&mut out, k.clone(), v.clone())),
+                    Value::Hash(h) => h
+                        .iter()
+                        .for_each(|(k, v)| hash_set(&mut out, k.clone(), v.clone())),
                     Value::Undef => {}
                     Value::Str(x) if x.is_empty() => {}
-                    other => return Err(plain(format!("merge(): expects Hash arguments, got {}", other.type_name()))),
+                    other => {
+                        return Err(plain(format!(
+                            "merge(): expects Hash arguments, got {}",
+                            other.type_name()
+                        )));
+                    }
                 }
             }
             Value::Hash(out)
@@ -335,7 +173,10 @@ pub fn call_data_function(
             Value::Array(a) => {
                 let mut out: Vec<Value> = Vec::new();
                 for x in a {
-                    if !out.iter().any(|y| values_equal(y, &x) && x.type_name() == y.type_name()) {
+                    if !out
+                        .iter()
+                        .any(|y| values_equal(y, &x) && x.type_name() == y.type_name())
+                    {
                         out.push(x);
                     }
                 }
@@ -359,6 +200,15 @@ pub fn call_data_function(
                     _ => compare(x, y).unwrap_or(std::cmp::Ordering::Equal),
                 });
                 Value::Array(a)
+            }
+            Value::Hash(mut h) => {
+                // Ruby's Hash#sort (used by ERB templates): pairs by key.
+                h.sort_by_key(|(k, _)| k.to_s());
+                Value::Array(
+                    h.into_iter()
+                        .map(|(k, v)| Value::Array(vec![k, v]))
+                        .collect(),
+                )
             }
             other => other,
         },
@@ -384,12 +234,19 @@ pub fn call_data_function(
         "downcase" => map_str(&a0, &|x| x.to_lowercase()),
         "capitalize" => map_str(&a0, &|x| {
             let mut c = x.chars();
-            c.next().map(|f| f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase())
+                .unwrap_or_default()
         }),
         "strip" => map_str(&a0, &|x| x.trim().to_string()),
         "lstrip" => map_str(&a0, &|x| x.trim_start().to_string()),
         "rstrip" => map_str(&a0, &|x| x.trim_end().to_string()),
-        "chomp" => map_str(&a0, &|x| x.strip_suffix("\r\n").or_else(|| x.strip_suffix('\n')).unwrap_or(x).to_string()),
+        "chomp" => map_str(&a0, &|x| {
+            x.strip_suffix("\r\n")
+                .or_else(|| x.strip_suffix('\n'))
+                .unwrap_or(x)
+                .to_string()
+        }),
         "chop" => map_str(&a0, &|x| {
             let mut c: Vec<char> = x.chars().collect();
             c.pop();
@@ -415,7 +272,9 @@ pub fn call_data_function(
             _ => Value::Bool(false),
         },
         "pick" | "pick_default" => {
-            let found = args.iter().find(|v| !matches!(v, Value::Undef) && !matches!(v, Value::Str(x) if x.is_empty()));
+            let found = args.iter().find(|v| {
+                !matches!(v, Value::Undef) && !matches!(v, Value::Str(x) if x.is_empty())
+            });
             match found {
                 Some(v) => v.clone(),
                 None if name == "pick_default" => args.last().cloned().unwrap_or(Value::Undef),
@@ -452,13 +311,23 @@ pub fn call_data_function(
                 None => String::new(),
             };
             let repl = s(args.get(2)).replace("\\0", "${0}");
-            let repl = (1..10).fold(repl, |r, i| r.replace(&format!("\\{i}"), &format!("${{{i}}}")));
+            let repl = (1..10).fold(repl, |r, i| {
+                r.replace(&format!("\\{i}"), &format!("${{{i}}}"))
+            });
             let flags = s(args.get(3));
-            let pat = if flags.contains('I') { format!("(?i){pat}") } else { pat };
+            let pat = if flags.contains('I') {
+                format!("(?i){pat}")
+            } else {
+                pat
+            };
             let re = compile_regex(&pat).map_err(plain)?;
             let global = flags.contains('G');
             map_str(&a0, &|x| {
-                if global { re.replace_all(x, repl.as_str()).into_owned() } else { re.replace(x, repl.as_str()).into_owned() }
+                if global {
+                    re.replace_all(x, repl.as_str()).into_owned()
+                } else {
+                    re.replace(x, repl.as_str()).into_owned()
+                }
             })
         }
         "match" => {
@@ -469,7 +338,11 @@ pub fn call_data_function(
             };
             let re = compile_regex(&pat).map_err(plain)?;
             match re.captures(&a0.to_s()) {
-                Some(c) => Value::Array(c.iter().map(|m| m.map_or(Value::Undef, |m| Value::str(m.as_str()))).collect()),
+                Some(c) => Value::Array(
+                    c.iter()
+                        .map(|m| m.map_or(Value::Undef, |m| Value::str(m.as_str())))
+                        .collect(),
+                ),
                 None => Value::Undef,
             }
         }
@@ -485,7 +358,11 @@ pub fn call_data_function(
                     None => a.clone(),
                     Some(b) => {
                         let ord = compare(a, &b).unwrap_or(std::cmp::Ordering::Equal);
-                        let take = if name == "min" { ord.is_lt() } else { ord.is_gt() };
+                        let take = if name == "min" {
+                            ord.is_lt()
+                        } else {
+                            ord.is_gt()
+                        };
                         if take { a.clone() } else { b }
                     }
                 });
@@ -497,7 +374,10 @@ pub fn call_data_function(
             for k in args.get(1..).unwrap_or(&[]) {
                 cur = match (&cur, k) {
                     (Value::Hash(h), k) => hash_get(h, k).cloned().unwrap_or(Value::Undef),
-                    (Value::Array(a), Value::Int(i)) => usize::try_from(*i).ok().and_then(|i| a.get(i).cloned()).unwrap_or(Value::Undef),
+                    (Value::Array(a), Value::Int(i)) => usize::try_from(*i)
+                        .ok()
+                        .and_then(|i| a.get(i).cloned())
+                        .unwrap_or(Value::Undef),
                     _ => Value::Undef,
                 };
             }
@@ -505,7 +385,11 @@ pub fn call_data_function(
         }
         "to_json" | "to_json_pretty" => {
             let j = a0.to_json().unwrap_or(serde_json::Value::Null);
-            let out = if name == "to_json" { serde_json::to_string(&j) } else { serde_json::to_string_pretty(&j) };
+            let out = if name == "to_json" {
+                serde_json::to_string(&j)
+            } else {
+                serde_json::to_string_pretty(&j)
+            };
             Value::Str(out.map_err(|e| plain(e.to_string()))?)
         }
         "parsejson" => match serde_json::from_str::<serde_json::Value>(&a0.to_s()) {
@@ -513,10 +397,25 @@ pub fn call_data_function(
             Err(e) => return Err(plain(format!("parsejson(): {e}"))),
         },
         "bool2str" => Value::Str(match a0 {
-            Value::Bool(true) => s(a1).is_empty().then(|| "true".to_string()).unwrap_or_else(|| s(a1)),
-            _ => s(args.get(2)).is_empty().then(|| "false".to_string()).unwrap_or_else(|| s(args.get(2))),
+            Value::Bool(true) => {
+                if s(a1).is_empty() {
+                    "true".to_string()
+                } else {
+                    s(a1)
+                }
+            }
+            _ => {
+                if s(args.get(2)).is_empty() {
+                    "false".to_string()
+                } else {
+                    s(args.get(2))
+                }
+            }
         }),
-        "str2bool" => Value::Bool(matches!(a0.to_s().to_lowercase().as_str(), "true" | "yes" | "y" | "1" | "on")),
+        "str2bool" => Value::Bool(matches!(
+            a0.to_s().to_lowercase().as_str(),
+            "true" | "yes" | "y" | "1" | "on"
+        )),
         "any2array" => match a0 {
             Value::Array(_) => a0,
             Value::Undef => Value::Array(vec![]),
@@ -527,11 +426,22 @@ pub fn call_data_function(
         "is_array" => Value::Bool(matches!(a0, Value::Array(_))),
         "is_hash" => Value::Bool(matches!(a0, Value::Hash(_))),
         "is_bool" => Value::Bool(matches!(a0, Value::Bool(_))),
-        "is_integer" => Value::Bool(matches!(a0, Value::Int(_)) || matches!(&a0, Value::Str(x) if x.parse::<i64>().is_ok())),
-        "is_numeric" => Value::Bool(matches!(a0, Value::Int(_) | Value::Float(_)) || matches!(&a0, Value::Str(x) if str_to_num(x).is_some())),
+        "is_integer" => Value::Bool(
+            matches!(a0, Value::Int(_)) || matches!(&a0, Value::Str(x) if x.parse::<i64>().is_ok()),
+        ),
+        "is_numeric" => Value::Bool(
+            matches!(a0, Value::Int(_) | Value::Float(_))
+                || matches!(&a0, Value::Str(x) if str_to_num(x).is_some()),
+        ),
         "prefix" | "suffix" => {
             let p = s(a1);
-            let f = |x: &Value| Value::Str(if name == "prefix" { format!("{p}{}", x.to_s()) } else { format!("{}{p}", x.to_s()) });
+            let f = |x: &Value| {
+                Value::Str(if name == "prefix" {
+                    format!("{p}{}", x.to_s())
+                } else {
+                    format!("{}{p}", x.to_s())
+                })
+            };
             match a0 {
                 Value::Array(a) => Value::Array(a.iter().map(f).collect()),
                 Value::Hash(h) => Value::Hash(h.iter().map(|(k, v)| (f(k), v.clone())).collect()),
@@ -553,12 +463,18 @@ pub fn call_data_function(
             Value::Str(d.iter().map(|b| format!("{b:02x}")).collect())
         }
         "zip" => match (&a0, a1) {
-            (Value::Array(a), Some(Value::Array(b))) => {
-                Value::Array(a.iter().zip(b).map(|(x, y)| Value::Array(vec![x.clone(), y.clone()])).collect())
-            }
+            (Value::Array(a), Some(Value::Array(b))) => Value::Array(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| Value::Array(vec![x.clone(), y.clone()]))
+                    .collect(),
+            ),
             _ => Value::Array(vec![]),
         },
-        "hash" => new_value(&PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX), args)?,
+        "hash" => new_value(
+            &PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
+            args,
+        )?,
         "values_at" => match (&a0, a1) {
             (Value::Array(a), Some(Value::Array(ix))) => Value::Array(
                 ix.iter()
@@ -568,7 +484,10 @@ pub fn call_data_function(
                     })
                     .collect(),
             ),
-            (Value::Array(a), Some(Value::Int(i))) => usize::try_from(*i).ok().and_then(|i| a.get(i).cloned()).unwrap_or(Value::Undef),
+            (Value::Array(a), Some(Value::Int(i))) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| a.get(i).cloned())
+                .unwrap_or(Value::Undef),
             _ => Value::Undef,
         },
         "lstrip_all" => a0,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::lang::ast::Lambda;
 use crate::lang::error::{LResult, LangError};
-use crate::lang::eval::{Evaluator, ScopeId, plain};
+use crate::lang::eval::{Evaluator, ScopeId, compile_regex, plain};
 use crate::lang::loader;
 use crate::lang::types;
 use crate::lang::value::{Value, hash_get_str, hash_set};
@@ -20,23 +20,28 @@ enum Merge {
     Deep,
 }
 
-fn parse_merge(v: Option<&Value>) -> Merge {
+/// A merge strategy given as a string or `{strategy => ...}`; `None` if absent.
+fn parse_merge(v: Option<&Value>) -> Option<Merge> {
     let name = match v {
         Some(Value::Str(s)) => s.clone(),
-        Some(Value::Hash(h)) => hash_get_str(h, "strategy").map(|v| v.to_s()).unwrap_or_default(),
-        _ => String::new(),
+        Some(Value::Hash(h)) => hash_get_str(h, "strategy")
+            .map(|v| v.to_s())
+            .unwrap_or_default(),
+        _ => return None,
     };
-    match name.as_str() {
+    Some(match name.as_str() {
         "unique" => Merge::Unique,
         "hash" => Merge::Hash,
         "deep" => Merge::Deep,
         _ => Merge::First,
-    }
+    })
 }
 
 fn deep_merge(into: &mut Vec<(Value, Value)>, from: &[(Value, Value)]) {
     for (k, v) in from {
-        let existing = into.iter_mut().find(|(x, _)| crate::lang::value::key_equal(x, k));
+        let existing = into
+            .iter_mut()
+            .find(|(x, _)| crate::lang::value::key_equal(x, k));
         match (existing, v) {
             (Some((_, Value::Hash(a))), Value::Hash(b)) => deep_merge(a, b),
             (Some((_, Value::Array(a))), Value::Array(b)) => {
@@ -64,13 +69,15 @@ impl<'l> Evaluator<'l> {
                 .map_err(|e| LangError::load(format!("Unable to read {}: {e}", path.display())))?;
             let is_json = path.extension().is_some_and(|e| e == "json");
             let j: serde_json::Value = if is_json {
-                serde_json::from_str(&text)
-                    .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+                serde_json::from_str(&text).map_err(|e| {
+                    LangError::load(format!("Unable to parse {}: {e}", path.display()))
+                })?
             } else if text.trim().is_empty() || text.trim() == "---" {
                 serde_json::Value::Object(Default::default())
             } else {
-                serde_saphyr::from_str(&text)
-                    .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+                serde_saphyr::from_str(&text).map_err(|e| {
+                    LangError::load(format!("Unable to parse {}: {e}", path.display()))
+                })?
             };
             Some(Value::from_json(&j))
         } else {
@@ -85,13 +92,18 @@ impl<'l> Evaluator<'l> {
         let cfg_path = root.join("hiera.yaml");
         let cfg = self.read_data_file(&cfg_path)?;
         let Some(Value::Hash(cfg)) = cfg else {
-            return Ok(if default_common { vec![root.join("data/common.yaml")] } else { Vec::new() });
+            return Ok(if default_common {
+                vec![root.join("data/common.yaml")]
+            } else {
+                Vec::new()
+            });
         };
         let defaults = match hash_get_str(&cfg, "defaults") {
             Some(Value::Hash(d)) => d.clone(),
             _ => Vec::new(),
         };
-        let default_dir = hash_get_str(&defaults, "datadir").map_or("data".to_string(), |v| v.to_s());
+        let default_dir =
+            hash_get_str(&defaults, "datadir").map_or("data".to_string(), |v| v.to_s());
         let mut out = Vec::new();
         let Some(Value::Array(levels)) = hash_get_str(&cfg, "hierarchy").cloned() else {
             return Ok(out);
@@ -141,14 +153,23 @@ impl<'l> Evaluator<'l> {
                 .or_else(|| expr.strip_prefix("hiera("))
                 .or_else(|| expr.strip_prefix("alias("))
             {
-                let key = inner.trim_end_matches(')').trim_matches(|c| c == '\'' || c == '"');
-                self.hiera_lookup_depth(key, depth + 1)?.map(|v| v.to_s()).unwrap_or_default()
+                let key = inner
+                    .trim_end_matches(')')
+                    .trim_matches(|c| c == '\'' || c == '"');
+                self.hiera_lookup_depth(key, depth + 1)?
+                    .map(|v| v.to_s())
+                    .unwrap_or_default()
             } else if let Some(inner) = expr.strip_prefix("literal(") {
-                inner.trim_end_matches(')').trim_matches(|c| c == '\'' || c == '"').to_string()
+                inner
+                    .trim_end_matches(')')
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_string()
             } else if expr.is_empty() {
                 String::new()
             } else {
-                let var = expr.strip_prefix("scope(").map_or(expr, |x| x.trim_end_matches(')').trim_matches('\''));
+                let var = expr
+                    .strip_prefix("scope(")
+                    .map_or(expr, |x| x.trim_end_matches(')').trim_matches('\''));
                 let mut segs = var.split('.');
                 let first = segs.next().unwrap_or("").trim_start_matches("::");
                 let mut cur = self.lookup_var(first, 0).unwrap_or(Value::Undef);
@@ -170,13 +191,22 @@ impl<'l> Evaluator<'l> {
         Ok(match v {
             Value::Str(s) if s.contains("%{") => {
                 let t = s.trim();
-                if let Some(key) = t.strip_prefix("%{alias(").and_then(|x| x.strip_suffix(")}")) {
+                if let Some(key) = t
+                    .strip_prefix("%{alias(")
+                    .and_then(|x| x.strip_suffix(")}"))
+                {
                     let key = key.trim_matches(|c| c == '\'' || c == '"');
-                    return Ok(self.hiera_lookup_depth(key, depth + 1)?.unwrap_or(Value::Undef));
+                    return Ok(self
+                        .hiera_lookup_depth(key, depth + 1)?
+                        .unwrap_or(Value::Undef));
                 }
                 Value::Str(self.interpolate(&s, depth)?)
             }
-            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.interpolate_value(x, depth)).collect::<LResult<_>>()?),
+            Value::Array(a) => Value::Array(
+                a.into_iter()
+                    .map(|x| self.interpolate_value(x, depth))
+                    .collect::<LResult<_>>()?,
+            ),
             Value::Hash(h) => Value::Hash(
                 h.into_iter()
                     .map(|(k, v)| Ok((k, self.interpolate_value(v, depth)?)))
@@ -187,33 +217,64 @@ impl<'l> Evaluator<'l> {
     }
 
     /// All values found for `key`, in priority order.
-    fn hiera_values(&mut self, key: &str, depth: usize) -> LResult<Vec<Value>> {
+    /// Data files consulted for `key`, highest priority first.
+    fn data_files(&mut self, key: &str) -> LResult<Vec<PathBuf>> {
         let mut files = Vec::new();
         if let Some(env) = self.env_dir.clone() {
             files.extend(self.hierarchy_paths(&env, true)?);
         }
+        if let Some((module, _)) = key.trim_start_matches("::").split_once("::")
+            && let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module)
+        {
+            files.extend(self.hierarchy_paths(&dir, false)?);
+        }
+        Ok(files)
+    }
+
+    /// The merge strategy `lookup_options` in the data assigns to `key`.
+    fn lookup_options_merge(&mut self, key: &str) -> LResult<Option<Merge>> {
         let key = key.trim_start_matches("::");
-        if let Some((module, _)) = key.split_once("::") {
-            if let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module) {
-                files.extend(self.hierarchy_paths(&dir, false)?);
+        for f in self.data_files(key)? {
+            let Some(Value::Hash(h)) = self.read_data_file(&f)? else {
+                continue;
+            };
+            let Some(Value::Hash(opts)) = hash_get_str(&h, "lookup_options") else {
+                continue;
+            };
+            for (pattern, o) in opts {
+                let p = pattern.to_s();
+                let hit = if p.starts_with('^') {
+                    compile_regex(&p).is_ok_and(|r| r.is_match(key))
+                } else {
+                    p == key
+                };
+                if hit && let Value::Hash(o) = o {
+                    return Ok(parse_merge(hash_get_str(o, "merge")));
+                }
             }
         }
+        Ok(None)
+    }
+
+    fn hiera_values(&mut self, key: &str, depth: usize) -> LResult<Vec<Value>> {
+        let files = self.data_files(key)?;
+        let key = key.trim_start_matches("::");
         let mut found = Vec::new();
         let mut segs = key.split('.');
         let root = segs.next().unwrap_or("");
         let rest: Vec<&str> = segs.collect();
         for f in files {
-            if let Some(Value::Hash(h)) = self.read_data_file(&f)? {
-                if let Some(v) = hash_get_str(&h, root) {
-                    let mut cur = v.clone();
-                    for seg in &rest {
-                        cur = match cur {
-                            Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
-                            _ => Value::Undef,
-                        };
-                    }
-                    found.push(self.interpolate_value(cur, depth)?);
+            if let Some(Value::Hash(h)) = self.read_data_file(&f)?
+                && let Some(v) = hash_get_str(&h, root)
+            {
+                let mut cur = v.clone();
+                for seg in &rest {
+                    cur = match cur {
+                        Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
+                        _ => Value::Undef,
+                    };
                 }
+                found.push(self.interpolate_value(cur, depth)?);
             }
         }
         Ok(found)
@@ -225,7 +286,10 @@ impl<'l> Evaluator<'l> {
 
     /// Automatic parameter lookup / first-found lookup of `key`.
     pub fn hiera_lookup(&mut self, key: &str) -> LResult<Option<Value>> {
-        self.hiera_lookup_depth(key, 0)
+        match self.lookup_options_merge(key)? {
+            Some(m) => self.merged_lookup(key, m),
+            None => self.hiera_lookup_depth(key, 0),
+        }
     }
 
     fn merged_lookup(&mut self, key: &str, merge: Merge) -> LResult<Option<Value>> {
@@ -274,7 +338,13 @@ impl<'l> Evaluator<'l> {
     }
 
     /// `lookup(name, [type], [merge], [default])`, `lookup(name, {options})`, `hiera*`.
-    pub fn fn_lookup(&mut self, fname: &str, args: &[Value], lambda: Option<&Lambda>, sc: ScopeId) -> LResult<Value> {
+    pub fn fn_lookup(
+        &mut self,
+        fname: &str,
+        args: &[Value],
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+    ) -> LResult<Value> {
         let mut names: Vec<String> = match args.first() {
             Some(Value::Array(a)) => a.iter().map(|v| v.to_s()).collect(),
             Some(v) => vec![v.to_s()],
@@ -282,16 +352,20 @@ impl<'l> Evaluator<'l> {
         };
         names.retain(|n| !n.is_empty());
         let (ty, merge, default) = match fname {
-            "hiera" => (None, Merge::First, args.get(1).cloned()),
-            "hiera_array" => (None, Merge::Unique, args.get(1).cloned()),
-            "hiera_hash" => (None, Merge::Hash, args.get(1).cloned()),
+            "hiera" => (None, None, args.get(1).cloned()),
+            "hiera_array" => (None, Some(Merge::Unique), args.get(1).cloned()),
+            "hiera_hash" => (None, Some(Merge::Hash), args.get(1).cloned()),
             _ => match args.get(1) {
                 Some(Value::Hash(opts)) => (
                     hash_get_str(opts, "value_type").cloned(),
                     parse_merge(hash_get_str(opts, "merge")),
                     hash_get_str(opts, "default_value").cloned(),
                 ),
-                _ => (args.get(1).cloned(), parse_merge(args.get(2)), args.get(3).cloned()),
+                _ => (
+                    args.get(1).cloned(),
+                    parse_merge(args.get(2)),
+                    args.get(3).cloned(),
+                ),
             },
         };
         let has_default = match fname {
@@ -303,7 +377,11 @@ impl<'l> Evaluator<'l> {
         };
         let mut result = None;
         for n in &names {
-            if let Some(v) = self.merged_lookup(n, merge)? {
+            let m = match merge {
+                Some(m) => m,
+                None => self.lookup_options_merge(n)?.unwrap_or(Merge::First),
+            };
+            if let Some(v) = self.merged_lookup(n, m)? {
                 result = Some(v);
                 break;
             }
@@ -312,19 +390,30 @@ impl<'l> Evaluator<'l> {
             Some(v) => v,
             None if has_default => default.unwrap_or(Value::Undef),
             None => match lambda {
-                Some(l) => self.call_lambda(l, vec![Value::str(names.first().cloned().unwrap_or_default())], sc)?,
+                Some(l) => self.call_lambda(
+                    l,
+                    vec![Value::str(names.first().cloned().unwrap_or_default())],
+                    sc,
+                )?,
                 None => {
-                    return Err(plain(format!(
-                        "Function lookup() did not find a value for the name '{}'",
-                        names.first().cloned().unwrap_or_default()
-                    )));
+                    return Err(LangError {
+                        kind: crate::lang::error::ErrorKind::Bare,
+                        message: format!(
+                            "Function lookup() did not find a value for the name '{}'",
+                            names.first().cloned().unwrap_or_default()
+                        ),
+                        loc: None,
+                    });
                 }
             },
         };
-        if let Some(Value::Type(t)) = ty {
-            if !types::is_instance(&t, &v) {
-                return Err(plain(format!("Found value has wrong type, {}", types::mismatch(&t, &v))));
-            }
+        if let Some(Value::Type(t)) = ty
+            && !types::is_instance(&t, &v)
+        {
+            return Err(plain(format!(
+                "Found value has wrong type, {}",
+                types::mismatch(&t, &v)
+            )));
         }
         Ok(v)
     }

@@ -62,7 +62,10 @@ pub fn manifest_for(loader: &dyn Loader, modulepath: &[PathBuf], name: &str) -> 
     let mut segs = name.split("::");
     let module = segs.next()?;
     let rest: Vec<&str> = segs.collect();
-    if rest.iter().any(|s| s.is_empty() || s.contains(['/', '\\', '.'])) {
+    if rest
+        .iter()
+        .any(|s| s.is_empty() || s.contains(['/', '\\', '.']))
+    {
         return None;
     }
     let dir = module_dir(loader, modulepath, module)?;
@@ -93,6 +96,8 @@ pub fn module_file(
     if rest.split('/').any(|s| s == "..") {
         return None;
     }
-    let p = module_dir(loader, modulepath, module)?.join(subdir).join(rest);
+    let p = module_dir(loader, modulepath, module)?
+        .join(subdir)
+        .join(rest);
     loader.is_file(&p).then_some(p)
 }

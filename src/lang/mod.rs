@@ -4,13 +4,16 @@
 //! only through [`loader::Loader`].
 
 pub mod ast;
+pub mod builtin_types;
 pub mod error;
 pub mod eval;
+mod eval_call;
 mod eval_class;
 pub mod eval_finish;
 pub mod eval_ops;
 pub mod eval_res;
 pub mod functions;
+pub mod functions_conv;
 pub mod functions_data;
 mod hiera;
 pub mod lexer;
@@ -19,4 +22,5 @@ pub mod parser;
 mod parser_forms;
 pub mod template;
 pub mod types;
+mod types_fmt;
 pub mod value;

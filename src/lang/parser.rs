@@ -12,8 +12,24 @@ use crate::lang::lexer::{P, StrPart, Tok, Token, tokenize};
 pub const MAX_DEPTH: usize = 400;
 
 const STATEMENT_CALLS: &[&str] = &[
-    "include", "require", "contain", "realize", "tag", "notice", "info", "warning", "err", "debug",
-    "fail", "alert", "crit", "emerg", "hiera_include", "break", "next", "return",
+    "include",
+    "require",
+    "contain",
+    "realize",
+    "tag",
+    "notice",
+    "info",
+    "warning",
+    "err",
+    "debug",
+    "fail",
+    "alert",
+    "crit",
+    "emerg",
+    "hiera_include",
+    "break",
+    "next",
+    "return",
 ];
 
 pub struct Parser {
@@ -122,7 +138,10 @@ impl Parser {
     pub(crate) fn enter(&mut self) -> LResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(LangError::syntax("Expression nesting is too deep", self.loc()));
+            return Err(LangError::syntax(
+                "Expression nesting is too deep",
+                self.loc(),
+            ));
         }
         Ok(())
     }
@@ -158,25 +177,26 @@ impl Parser {
     }
 
     fn parse_statement(&mut self) -> LResult<Expr> {
-        if let Some(Tok::Name(n)) = self.peek() {
-            if STATEMENT_CALLS.contains(&n.as_str()) && self.starts_call_arg(1) {
-                let name = n.clone();
-                let loc = self.loc();
-                self.pos += 1;
-                let mut args = vec![self.parse_expr(0)?];
-                while self.eat_p(P::Comma) {
-                    args.push(self.parse_expr(0)?);
-                }
-                let call = Expr::new(
-                    ExprKind::Call {
-                        name,
-                        args,
-                        lambda: None,
-                    },
-                    loc,
-                );
-                return self.parse_infix(call, 0);
+        if let Some(Tok::Name(n)) = self.peek()
+            && STATEMENT_CALLS.contains(&n.as_str())
+            && self.starts_call_arg(1)
+        {
+            let name = n.clone();
+            let loc = self.loc();
+            self.pos += 1;
+            let mut args = vec![self.parse_expr(0)?];
+            while self.eat_p(P::Comma) {
+                args.push(self.parse_expr(0)?);
             }
+            let call = Expr::new(
+                ExprKind::Call {
+                    name,
+                    args,
+                    lambda: None,
+                },
+                loc,
+            );
+            return self.parse_infix(call, 0);
         }
         self.parse_expr(0)
     }
@@ -206,8 +226,7 @@ impl Parser {
     }
 
     fn parse_infix(&mut self, mut lhs: Expr, min_bp: u8) -> LResult<Expr> {
-        loop {
-            let Some(tok) = self.peek() else { break };
+        while let Some(tok) = self.peek() {
             if matches!(tok, Tok::P(P::Question)) {
                 if 9 < min_bp {
                     break;
@@ -222,14 +241,19 @@ impl Parser {
             if l < min_bp {
                 break;
             }
-            let loc = lhs.loc.clone();
+            let loc = if matches!(op, Infix::Rel(_)) {
+                lhs.loc.clone()
+            } else {
+                self.loc()
+            };
             self.pos += 1;
             let rhs = self.parse_expr(r)?;
             lhs = match op {
                 Infix::Bin(b) => Expr::new(ExprKind::Binary(b, Box::new(lhs), Box::new(rhs)), loc),
-                Infix::Rel(rel) => {
-                    Expr::new(ExprKind::Relationship(rel, Box::new(lhs), Box::new(rhs)), loc)
-                }
+                Infix::Rel(rel) => Expr::new(
+                    ExprKind::Relationship(rel, Box::new(lhs), Box::new(rhs)),
+                    loc,
+                ),
                 Infix::Assign => Expr::new(ExprKind::Assign(Box::new(lhs), Box::new(rhs)), loc),
             };
         }
@@ -429,16 +453,19 @@ impl Parser {
                         continue;
                     }
                     // `${name...}` means the variable `$name`.
-                    let follows_ok = match toks.get(1).map(|t| &t.tok) {
-                        None => true,
-                        Some(Tok::P(P::LBrack)) | Some(Tok::P(P::Dot)) => true,
-                        _ => false,
-                    };
+                    let follows_ok = matches!(
+                        toks.get(1).map(|t| &t.tok),
+                        None | Some(Tok::P(P::LBrack)) | Some(Tok::P(P::Dot))
+                    );
                     if let Some(first) = toks.first_mut() {
-                        if let Tok::Name(n) = &first.tok {
-                            if follows_ok && !matches!(n.as_str(), "true" | "false" | "undef") {
-                                first.tok = Tok::Var(n.trim_start_matches("::").to_string());
-                            }
+                        if let (Tok::Int(i), true) = (&first.tok, follows_ok) {
+                            first.tok = Tok::Var(i.to_string());
+                        }
+                        if let Tok::Name(n) = &first.tok
+                            && follows_ok
+                            && !matches!(n.as_str(), "true" | "false" | "undef")
+                        {
+                            first.tok = Tok::Var(n.trim_start_matches("::").to_string());
                         }
                     }
                     let end = self.end_loc;

@@ -81,15 +81,28 @@ impl Parser {
         if !self.is_p(P::LBrace) {
             return false;
         }
-        match (self.peek_n(1), self.peek_n(2)) {
+        matches!(
+            (self.peek_n(1), self.peek_n(2)),
             (Some(Tok::Name(_)), Some(Tok::P(P::FatArrow)))
-            | (Some(Tok::Name(_)), Some(Tok::P(P::PlusArrow)))
-            | (Some(Tok::P(P::Star)), Some(Tok::P(P::FatArrow))) => true,
-            _ => false,
-        }
+                | (Some(Tok::Name(_)), Some(Tok::P(P::PlusArrow)))
+                | (Some(Tok::P(P::Star)), Some(Tok::P(P::FatArrow)))
+        )
     }
 
     fn parse_typeref_form(&mut self, name: String, loc: crate::lang::error::Loc) -> LResult<Expr> {
+        if matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LParen) && !t.space_before) {
+            self.pos += 1;
+            let args = self.parse_list(P::RParen)?;
+            let call = Expr::new(
+                ExprKind::Call {
+                    name,
+                    args,
+                    lambda: None,
+                },
+                loc,
+            );
+            return self.parse_postfix(call);
+        }
         let base = Expr::new(ExprKind::TypeRef(name.clone()), loc.clone());
         let e = self.parse_postfix(base)?;
         if self.is_p(P::LCollect) || self.is_p(P::LLCollect) {
@@ -120,7 +133,11 @@ impl Parser {
                 loc,
             ));
         }
-        if self.brace_opens_attrs() || (self.is_p(P::LBrace) && self.peek_n(1) == Some(&Tok::P(P::RBrace)) && !self.no_resource) {
+        if self.brace_opens_attrs()
+            || (self.is_p(P::LBrace)
+                && self.peek_n(1) == Some(&Tok::P(P::RBrace))
+                && !self.no_resource)
+        {
             self.pos += 1;
             let ops = self.parse_attr_ops()?;
             self.expect_p(P::RBrace)?;
@@ -172,14 +189,7 @@ impl Parser {
                     self.pos += 1;
                     let args = self.parse_list(P::RParen)?;
                     let lambda = self.parse_opt_lambda()?;
-                    return Ok(Expr::new(
-                        ExprKind::Call {
-                            name,
-                            args,
-                            lambda,
-                        },
-                        loc,
-                    ));
+                    return Ok(Expr::new(ExprKind::Call { name, args, lambda }, loc));
                 }
                 if self.is_p(P::LBrace) && !self.no_resource {
                     return self.parse_resource(Virtuality::Real, name, loc);
@@ -376,8 +386,7 @@ impl Parser {
                     tok: Tok::Str(s), ..
                 }) => NodeMatch::Name(s),
                 Some(Token {
-                    tok: Tok::Regex(r),
-                    ..
+                    tok: Tok::Regex(r), ..
                 }) => NodeMatch::Regex(r),
                 Some(Token {
                     tok: Tok::Name(n), ..

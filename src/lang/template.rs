@@ -81,60 +81,165 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// Prefix Ruby block-local identifiers with `$` (outside string literals).
+fn mark_locals(src: &str, locals: &[String]) -> String {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    let mut quote: Option<char> = None;
+    while let Some(&c) = chars.get(i) {
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                if let Some(&n) = chars.get(i + 1) {
+                    out.push(n);
+                    i += 1;
+                }
+            } else if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            quote = Some(c);
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_lowercase() || c == '_' {
+            let prev = if i == 0 {
+                None
+            } else {
+                chars.get(i - 1).copied()
+            };
+            let mut j = i;
+            while chars
+                .get(j)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+            {
+                j += 1;
+            }
+            let word: String = chars
+                .get(i..j)
+                .map(|s| s.iter().collect())
+                .unwrap_or_default();
+            let attached = prev.is_some_and(|p| {
+                p.is_ascii_alphanumeric() || matches!(p, '_' | '@' | '$' | '.' | ':')
+            });
+            if !attached && locals.contains(&word) {
+                out.push('$');
+            }
+            out.push_str(&word);
+            i = j;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
 /// Translate a Ruby expression fragment used in ERB to Puppet.
-fn ruby_expr(src: &str) -> String {
-    let mut s = src.trim().to_string();
+fn ruby_expr(src: &str, locals: &[String]) -> String {
+    let mut s = mark_locals(src.trim(), locals);
     let re_scope = regex::Regex::new(r#"scope\[['"](?:::)?([a-z0-9_:]+)['"]\]"#).ok();
     let re_lookup = regex::Regex::new(r#"scope\.lookupvar\(['"](?:::)?([a-z0-9_:]+)['"]\)"#).ok();
-    let re_fn = regex::Regex::new(r#"scope\.call_function\(['"]([a-z0-9_:]+)['"],\s*\[(.*?)\]\)"#).ok();
+    let re_fn =
+        regex::Regex::new(r#"scope\.call_function\(['"]([a-z0-9_:]+)['"],\s*\[(.*?)\]\)"#).ok();
     let re_ivar = regex::Regex::new(r"@([a-z_][a-zA-Z0-9_]*)").ok();
     let re_interp = regex::Regex::new(r"#\{").ok();
-    for (re, rep) in [(&re_scope, "$$$1"), (&re_lookup, "$$$1"), (&re_fn, "$1($2)"), (&re_ivar, "$$$1"), (&re_interp, "$${")] {
+    let re_sfn = regex::Regex::new(r"scope\.function_([a-z0-9_]+)\(\[(.*?)\]\)").ok();
+    let re_rmatch = regex::Regex::new(r"(/[^/]*/)\.match\(([^)]*)\)").ok();
+    for (re, rep) in [
+        (&re_scope, "$$$1"),
+        (&re_lookup, "$$$1"),
+        (&re_fn, "$1($2)"),
+        (&re_ivar, "$$$1"),
+        (&re_interp, "$${"),
+        (&re_sfn, "$1($2)"),
+        (&re_rmatch, "($2 =~ $1)"),
+    ] {
         if let Some(re) = re {
             s = re.replace_all(&s, rep).into_owned();
         }
     }
     s = s.replace("&&", " and ").replace("||", " or ");
-    s = s.replace(".nil?", " == undef").replace(".empty?", ".empty").replace(".to_s", "");
-    s = s.replace(".include?(", ".member(").replace(".keys", ".keys").replace("nil", "undef");
+    s = s
+        .replace(".nil?", " == undef")
+        .replace(".empty?", ".empty")
+        .replace(".to_s", "");
+    s = s.replace(".include?(", ".member(").replace("nil", "undef");
+    s = s
+        .replace(":undef", "undef")
+        .replace(".has_key?(", ".has_key(");
+    if let Ok(re) = regex::Regex::new(r"\.is_a\?\(([A-Z][A-Za-z]*)\)") {
+        s = re.replace_all(&s, " =~ $1").into_owned();
+    }
     s
 }
 
-fn ruby_code(src: &str) -> Result<String, String> {
+fn ruby_code(src: &str, locals: &mut Vec<String>) -> Result<String, String> {
     let code = src.trim();
-    let re_each = regex::Regex::new(r"^(.*)\.(each|each_pair|each_with_index)\s+do\s*\|([^|]*)\|$").map_err(|e| e.to_string())?;
+    let re_each = regex::Regex::new(
+        r"^(.*)\.(each|each_pair|map|collect|each_with_index)\s+do\s*\|([^|]*)\|$",
+    )
+    .map_err(|e| e.to_string())?;
     let re_for = regex::Regex::new(r"^for\s+([a-z_]+)\s+in\s+(.*)$").map_err(|e| e.to_string())?;
     Ok(if code.is_empty() {
         String::new()
+    } else if code == "next" {
+        "next()".into()
     } else if code == "end" || code == "}" {
         "}".into()
     } else if code == "else" {
         "} else {".into()
     } else if let Some(c) = code.strip_prefix("elsif ") {
-        format!("}} elsif {} {{", ruby_expr(c))
+        format!("}} elsif {} {{", ruby_expr(c, locals))
     } else if let Some(c) = code.strip_prefix("if ") {
-        format!("if {} {{", ruby_expr(c))
+        format!("if {} {{", ruby_expr(c, locals))
     } else if let Some(c) = code.strip_prefix("unless ") {
-        format!("unless {} {{", ruby_expr(c))
+        format!("unless {} {{", ruby_expr(c, locals))
     } else if let Some(c) = re_each.captures(code) {
-        let recv = ruby_expr(c.get(1).map_or("", |m| m.as_str()));
-        let params: Vec<String> = c
+        let recv = ruby_expr(c.get(1).map_or("", |m| m.as_str()), locals);
+        let names: Vec<String> = c
             .get(3)
             .map_or("", |m| m.as_str())
             .split(',')
-            .map(|p| format!("${}", p.trim().trim_start_matches('(').trim_end_matches(')')))
+            .map(|p| {
+                p.trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .to_string()
+            })
             .collect();
-        format!("{recv}.each |{}| {{", params.join(", "))
+        locals.extend(names.iter().cloned());
+        if names.len() >= 2 {
+            // Ruby destructures pairs (hash entries or nested arrays).
+            let binds: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("${n} = $__erb_e[{i}]"))
+                .collect();
+            format!("__erb_pairs({recv}).each |$__erb_e| {{ {}", binds.join(" "))
+        } else {
+            format!("{recv}.each |${}| {{", names.join(""))
+        }
     } else if let Some(c) = re_for.captures(code) {
-        format!(
-            "{}.each |${}| {{",
-            ruby_expr(c.get(2).map_or("", |m| m.as_str())),
-            c.get(1).map_or("x", |m| m.as_str())
-        )
-    } else if let Some((var, val)) = code.split_once('=').filter(|(v, rest)| {
-        !v.contains(['(', '!', '<', '>', '=']) && !rest.starts_with('=')
-    }) {
-        format!("${} = {}", var.trim().trim_start_matches('@'), ruby_expr(val))
+        let var = c.get(1).map_or("x", |m| m.as_str()).to_string();
+        let recv = ruby_expr(c.get(2).map_or("", |m| m.as_str()), locals);
+        locals.push(var.clone());
+        format!("{recv}.each |${var}| {{")
+    } else if let Some((var, val)) = code
+        .split_once('=')
+        .filter(|(v, rest)| !v.contains(['(', '!', '<', '>', '=']) && !rest.starts_with('='))
+    {
+        {
+            let name = var.trim().trim_start_matches('@').to_string();
+            let value = ruby_expr(val, locals);
+            locals.push(name.clone());
+            format!("${name} = {value}")
+        }
     } else {
         return Err(format!("Unsupported ERB construct: '{code}'"));
     })
@@ -143,12 +248,13 @@ fn ruby_code(src: &str) -> Result<String, String> {
 fn to_program(segs: Vec<Seg>, erb: bool) -> Result<(String, Option<String>), String> {
     let mut prog = String::new();
     let mut params = None;
+    let mut locals: Vec<String> = Vec::new();
     for (i, seg) in segs.into_iter().enumerate() {
         match seg {
             Seg::Text(t) if t.is_empty() => {}
             Seg::Text(t) => prog.push_str(&format!("__tpl_text({})\n", quote(&t))),
             Seg::Expr(e) => {
-                let e = if erb { ruby_expr(&e) } else { e };
+                let e = if erb { ruby_expr(&e, &locals) } else { e };
                 prog.push_str(&format!("__tpl_text(({}))\n", e.trim()));
             }
             Seg::Code(c) => {
@@ -157,7 +263,7 @@ fn to_program(segs: Vec<Seg>, erb: bool) -> Result<(String, Option<String>), Str
                     params = Some(t.to_string());
                     continue;
                 }
-                let code = if erb { ruby_code(&c)? } else { c };
+                let code = if erb { ruby_code(&c, &mut locals)? } else { c };
                 prog.push_str(&code);
                 prog.push('\n');
             }
@@ -168,9 +274,8 @@ fn to_program(segs: Vec<Seg>, erb: bool) -> Result<(String, Option<String>), Str
 
 fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> LResult<String> {
     let file: Arc<str> = Arc::from(what);
-    let stmts = crate::lang::parser::parse(prog, &file).map_err(|e| {
-        plain(format!("Failed to parse template {what}: {}", e.message))
-    })?;
+    let stmts = crate::lang::parser::parse(prog, &file)
+        .map_err(|e| plain(format!("Failed to parse template {what}: {}", e.message)))?;
     ev.render_stack.push(String::new());
     let r = ev.eval_block(&stmts, sc);
     let out = ev.render_stack.pop().unwrap_or_default();
@@ -187,7 +292,13 @@ pub fn render_erb(ev: &mut Evaluator<'_>, src: &str, sc: ScopeId, what: &str) ->
 }
 
 /// Render EPP text with parameters from `params` (a hash).
-pub fn render_epp(ev: &mut Evaluator<'_>, src: &str, params: Value, sc: ScopeId, what: &str) -> LResult<String> {
+pub fn render_epp(
+    ev: &mut Evaluator<'_>,
+    src: &str,
+    params: Value,
+    sc: ScopeId,
+    what: &str,
+) -> LResult<String> {
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
     let (prog, decl) = to_program(segs, false).map_err(|m| plain(format!("{what}: {m}")))?;
     let container = ev.container_of(sc);
@@ -201,7 +312,9 @@ pub fn render_epp(ev: &mut Evaluator<'_>, src: &str, params: Value, sc: ScopeId,
         let fake = format!("with() {decl} {{ }}");
         let stmts = crate::lang::parser::parse(&fake, &file)?;
         let lambda_params = match stmts.first().map(|e| &e.kind) {
-            Some(crate::lang::ast::ExprKind::Call { lambda: Some(l), .. }) => l.params.clone(),
+            Some(crate::lang::ast::ExprKind::Call {
+                lambda: Some(l), ..
+            }) => l.params.clone(),
             _ => Vec::new(),
         };
         for p in &lambda_params {
@@ -209,19 +322,23 @@ pub fn render_epp(ev: &mut Evaluator<'_>, src: &str, params: Value, sc: ScopeId,
                 Some(v) => v.clone(),
                 None => match &p.default {
                     Some(d) => ev.eval(d, local)?,
-                    None => return Err(plain(format!("{what}: expects a value for parameter '{}'", p.name))),
-                },
-            };
-            if let Some(t) = &p.ty {
-                if let Value::Type(t) = ev.eval(t, local)? {
-                    if !crate::lang::types::is_instance(&t, &v) {
+                    None => {
                         return Err(plain(format!(
-                            "{what}: parameter '{}' {}",
-                            p.name,
-                            crate::lang::types::mismatch(&t, &v)
+                            "{what}: expects a value for parameter '{}'",
+                            p.name
                         )));
                     }
-                }
+                },
+            };
+            if let Some(t) = &p.ty
+                && let Value::Type(t) = ev.eval(t, local)?
+                && !crate::lang::types::is_instance(&t, &v)
+            {
+                return Err(plain(format!(
+                    "{what}: parameter '{}' {}",
+                    p.name,
+                    crate::lang::types::mismatch(&t, &v)
+                )));
             }
             if let Some(s) = ev.scopes.get_mut(local) {
                 s.vars.insert(p.name.clone(), v);
@@ -245,22 +362,57 @@ impl<'l> Evaluator<'l> {
             .ok_or_else(|| LangError::eval(format!("Could not find template '{reference}'"), loc))
     }
 
-    pub fn render_template_file(&mut self, reference: &str, sc: ScopeId, loc: &Loc) -> LResult<String> {
+    pub fn render_template_file(
+        &mut self,
+        reference: &str,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<String> {
         let path = self.template_path(reference, loc)?;
-        let src = self
-            .loader
-            .read(&path)
-            .map_err(|e| LangError::eval(format!("Could not read template '{reference}': {e}"), loc))?;
+        let src = self.loader.read(&path).map_err(|e| {
+            LangError::eval(format!("Could not read template '{reference}': {e}"), loc)
+        })?;
         render_erb(self, &src, sc, &path.display().to_string())
     }
 
-    pub fn render_epp_file(&mut self, reference: &str, params: Value, sc: ScopeId, loc: &Loc) -> LResult<Value> {
+    pub fn render_epp_file(
+        &mut self,
+        reference: &str,
+        params: Value,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
         let path = self.template_path(reference, loc)?;
-        let src = self
-            .loader
-            .read(&path)
-            .map_err(|e| LangError::eval(format!("Could not read template '{reference}': {e}"), loc))?;
-        Ok(Value::Str(render_epp(self, &src, params, sc, &path.display().to_string())?))
+        let src = self.loader.read(&path).map_err(|e| {
+            LangError::eval(format!("Could not read template '{reference}': {e}"), loc)
+        })?;
+        Ok(Value::Str(render_epp(
+            self,
+            &src,
+            params,
+            sc,
+            &path.display().to_string(),
+        )?))
+    }
+
+    /// Ruby-style pairs for ERB blocks with two or more parameters.
+    pub fn erb_pairs(v: &Value) -> Value {
+        match v {
+            Value::Hash(h) => Value::Array(
+                h.iter()
+                    .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()]))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| match x {
+                        Value::Array(_) => x.clone(),
+                        other => Value::Array(vec![other.clone()]),
+                    })
+                    .collect(),
+            ),
+            other => Value::Array(vec![Value::Array(vec![other.clone()])]),
+        }
     }
 
     /// Append template output (the `__tpl_text` pseudo-function).

@@ -2,8 +2,6 @@
 //! instance checks (`=~ Type`, typed parameters) and Puppet-style mismatch
 //! descriptions ("expects a String value, got Integer").
 
-use std::fmt;
-
 use crate::lang::value::{Value, hash_get_str};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -105,17 +103,28 @@ pub fn stdlib_alias(name: &str) -> Option<PType> {
     let t = match name {
         "Stdlib::Absolutepath" => pat(r"^(/|[a-zA-Z]:[\\/]|\\\\)"),
         "Stdlib::Unixpath" => pat(r"^/([^/\0]+/*)*$"),
-        "Stdlib::Windowspath" => pat(r"^(([a-zA-Z]:[\\/])|([\\/][\\/][^\\/]+[\\/][^\\/]+)|([\\/][\\/]\?[\\/][^\\/]+))"),
+        "Stdlib::Windowspath" => {
+            pat(r"^(([a-zA-Z]:[\\/])|([\\/][\\/][^\\/]+[\\/][^\\/]+)|([\\/][\\/]\?[\\/][^\\/]+))")
+        }
         "Stdlib::Port" => PType::Integer(0, 65535),
         "Stdlib::Port::Unprivileged" => PType::Integer(1024, 65535),
-        "Stdlib::Filemode" => pat(r"^(([0-7]{1,4})|(([ugoa]*([-+=]([rwxXst]*|[ugo]))+|[-+=][0-7]+)(,([ugoa]*([-+=]([rwxXst]*|[ugo]))+|[-+=][0-7]+))*))$"),
+        "Stdlib::Filemode" => pat(
+            r"^(([0-7]{1,4})|(([ugoa]*([-+=]([rwxXst]*|[ugo]))+|[-+=][0-7]+)(,([ugoa]*([-+=]([rwxXst]*|[ugo]))+|[-+=][0-7]+))*))$",
+        ),
         "Stdlib::Ensure::Service" => PType::Enum(vec!["running".into(), "stopped".into()]),
         "Stdlib::Ensure::File" => PType::Enum(
-            ["present", "absent", "file", "directory", "link"].iter().map(|s| s.to_string()).collect(),
+            ["present", "absent", "file", "directory", "link"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         ),
-        "Stdlib::Fqdn" => pat(r"^(([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]*[a-zA-Z0-9])\.)*([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9])$"),
+        "Stdlib::Fqdn" => pat(
+            r"^(([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]*[a-zA-Z0-9])\.)*([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9])$",
+        ),
         "Stdlib::Host" => PType::Variant(vec![
-            pat(r"^(([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]*[a-zA-Z0-9])\.)*([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9])$"),
+            pat(
+                r"^(([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]*[a-zA-Z0-9])\.)*([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9])$",
+            ),
             pat(r"^[0-9a-fA-F:.]+$"),
         ]),
         "Stdlib::HTTPUrl" | "Stdlib::Httpurl" => pat(r"(?i)^https?://.*$"),
@@ -126,7 +135,9 @@ pub fn stdlib_alias(name: &str) -> Option<PType> {
         }
         "Stdlib::IP::Address::V6" | "Stdlib::Compat::Ipv6" => pat(r"^[0-9a-fA-F:]+(/[0-9]+)?$"),
         "Stdlib::Compat::String" => PType::String(0, MAXI),
-        "Stdlib::Compat::Integer" => PType::Variant(vec![PType::Integer(MINI, MAXI), pat(r"^-?\d+$")]),
+        "Stdlib::Compat::Integer" => {
+            PType::Variant(vec![PType::Integer(MINI, MAXI), pat(r"^-?\d+$")])
+        }
         "Stdlib::Compat::Bool" => PType::Boolean,
         "Stdlib::Compat::Array" => PType::Array(Box::new(PType::Any), 0, MAXI),
         "Stdlib::Compat::Hash" => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, MAXI),
@@ -145,7 +156,10 @@ fn int_arg(v: Option<&Value>, dflt: i64) -> Result<i64, String> {
     match v {
         None | Some(Value::Default) => Ok(dflt),
         Some(Value::Int(i)) => Ok(*i),
-        Some(other) => Err(format!("expected an Integer parameter, got {}", other.type_name())),
+        Some(other) => Err(format!(
+            "expected an Integer parameter, got {}",
+            other.type_name()
+        )),
     }
 }
 
@@ -153,7 +167,10 @@ fn type_arg(v: &Value) -> Result<PType, String> {
     match v {
         Value::Type(t) => Ok(t.clone()),
         Value::Str(s) => Ok(PType::Enum(vec![s.clone()])),
-        other => Err(format!("expected a Type parameter, got {}", other.type_name())),
+        other => Err(format!(
+            "expected a Type parameter, got {}",
+            other.type_name()
+        )),
     }
 }
 
@@ -199,7 +216,11 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
                 int_arg(args.get(1), 0)?,
                 int_arg(args.get(2), MAXI)?,
             ),
-            _ => PType::Array(Box::new(PType::Any), int_arg(a0, 0)?, int_arg(args.get(1), MAXI)?),
+            _ => PType::Array(
+                Box::new(PType::Any),
+                int_arg(a0, 0)?,
+                int_arg(args.get(1), MAXI)?,
+            ),
         },
         PType::Hash(..) => match (a0, args.get(1)) {
             (Some(Value::Type(k)), Some(Value::Type(v))) => PType::Hash(
@@ -255,7 +276,11 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
             let names = flatten_titles(args);
             let refs: Vec<Value> = names
                 .into_iter()
-                .map(|n| Value::Type(PType::Class(Some(n.trim_start_matches("::").to_lowercase()))))
+                .map(|n| {
+                    Value::Type(PType::Class(Some(
+                        n.trim_start_matches("::").to_lowercase(),
+                    )))
+                })
                 .collect();
             return Ok(single_or_array(refs));
         }
@@ -313,7 +338,7 @@ fn len_ok(n: usize, min: i64, max: i64) -> bool {
 }
 
 fn regex_match(pattern: &str, s: &str) -> bool {
-    regex::Regex::new(pattern).is_ok_and(|r| r.is_match(s))
+    crate::lang::eval::compile_regex(pattern).is_ok_and(|r| r.is_match(s))
 }
 
 /// Is `v` an instance of `t`?
@@ -335,7 +360,10 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
             v,
             Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Regex(_)
         ),
-        PType::ScalarData => matches!(v, Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)),
+        PType::ScalarData => matches!(
+            v,
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+        ),
         PType::Boolean => matches!(v, Value::Bool(_)),
         PType::Numeric => matches!(v, Value::Int(_) | Value::Float(_)),
         PType::String(min, max) => {
@@ -360,18 +388,23 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
         PType::Hash(kt, vt, min, max) => match v {
             Value::Hash(h) => {
                 len_ok(h.len(), *min, *max)
-                    && h.iter().all(|(k, x)| is_instance(kt, k) && is_instance(vt, x))
+                    && h.iter()
+                        .all(|(k, x)| is_instance(kt, k) && is_instance(vt, x))
             }
             _ => false,
         },
         PType::Tuple(ts) => match v {
-            Value::Array(a) => a.len() == ts.len() && ts.iter().zip(a).all(|(t, x)| is_instance(t, x)),
+            Value::Array(a) => {
+                a.len() == ts.len() && ts.iter().zip(a).all(|(t, x)| is_instance(t, x))
+            }
             _ => false,
         },
         PType::Struct(fields) => match v {
             Value::Hash(h) => {
                 h.iter().all(|(k, _)| {
-                    fields.iter().any(|(n, _, _)| matches!(k, Value::Str(s) if s == n))
+                    fields
+                        .iter()
+                        .any(|(n, _, _)| matches!(k, Value::Str(s) if s == n))
                 }) && fields.iter().all(|(n, opt, ft)| match hash_get_str(h, n) {
                     Some(x) => is_instance(ft, x),
                     None => *opt || is_instance(ft, &Value::Undef),
@@ -383,9 +416,15 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
         PType::NotUndef(inner) => !v.is_undef() && is_instance(inner, v),
         PType::Variant(ts) => ts.iter().any(|t| is_instance(t, v)),
         PType::Collection => matches!(v, Value::Array(_) | Value::Hash(_)),
-        PType::Iterable => matches!(v, Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)),
+        PType::Iterable => matches!(
+            v,
+            Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
+        ),
         PType::Callable => false,
-        PType::CatalogEntry => matches!(v, Value::Type(PType::Resource(..)) | Value::Type(PType::Class(_))),
+        PType::CatalogEntry => matches!(
+            v,
+            Value::Type(PType::Resource(..)) | Value::Type(PType::Class(_))
+        ),
         PType::Sensitive(inner) => match v {
             Value::Sensitive(x) => is_instance(inner, x),
             _ => false,
@@ -430,178 +469,4 @@ fn type_assignable(outer: &PType, inner: &PType) -> bool {
     }
 }
 
-fn article(s: &str) -> &'static str {
-    match s.chars().next() {
-        Some('A' | 'E' | 'I' | 'O' | 'U') => "an",
-        _ => "a",
-    }
-}
-
-/// Puppet-style description of why `v` does not match `t`.
-pub fn mismatch(t: &PType, v: &Value) -> String {
-    let got = match v {
-        Value::Str(s) if matches!(t, PType::Enum(_) | PType::Pattern(_)) => format!("'{s}'"),
-        _ => v.type_name(),
-    };
-    match t {
-        PType::Alias(_, inner) => mismatch(inner, v),
-        PType::Enum(_) | PType::Pattern(_) if matches!(v, Value::Str(_)) => {
-            format!("expects a match for {t}, got {got}")
-        }
-        PType::Optional(inner) => {
-            if let (PType::Enum(_) | PType::Pattern(_), Value::Str(_)) = (inner.as_ref(), v) {
-                return format!("expects a match for {inner}, got '{}'", v.to_s());
-            }
-            format!("expects a value of type Undef or {inner}, got {got}")
-        }
-        PType::Variant(ts) => {
-            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
-            let joined = match names.len() {
-                0 => String::new(),
-                1 | 2 => names.join(" or "),
-                n => format!(
-                    "{}, or {}",
-                    names.get(..n - 1).unwrap_or(&[]).join(", "),
-                    names.last().cloned().unwrap_or_default()
-                ),
-            };
-            format!("expects a value of type {joined}, got {got}")
-        }
-        PType::Array(et, _, _) => match v {
-            Value::Array(a) => match a.iter().position(|x| !is_instance(et, x)) {
-                Some(i) => format!("index {i} {}", mismatch(et, a.get(i).unwrap_or(&Value::Undef))),
-                None => format!("expects size to be in range of {t}, got {}", a.len()),
-            },
-            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
-        },
-        PType::Hash(_, vt, _, _) => match v {
-            Value::Hash(h) => match h.iter().find(|(_, x)| !is_instance(vt, x)) {
-                Some((k, x)) => format!("entry '{}' {}", k.to_s(), mismatch(vt, x)),
-                None => format!("expects {} {t} value, got Hash", article(&t.to_string())),
-            },
-            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
-        },
-        PType::Struct(fields) => match v {
-            Value::Hash(h) => {
-                for (k, _) in h {
-                    if !fields.iter().any(|(n, _, _)| matches!(k, Value::Str(s) if s == n)) {
-                        return format!("unrecognized key '{}'", k.to_s());
-                    }
-                }
-                for (n, opt, ft) in fields {
-                    match hash_get_str(h, n) {
-                        Some(x) if !is_instance(ft, x) => {
-                            return format!("entry '{n}' {}", mismatch(ft, x));
-                        }
-                        None if !*opt && !is_instance(ft, &Value::Undef) => {
-                            return format!("expects a value for key '{n}'");
-                        }
-                        _ => {}
-                    }
-                }
-                format!("expects a {t} value, got Hash")
-            }
-            _ => format!("expects a Struct value, got {got}"),
-        },
-        _ => {
-            let ts = t.to_string();
-            format!("expects {} {ts} value, got {got}", article(&ts))
-        }
-    }
-}
-
-fn fmt_range(f: &mut fmt::Formatter<'_>, name: &str, min: i64, max: i64, dmin: i64) -> fmt::Result {
-    if min == dmin && max == MAXI {
-        write!(f, "{name}")
-    } else if max == MAXI {
-        write!(f, "{name}[{min}]")
-    } else {
-        let mn = if min == MINI { "default".to_string() } else { min.to_string() };
-        write!(f, "{name}[{mn}, {max}]")
-    }
-}
-
-fn join<T: fmt::Display>(items: &[T]) -> String {
-    items.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
-}
-
-impl fmt::Display for PType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PType::Any => write!(f, "Any"),
-            PType::Undef => write!(f, "Undef"),
-            PType::Default => write!(f, "Default"),
-            PType::Data => write!(f, "Data"),
-            PType::RichData => write!(f, "RichData"),
-            PType::Scalar => write!(f, "Scalar"),
-            PType::ScalarData => write!(f, "ScalarData"),
-            PType::Boolean => write!(f, "Boolean"),
-            PType::Numeric => write!(f, "Numeric"),
-            PType::String(a, b) => fmt_range(f, "String", *a, *b, 0),
-            PType::Integer(a, b) => fmt_range(f, "Integer", *a, *b, MINI),
-            PType::Float(a, b) => {
-                if a.is_infinite() && b.is_infinite() {
-                    write!(f, "Float")
-                } else {
-                    write!(f, "Float[{a:?}, {b:?}]")
-                }
-            }
-            PType::Enum(v) => {
-                let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
-                write!(f, "Enum[{}]", q.join(", "))
-            }
-            PType::Pattern(v) => {
-                let q: Vec<String> = v.iter().map(|s| format!("/{s}/")).collect();
-                write!(f, "Pattern[{}]", q.join(", "))
-            }
-            PType::Regexp(None) => write!(f, "Regexp"),
-            PType::Regexp(Some(r)) => write!(f, "Regexp[/{r}/]"),
-            PType::Array(t, a, b) => {
-                if **t == PType::Any && *a == 0 && *b == MAXI {
-                    write!(f, "Array")
-                } else if *a == 0 && *b == MAXI {
-                    write!(f, "Array[{t}]")
-                } else {
-                    write!(f, "Array[{t}, {a}, {b}]")
-                }
-            }
-            PType::Hash(k, v, _, _) => {
-                if **k == PType::Any && **v == PType::Any {
-                    write!(f, "Hash")
-                } else {
-                    write!(f, "Hash[{k}, {v}]")
-                }
-            }
-            PType::Tuple(ts) => write!(f, "Tuple[{}]", join(ts)),
-            PType::Struct(fields) => {
-                let items: Vec<String> = fields
-                    .iter()
-                    .map(|(n, opt, t)| {
-                        if *opt {
-                            format!("Optional['{n}'] => {t}")
-                        } else {
-                            format!("'{n}' => {t}")
-                        }
-                    })
-                    .collect();
-                write!(f, "Struct[{{{}}}]", items.join(", "))
-            }
-            PType::Optional(t) => write!(f, "Optional[{t}]"),
-            PType::NotUndef(t) => write!(f, "NotUndef[{t}]"),
-            PType::Variant(ts) => write!(f, "Variant[{}]", join(ts)),
-            PType::Collection => write!(f, "Collection"),
-            PType::Iterable => write!(f, "Iterable"),
-            PType::Callable => write!(f, "Callable"),
-            PType::CatalogEntry => write!(f, "CatalogEntry"),
-            PType::Sensitive(t) => write!(f, "Sensitive[{t}]"),
-            PType::Type(None) => write!(f, "Type"),
-            PType::Type(Some(t)) => write!(f, "Type[{t}]"),
-            PType::Resource(None, _) => write!(f, "Resource"),
-            PType::Resource(Some(n), None) => write!(f, "{n}"),
-            PType::Resource(Some(n), Some(t)) => write!(f, "{n}[{t}]"),
-            PType::Class(None) => write!(f, "Class"),
-            PType::Class(Some(c)) => write!(f, "Class[{}]", capitalize(c)),
-            PType::Alias(n, _) => write!(f, "{n}"),
-        }
-    }
-}
+pub use crate::lang::types_fmt::mismatch;

@@ -39,10 +39,13 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Float(x), Float(y)) => x == y,
         (Str(x), Str(y)) => x.to_lowercase() == y.to_lowercase(),
         (Regex(x), Regex(y)) => x == y,
-        (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b)),
+        (Array(x), Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b))
+        }
         (Hash(x), Hash(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| hash_get(y, k).is_some_and(|w| values_equal(v, w)))
+                && x.iter()
+                    .all(|(k, v)| hash_get(y, k).is_some_and(|w| values_equal(v, w)))
         }
         (Type(x), Type(y)) => x == y,
         (Sensitive(_), Sensitive(_)) => false,
@@ -134,13 +137,7 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => fmt_float(*f),
-            Value::Str(s) => {
-                if quote {
-                    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-                } else {
-                    s.clone()
-                }
-            }
+            Value::Str(s) => s.clone(),
             Value::Regex(r) => format!("/{r}/"),
             Value::Array(a) => {
                 let items: Vec<String> = a.iter().map(|v| v.to_inspect(true)).collect();
@@ -153,6 +150,7 @@ impl Value {
                     .collect();
                 format!("{{{}}}", items.join(", "))
             }
+            Value::Type(PType::Resource(Some(t), Some(title))) => format!("{t}['{title}']"),
             Value::Type(t) => t.to_string(),
             Value::Sensitive(_) => "Sensitive [value redacted]".into(),
         }

@@ -261,7 +261,9 @@ mod tests {
             source: "t.json".into(),
         };
         let given = serde_json::from_value(json!({"pin": "secret-pin-99"})).unwrap();
-        let err = prepare(task, given, false, &Loader::new(Vec::new())).unwrap_err().to_string();
+        let err = prepare(task, given, false, &Loader::new(Vec::new()))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("parameter 'pin'"), "{err}");
         assert!(!err.contains("secret-pin-99"), "{err}");
     }

@@ -30,7 +30,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(ROOT, "cases")
-MODULES = os.path.join(ROOT, "modules")
+SYSTEM_MODULES = "/usr/share/puppet/modules"  # Debian's stdlib, ntp...
+MODULES = os.path.join(ROOT, "modules") + (
+    ":" + SYSTEM_MODULES if os.path.isdir(SYSTEM_MODULES) else "")
 FACTS = os.path.join(ROOT, "facts.json")
 ENVPATH = os.path.join(ROOT, "env")
 ENV = os.path.join(ENVPATH, "production")
@@ -92,6 +94,15 @@ def run_puppet(manifest):
     return ("err", normalize_error(errors[0]) if errors else "unknown puppet failure")
 
 
+def cached(name):
+    base = os.path.join(CASES, name)
+    if os.path.exists(base + ".json"):
+        with open(base + ".json") as f:
+            return ("ok", json.load(f))
+    with open(base + ".err") as f:
+        return ("err", f.read().strip())
+
+
 def run_ferry(template, manifest):
     cmd = template.format(manifest=shlex.quote(manifest), modulepath=shlex.quote(MODULES),
                           facts=shlex.quote(FACTS), env=shlex.quote(ENV), node=NODE)
@@ -128,6 +139,8 @@ def diff(a, b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--cached", action="store_true",
+                    help="use the recorded NAME.json/NAME.err instead of running puppet")
     ap.add_argument("--ferry-cmd", default=os.environ.get("FERRY_CMD", DEFAULT_FERRY))
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
@@ -135,7 +148,7 @@ def main():
     agree = 0
     for name in names:
         manifest = os.path.join(CASES, name + ".pp")
-        pup = run_puppet(manifest)
+        pup = cached(name) if args.cached else run_puppet(manifest)
         if args.record:
             for ext in (".json", ".err"):
                 try:

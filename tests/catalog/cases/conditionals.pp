@@ -1,12 +1,12 @@
-$os = $facts['os']['family']
-if $os == 'RedHat' { $pkg = 'httpd' } elsif $os == 'Debian' { $pkg = 'apache2' } else { $pkg = 'unknown' }
+$fam = $facts['os']['family']
+if $fam == 'RedHat' { $pkg = 'httpd' } elsif $fam == 'Debian' { $pkg = 'apache2' } else { $pkg = 'unknown' }
 unless $pkg == 'unknown' { notify { "pkg ${pkg}": } }
-case $os {
+case $fam {
   'RedHat', 'CentOS': { $c = 'rh' }
   /^Deb(ian)?$/: { $c = "deb-${1}" }
   default: { $c = 'other' }
 }
-$s = $os ? { 'Debian' => 'yes', default => 'no' }
+$s = $fam ? { 'Debian' => 'yes', default => 'no' }
 $t = 5 ? { Integer[0, 3] => 'small', Integer => 'big' }
 notify { 'case': message => "${c} ${s} ${t}" }
 if 'foobar' =~ /^foo(.*)$/ { notify { "match ${0} ${1}": } }

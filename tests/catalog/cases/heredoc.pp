@@ -1,11 +1,11 @@
-$name = 'world'
+$who = 'world'
 $text = @("END"/L)
   Hello ${name}
   second \
   line
   | END
 $raw = @(RAW)
-    keep $name
+    keep $who
       indented
     -RAW
 notify { 'h1': message => $text }

@@ -5,4 +5,4 @@ class scoped {
 }
 include scoped
 notify { 'qualified': message => $scoped::local }
-notify { 'facts': message => "${facts['os']['family']} ${::osfamily} ${osfamily} ${trusted['certname']}" }
+notify { 'facts': message => "${facts['os']['family']} ${::osfamily} ${osfamily}" }

@@ -1,0 +1,205 @@
+//! Data-driven catalog compiler tests. Every `tests/catalog/cases/NAME.pp`
+//! is compiled for node `node1` with `tests/catalog/facts.json`, modulepath
+//! `tests/catalog/modules` (plus Debian's `/usr/share/puppet/modules` when
+//! present) and environment `tests/catalog/env/production`. The result is
+//! compared with `NAME.json` (Puppet 7's normalized catalog, recorded by
+//! `compare.py --record`) or `NAME.err` (Puppet's error message). Cases listed
+//! in `known_failures.txt` may differ; everything else must agree.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use ferry::catalog::{Catalog, CompileRequest, ManifestSource, compile};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/catalog");
+    if own.is_dir() {
+        return own;
+    }
+    // Scratch development crate living next to the main checkout.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|p| p.join("main/tests/catalog"))
+        .unwrap_or(own)
+}
+
+/// Debian's packaged modules (stdlib, ntp, apt, concat...) used by some cases.
+const SYSTEM_MODULES: &str = "/usr/share/puppet/modules";
+
+/// Cases that need `SYSTEM_MODULES` beyond what their expectation shows.
+const NEEDS_SYSTEM_MODULES: &[&str] = &["module_core_types", "stdlib_functions"];
+
+fn rel(root: &Path, s: &str) -> String {
+    let prefix = format!("{}/", root.display());
+    s.replace(&prefix, "")
+}
+
+/// Same normalization as `compare.py`.
+fn normalize(root: &Path, cat: &Catalog) -> Value {
+    let mut resources: Vec<Value> = cat
+        .resources
+        .iter()
+        .map(|r| {
+            let tags: BTreeSet<&String> = r.tags.iter().collect();
+            json!({
+                "ref": format!("{}[{}]", r.type_name, r.title),
+                "tags": tags,
+                "file": r.file.as_ref().map(|f| rel(root, f)),
+                "line": r.line,
+                "exported": r.exported,
+                "parameters": r.parameters,
+            })
+        })
+        .collect();
+    resources.sort_by(|a, b| a["ref"].as_str().cmp(&b["ref"].as_str()));
+    let mut edges: Vec<String> = cat
+        .edges
+        .iter()
+        .map(|e| format!("{} -> {}", e.source, e.target))
+        .collect();
+    edges.sort();
+    let mut classes = cat.classes.clone();
+    classes.sort();
+    json!({"resources": resources, "edges": edges, "classes": classes})
+}
+
+fn run_case(root: &Path, name: &str) -> Result<Value, String> {
+    let facts: serde_json::Map<String, Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("facts.json")).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut modulepath = vec![root.join("modules")];
+    let system = PathBuf::from(SYSTEM_MODULES);
+    if system.is_dir() {
+        modulepath.push(system);
+    }
+    let req = CompileRequest {
+        manifest: ManifestSource::File(root.join("cases").join(format!("{name}.pp"))),
+        modulepath,
+        facts,
+        node: "node1".into(),
+        environment: Some(root.join("env/production")),
+    };
+    compile(&req)
+        .map(|c| normalize(root, &c))
+        .map_err(|e| rel(root, &e.to_string()))
+}
+
+#[test]
+fn catalog_corpus() {
+    let root = root();
+    let known: BTreeSet<String> = std::fs::read_to_string(root.join("known_failures.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut names: Vec<String> = std::fs::read_dir(root.join("cases"))
+        .expect("cases dir")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".pp"))
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    let (mut agree, mut skipped, mut unexpected) = (0, 0, Vec::new());
+    let have_system = Path::new(SYSTEM_MODULES).join("stdlib").is_dir();
+    for name in &names {
+        let json_path = root.join("cases").join(format!("{name}.json"));
+        let err_path = root.join("cases").join(format!("{name}.err"));
+        let expectation = std::fs::read_to_string(&json_path)
+            .or_else(|_| std::fs::read_to_string(&err_path))
+            .unwrap_or_default();
+        if !have_system
+            && (expectation.contains(SYSTEM_MODULES)
+                || NEEDS_SYSTEM_MODULES.contains(&name.as_str()))
+        {
+            skipped += 1;
+            continue;
+        }
+        let got = run_case(&root, name);
+        let ok = if let Ok(text) = std::fs::read_to_string(&json_path) {
+            let want: Value = serde_json::from_str(&text).expect("expected json");
+            matches!(&got, Ok(v) if *v == want)
+        } else if let Ok(text) = std::fs::read_to_string(&err_path) {
+            matches!(&got, Err(e) if e.trim() == text.trim())
+        } else {
+            panic!("case {name} has neither .json nor .err expectation");
+        };
+        if ok {
+            agree += 1;
+        } else if !known.contains(name) {
+            unexpected.push(format!(
+                "{name}: got {}",
+                match &got {
+                    Ok(v) => v.to_string().chars().take(600).collect::<String>(),
+                    Err(e) => e.clone(),
+                }
+            ));
+        }
+    }
+    println!(
+        "catalog corpus: {agree}/{} cases agree with Puppet 7 ({skipped} skipped: no {SYSTEM_MODULES})",
+        names.len()
+    );
+    assert!(
+        unexpected.is_empty(),
+        "unexpected disagreements:\n{}",
+        unexpected.join("\n")
+    );
+}
+
+#[test]
+fn inline_code_and_summary() {
+    let req = CompileRequest {
+        manifest: ManifestSource::Code("notify { 'hello': message => 'world' }".into()),
+        modulepath: Vec::new(),
+        facts: serde_json::Map::new(),
+        node: "n".into(),
+        environment: None,
+    };
+    let cat = compile(&req).expect("compiles");
+    assert!(
+        cat.resources
+            .iter()
+            .any(|r| r.type_name == "Notify" && r.title == "hello")
+    );
+    assert!(cat.summary().contains("Notify[hello]"));
+    let j = serde_json::to_value(&cat).expect("serializes");
+    assert_eq!(j["catalog_format"], 2);
+}
+
+#[test]
+fn hostile_inputs_do_not_panic() {
+    let inputs = [
+        "(".repeat(5000),
+        "[".repeat(5000),
+        "$x = ".to_string() + &"-".repeat(5000) + "1",
+        "\"${".to_string(),
+        "@(END)\nno end".to_string(),
+        "class a { include a } include a".to_string(),
+        "define d { d { \"x${title}\": } } d { 'y': }".to_string(),
+        "function f($x) { f($x) } f(1)".to_string(),
+        "$a = [1] $b = $a[99999999999]".to_string(),
+        "notify { 'x': message => 9223372036854775807 + 1 }".to_string(),
+        "'\\u{ffffffff}'".to_string(),
+        "\"\\u{ffffffff}\"".to_string(),
+        "$r = 'a' =~ /(/".to_string(),
+        "range(1, 99999999999)".to_string(),
+        "type A = A $x = 1 =~ A".to_string(),
+    ];
+    for code in inputs {
+        let req = CompileRequest {
+            manifest: ManifestSource::Code(code.clone()),
+            modulepath: Vec::new(),
+            facts: serde_json::Map::new(),
+            node: "n".into(),
+            environment: None,
+        };
+        let _ = compile(&req);
+    }
+}

@@ -1,0 +1,2 @@
+include profile::web
+profile::vhost { 'extra.example.com': port => 81 }

@@ -1,0 +1,2 @@
+class ar (Array[Integer] $nums) {}
+class { 'ar': nums => [1, 'two'] }

@@ -1,0 +1,2 @@
+class kid inherits nobody {}
+include kid

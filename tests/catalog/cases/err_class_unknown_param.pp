@@ -1,0 +1,2 @@
+class known ($a = 1) {}
+class { 'known': b => 2 }

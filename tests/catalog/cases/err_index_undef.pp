@@ -1,0 +1,2 @@
+$x = undef
+notify { 'a': message => $x[0] }

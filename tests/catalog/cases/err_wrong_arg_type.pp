@@ -1,0 +1,2 @@
+function needs_int(Integer $i) { $i }
+notify { 'x': message => needs_int('a') }

@@ -1,0 +1,2 @@
+class wd (Integer $n = 'abc') {}
+include wd

@@ -1,0 +1,4 @@
+define vd ($msg = 'x') { notify { "vd-${title}": message => $msg } }
+@vd { 'one': msg => 'realized' }
+@vd { 'two': }
+realize(Vd['one'])
