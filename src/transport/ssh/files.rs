@@ -61,8 +61,12 @@ pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, Transp
     if channel.request_subsystem(true, "sftp").await.is_err() {
         return Ok(None);
     }
+    // Fewer, larger writes: each SFTP request costs a reply to read and
+    // parse, so 128 KiB writes (OpenSSH's sftp-server takes up to 256 KiB)
+    // send a file with a quarter of the round trips of the default 32 KiB.
     let config = russh_sftp::client::Config {
-        max_concurrent_writes: 8,
+        max_concurrent_writes: 4,
+        max_write_packet_len: 128 * 1024,
         ..Default::default()
     };
     match SftpSession::new_with_config(channel.into_stream(), config).await {
@@ -238,10 +242,30 @@ pub async fn download_exec(
     dest: &Path,
 ) -> Result<(), TransportError> {
     let q = quote(src).map_err(ferr)?;
-    let data = check(handle, Command::shell(format!("cat {q}")), src).await?;
-    tokio::fs::write(dest, data)
-        .await
-        .map_err(|e| ferr(format!("{}: {e}", dest.display())))
+    // A directory comes as a tar stream (modes kept), a file as itself.
+    let line = format!(
+        "if [ -d {q} ]; then printf D && cd {q} && tar -cf - .; else printf F && cat {q}; fi"
+    );
+    let data = check(handle, Command::shell(line), src).await?;
+    match data.split_first() {
+        Some((b'F', bytes)) => tokio::fs::write(dest, bytes)
+            .await
+            .map_err(|e| ferr(format!("{}: {e}", dest.display()))),
+        Some((b'D', archive)) => {
+            let (archive, dest) = (archive.to_vec(), dest.to_path_buf());
+            tokio::task::spawn_blocking(move || {
+                std::fs::create_dir_all(&dest)?;
+                let mut tar = tar::Archive::new(archive.as_slice());
+                tar.set_preserve_permissions(true);
+                // unpack() refuses entries that would land outside `dest`.
+                tar.unpack(&dest)
+            })
+            .await
+            .map_err(ferr)?
+            .map_err(|e| ferr(format!("{src}: cannot unpack the directory: {e}")))
+        }
+        _ => Err(ferr(format!("{src}: the target sent nothing"))),
+    }
 }
 
 async fn check(
