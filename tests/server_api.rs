@@ -106,11 +106,15 @@ async fn unreadable_tls_files_stop_the_server_naming_the_key() {
 }
 
 async fn app(pki: &Pki, dir: &Path) -> axum::Router {
+    app_with(pki, dir, "").await
+}
+
+async fn app_with(pki: &Pki, dir: &Path, extra: &str) -> axum::Router {
     let path = dir.join("server.yaml");
     std::fs::write(
         &path,
         format!(
-            "{}cache-dir: {}\nrequest-size-limit: 4096\n",
+            "{}cache-dir: {}\nrequest-size-limit: 4096\n{extra}",
             pki.config_lines(),
             dir.display()
         ),
@@ -372,4 +376,306 @@ async fn limits_over_tls_and_two_hundred_concurrent_checks() {
     assert_eq!(ok, 200);
     assert!(started.elapsed() < Duration::from_secs(20));
     server.stop().await;
+}
+
+fn modulepath_line() -> String {
+    format!(
+        "modulepath: {}/tests/tasks/modules\n",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn sha(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[tokio::test]
+async fn tasks_are_listed_and_shown_like_bolt_server() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app_with(&pki, dir.path(), &modulepath_line()).await;
+    let (status, list) = call(&app, "GET", "/tasks?environment=production", "").await;
+    assert_eq!(status, 200, "{list}");
+    let names: Vec<&str> = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    for want in ["demo", "demo::both", "demo::secret", "ferry::facts"] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    assert!(list[0].as_object().expect("object").len() == 1, "{list}");
+
+    let (status, task) = call(&app, "GET", "/tasks/demo/both?environment=x", "").await;
+    assert_eq!(status, 200, "{task}");
+    assert_eq!(task["name"], "demo::both");
+    let meta_path = format!(
+        "{}/tests/tasks/modules/demo/tasks/both.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).expect("read")).expect("json");
+    assert_eq!(task["metadata"], meta);
+    let script = std::fs::read(meta_path.replace(".json", ".sh")).expect("read");
+    let files = task["files"].as_array().expect("files");
+    let f = files
+        .iter()
+        .find(|f| f["filename"] == "both.sh")
+        .expect("both.sh listed");
+    assert_eq!(f["sha256"], sha(&script));
+    assert_eq!(f["size_bytes"], script.len());
+    assert_eq!(
+        f["uri"],
+        json!({"path": "/puppet/v3/file_content/tasks/demo/both.sh", "params": {"environment": "production"}})
+    );
+
+    let (status, init) = call(&app, "GET", "/tasks/demo/init", "").await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["name"], "demo");
+    assert_eq!(init["metadata"], json!({}));
+
+    let (status, builtin) = call(&app, "GET", "/tasks/ferry/facts", "").await;
+    assert_eq!(status, 200, "{builtin}");
+    assert_eq!(builtin["name"], "ferry::facts");
+    assert!(builtin["metadata"].is_object() && builtin["metadata"] != json!({}));
+    let f = &builtin["files"][0];
+    assert_eq!(f["filename"], "facts.sh");
+    assert_eq!(
+        f["uri"]["path"],
+        "/puppet/v3/file_content/tasks/ferry/facts.sh"
+    );
+    let bytes =
+        std::fs::read(format!("{}/tasks/facts.sh", env!("CARGO_MANIFEST_DIR"))).expect("read");
+    assert_eq!(f["sha256"], sha(&bytes));
+
+    assert_error(
+        &call(&app, "GET", "/tasks/demo/nosuch", "").await,
+        404,
+        "ferry/task-not-found",
+        "demo::nosuch",
+    );
+    assert_error(
+        &call(&app, "GET", "/tasks/Demo/x", "").await,
+        400,
+        "ferry/bad-request",
+        "invalid task name",
+    );
+    assert_error(
+        &call(&app, "GET", "/tasks/demo/both.sh", "").await,
+        400,
+        "ferry/bad-request",
+        "invalid task name",
+    );
+}
+
+#[tokio::test]
+async fn plans_are_listed_and_shown() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app_with(&pki, dir.path(), &modulepath_line()).await;
+    let (status, list) = call(&app, "GET", "/plans?environment=production", "").await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(
+        list,
+        json!([{"name": "demo::broken"}, {"name": "demo::deploy"}, {"name": "demo::fails"}])
+    );
+    let (status, plan) = call(&app, "GET", "/plans/demo/deploy?environment=x", "").await;
+    assert_eq!(status, 200, "{plan}");
+    assert_eq!(
+        plan,
+        json!({
+            "name": "demo::deploy",
+            "description": "Three steps on the same targets, one connection each",
+            "parameters": {
+                "targets": {"type": "TargetSpec"},
+                "message": {"type": "String[1]", "default": "from the plan"},
+                "marker": {"type": "String"}
+            }
+        })
+    );
+    assert_error(
+        &call(&app, "GET", "/plans/demo/nosuch", "").await,
+        404,
+        "ferry/plan-not-found",
+        "demo::nosuch",
+    );
+    assert_error(
+        &call(&app, "GET", "/plans/demo/Bad", "").await,
+        400,
+        "ferry/bad-request",
+        "invalid plan name",
+    );
+    let broken = call(&app, "GET", "/plans/demo/broken", "").await;
+    assert_error(&broken, 422, "ferry/plan-error", "demo::broken");
+    assert!(
+        !broken.1.to_string().contains("tests/tasks"),
+        "{}",
+        broken.1
+    );
+    // With no modulepath there is nothing to list.
+    let other = scratch();
+    let bare = self::app(&pki, other.path()).await;
+    assert_eq!(call(&bare, "GET", "/plans", "").await.1, json!([]));
+}
+
+async fn get_raw(app: &axum::Router, path: &str, peer: bool) -> (u16, String, Vec<u8>) {
+    let mut req = Request::builder()
+        .method("GET")
+        .uri(path)
+        .body(Body::empty())
+        .expect("request");
+    if peer {
+        req.extensions_mut().insert(Peer::Cert {
+            names: vec!["client-ok".into()],
+        });
+    }
+    let resp = app.clone().oneshot(req).await.expect("infallible");
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    (status, ctype, bytes.to_vec())
+}
+
+#[tokio::test]
+async fn module_files_are_served_and_stay_inside_their_module() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app_with(&pki, dir.path(), &modulepath_line()).await;
+    let root = format!("{}/tests/tasks/modules/demo", env!("CARGO_MANIFEST_DIR"));
+    let (status, ctype, body) = get_raw(
+        &app,
+        "/puppet/v3/file_content/tasks/demo/both.sh?environment=production",
+        true,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(ctype, "application/octet-stream");
+    assert_eq!(
+        body,
+        std::fs::read(format!("{root}/tasks/both.sh")).expect("read")
+    );
+    let (status, _, body) = get_raw(
+        &app,
+        "/puppet/v3/file_content/modules/demo/lib/helper.sh",
+        true,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body,
+        std::fs::read(format!("{root}/files/lib/helper.sh")).expect("read")
+    );
+    let (status, ctype, body) =
+        get_raw(&app, "/puppet/v3/file_content/tasks/ferry/facts.sh", true).await;
+    assert_eq!((status, ctype.as_str()), (200, "application/octet-stream"));
+    let builtin = std::fs::read(format!("{}/tasks/facts.sh", env!("CARGO_MANIFEST_DIR")));
+    assert_eq!(body, builtin.expect("read"));
+
+    // Every file a task lists is served with the sha256 it lists.
+    let (_, task) = call(&app, "GET", "/tasks/ferry/facts", "").await;
+    for f in task["files"].as_array().expect("files") {
+        let (status, _, body) = get_raw(&app, f["uri"]["path"].as_str().expect("path"), true).await;
+        assert_eq!(status, 200, "{f}");
+        assert_eq!(f["sha256"], sha(&body));
+    }
+
+    for missing in [
+        "/puppet/v3/file_content/tasks/demo/nosuch.sh",
+        "/puppet/v3/file_content/modules/demo/both.sh",
+        "/puppet/v3/file_content/scripts/demo/both.sh",
+        "/puppet/v3/file_content/tasks/nomodule/x.sh",
+    ] {
+        assert_error(
+            &call(&app, "GET", missing, "").await,
+            404,
+            "ferry/not-found",
+            "",
+        );
+    }
+    for escape in [
+        "/puppet/v3/file_content/tasks/demo/../../demo/tasks/both.sh",
+        "/puppet/v3/file_content/modules/demo/lib/../../tasks/both.sh",
+        "/puppet/v3/file_content/modules/demo/%2e%2e/tasks/both.sh",
+        "/puppet/v3/file_content/modules/demo//etc/passwd",
+        "/puppet/v3/file_content/modules/demo/lib//helper.sh",
+        "/puppet/v3/file_content/modules/demo/lib/./helper.sh",
+        "/puppet/v3/file_content/modules/demo/lib/",
+        "/puppet/v3/file_content/tasks/..%2Fdemo/tasks/both.sh",
+        "/puppet/v3/file_content/plugins/demo/x",
+    ] {
+        assert_error(
+            &call(&app, "GET", escape, "").await,
+            400,
+            "ferry/bad-request",
+            "",
+        );
+    }
+    // No peer, no token: refused like every endpoint.
+    let (status, _, _) = get_raw(&app, "/puppet/v3/file_content/tasks/demo/both.sh", false).await;
+    assert_eq!(status, 401);
+    let (status, _, _) = get_raw(&app, "/tasks", false).await;
+    assert_eq!(status, 401);
+    use axum::http::Method;
+    use ferry::server::auth::action_for;
+    for path in [
+        "/tasks",
+        "/tasks/demo/both",
+        "/plans",
+        "/plans/demo/deploy",
+        "/puppet/v3/file_content/tasks/demo/both.sh",
+    ] {
+        assert_eq!(
+            action_for(&Method::GET, path),
+            Some("catalog:read"),
+            "{path}"
+        );
+    }
+    assert_eq!(action_for(&Method::GET, "/tasksx"), None);
+    assert_eq!(action_for(&Method::POST, "/run_task"), Some("ace:run_task"));
+}
+
+#[tokio::test]
+async fn ace_run_task_checks_its_request() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let app = app_with(&pki, dir.path(), &modulepath_line()).await;
+    let target = json!({"hostname": "h", "user": "u", "password": "p", "host-key-check": false,
+        "remote-transport": "panos", "run-on": "proxy"});
+    let body = json!({"task": {"name": "demo::both", "files": []}, "target": target});
+    assert_error(
+        &call(&app, "POST", "/run_task", &body.to_string()).await,
+        400,
+        "ferry/bad-request",
+        "target.remote-transport",
+    );
+    let mut unknown = body.clone();
+    unknown["target"]["remote-transport"] = json!("ssh");
+    unknown["task"]["name"] = json!("demo::nosuch");
+    assert_error(
+        &call(&app, "POST", "/run_task", &unknown.to_string()).await,
+        404,
+        "ferry/task-not-found",
+        "demo::nosuch",
+    );
+    let mut colour = unknown.clone();
+    colour["target"]["colour"] = json!("red");
+    assert_error(
+        &call(&app, "POST", "/run_task", &colour.to_string()).await,
+        400,
+        "ferry/bad-request",
+        "colour",
+    );
+    assert_error(
+        &call(&app, "POST", "/run_task", "{}").await,
+        400,
+        "ferry/bad-request",
+        "task",
+    );
 }

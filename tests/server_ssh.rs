@@ -375,3 +375,62 @@ async fn run_task_from_the_modulepath_with_sha256_checks() {
     assert!(!r.text().contains(&modules.display().to_string()));
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ace_run_task_takes_the_task_object_the_server_lists() {
+    let sshd = fixture().await;
+    let pki = Pki::new();
+    let dir = scratch();
+    let modules = dir.path().join("modules");
+    std::fs::create_dir_all(modules.join("demo/tasks")).expect("mkdir");
+    let script = b"#!/bin/sh\nprintf '{\"said\": \"%s\"}' \"$PT_message\"\n";
+    std::fs::write(modules.join("demo/tasks/say.sh"), script).expect("write");
+    std::fs::write(
+        modules.join("demo/tasks/say.json"),
+        r#"{"parameters": {"message": {"type": "String"}}, "input_method": "environment"}"#,
+    )
+    .expect("write");
+    let server = TestServer::start(
+        &pki,
+        dir.path(),
+        &format!("modulepath: [{}]\n", modules.display()),
+    )
+    .await;
+    let client = Client::new(&pki, Some(&pki.client));
+    // The task object exactly as GET /tasks/... gives it, as ACE's callers send it.
+    let task = client.get(server.addr, "/tasks/demo/say").await;
+    assert_eq!(task.status, 200, "{}", task.text());
+    let task = task.json();
+    assert_eq!(task["files"][0]["sha256"], sha(script));
+    let file = client
+        .get(
+            server.addr,
+            task["files"][0]["uri"]["path"].as_str().expect("uri"),
+        )
+        .await;
+    assert_eq!(file.status, 200);
+    assert_eq!(file.text().as_bytes(), script);
+
+    let mut target = target(sshd);
+    target["remote-transport"] = json!("ssh");
+    target["run-on"] = json!("proxy.example");
+    let body = json!({"target": target, "task": task, "parameters": {"message": "hi ace"}});
+    let r = client.post(server.addr, "/run_task", &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = r.json();
+    assert_eq!(r["status"], "success", "{r}");
+    assert_eq!(r["object"], "demo::say");
+    assert_eq!(r["value"]["said"], "hi ace", "{r}");
+
+    let mut other = body.clone();
+    other["target"]["remote-transport"] = json!("panos");
+    let r = client.post(server.addr, "/run_task", &other).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["details"]["field"], "target.remote-transport");
+    let mut wrong = body;
+    wrong["task"]["files"][0]["sha256"] = json!(sha(b"other"));
+    let r = client.post(server.addr, "/run_task", &wrong).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("task.files[0].sha256"));
+    server.stop().await;
+}

@@ -58,8 +58,10 @@ pub struct Tokens(Vec<Token>);
 /// Every action name a token may list (`*` stands for all of them).
 pub const ACTIONS: &[&str] = &[
     "check",
+    "ace:run_task",
     "metrics",
     "openapi",
+    "catalog:read",
     "ssh:check_node_connections",
     "ssh:run_command",
     "ssh:run_script",
@@ -132,8 +134,18 @@ impl Tokens {
 pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     let action = match (method, path) {
         (_, "/check") => "check",
+        (_, "/run_task") => "ace:run_task",
         (_, "/metrics") => "metrics",
         (_, "/openapi.json") => "openapi",
+        (&Method::GET, p)
+            if ["/tasks", "/plans", "/puppet/v3/file_content"]
+                .iter()
+                .any(|r| {
+                    p == *r || p.strip_prefix(r).is_some_and(|rest| rest.starts_with('/'))
+                }) =>
+        {
+            "catalog:read"
+        }
         (_, "/ssh/check_node_connections") => "ssh:check_node_connections",
         (_, "/ssh/run_command") => "ssh:run_command",
         (_, "/ssh/run_script") => "ssh:run_script",

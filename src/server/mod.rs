@@ -10,7 +10,8 @@
 //!
 //! Files: `config` (the YAML file), `tls` and `auth` (who may call),
 //! `listen` (the TLS accept loop), `body` (request bodies), `errors`,
-//! `bolt`, `targets` and `tasks` (bolt-server endpoints), `ace` (`/check`), `jobs`
+//! `bolt`, `targets` and `tasks` (bolt-server endpoints), `listing`
+//! (listing tasks and plans, serving module files), `ace` (`/check`, `/run_task`), `jobs`
 //! and `sse` (orchestrator jobs and their event stream), `runner` (jobs on
 //! the executor), `metrics`, `openapi`.
 
@@ -22,6 +23,7 @@ pub mod config;
 pub mod errors;
 pub mod jobs;
 pub mod listen;
+pub mod listing;
 pub mod metrics;
 pub mod openapi;
 pub mod runner;
@@ -131,8 +133,14 @@ impl AppState {
 /// Every route: (method, path). `/openapi.json` describes the same list.
 pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/check"),
+    ("POST", "/run_task"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
+    ("GET", "/tasks"),
+    ("GET", "/tasks/{module}/{task}"),
+    ("GET", "/plans"),
+    ("GET", "/plans/{module}/{plan}"),
+    ("GET", "/puppet/v3/file_content/{mount}/{module}/{path}"),
     ("POST", "/ssh/check_node_connections"),
     ("POST", "/ssh/run_command"),
     ("POST", "/ssh/run_script"),
@@ -154,8 +162,17 @@ pub fn router(state: Arc<AppState>) -> Router {
     let limit = usize::try_from(state.config.request_size_limit).unwrap_or(usize::MAX);
     Router::new()
         .route("/check", post(ace::check))
+        .route("/run_task", post(ace::run_task))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::openapi))
+        .route("/tasks", get(listing::list_tasks))
+        .route("/tasks/{module}/{task}", get(listing::show_task))
+        .route("/plans", get(listing::list_plans))
+        .route("/plans/{module}/{plan}", get(listing::show_plan))
+        .route(
+            "/puppet/v3/file_content/{mount}/{module}/{*path}",
+            get(listing::file_content),
+        )
         .route(
             "/ssh/check_node_connections",
             post(bolt::check_node_connections),

@@ -28,6 +28,22 @@ fn target_schema() -> Value {
     })
 }
 
+/// ACE's target: an SSH target plus `remote-transport` and `run-on`.
+fn ace_target_schema() -> Value {
+    let mut t = target_schema();
+    if let Some(props) = t["properties"].as_object_mut() {
+        props.insert(
+            "remote-transport".into(),
+            json!({ "type": "string", "enum": ["ssh"] }),
+        );
+        props.insert(
+            "run-on".into(),
+            json!({ "type": "string", "description": "accepted, ignored" }),
+        );
+    }
+    t
+}
+
 fn file_ref(extra: Value) -> Value {
     let mut props = json!({
         "uri": { "type": "object", "required": ["path", "params"], "properties": {
@@ -76,6 +92,14 @@ fn schemas() -> Value {
                     "filename": { "type": "string" }, "sha256": { "type": "string" }, "uri": { "type": "object" } } } } } },
             "parameters": { "type": "object" }, "timeout": { "type": "integer" },
             "target": { "$ref": "#/components/schemas/Target" } } },
+        "AceRunTask": { "type": "object", "required": ["task", "target"], "properties": {
+            "task": { "type": "object", "required": ["name", "files"], "properties": {
+                "name": { "type": "string" }, "metadata": { "type": "object" },
+                "files": { "type": "array", "items": { "type": "object", "properties": {
+                    "filename": { "type": "string" }, "sha256": { "type": "string" },
+                    "size_bytes": { "type": "integer" }, "uri": { "type": "object" } } } } } },
+            "parameters": { "type": "object" }, "timeout": { "type": "integer" },
+            "target": ace_target_schema() } },
         "TaskJob": { "type": "object", "required": ["task", "scope"], "properties": {
             "task": { "type": "string" }, "params": { "type": "object" }, "noop": { "type": "boolean" },
             "description": { "type": "string" }, "environment": { "type": "string" }, "concurrency": { "type": "integer" },
@@ -106,6 +130,14 @@ const ENDPOINTS: &[Endpoint] = &[
         "200",
     ),
     (
+        "post",
+        "/run_task",
+        "ACE: run a task from the server's modulepath on one target (target may add remote-transport: ssh and run-on); Bolt's result, as /ssh/run_task",
+        "ace:run_task",
+        Some("AceRunTask"),
+        "200",
+    ),
+    (
         "get",
         "/metrics",
         "Prometheus metrics",
@@ -118,6 +150,46 @@ const ENDPOINTS: &[Endpoint] = &[
         "/openapi.json",
         "This description",
         "openapi",
+        None,
+        "200",
+    ),
+    (
+        "get",
+        "/tasks",
+        "Tasks on the modulepath and built in; [{name}] (?environment is ignored)",
+        "catalog:read",
+        None,
+        "200",
+    ),
+    (
+        "get",
+        "/tasks/{module}/{task}",
+        "One task as bolt-server shows it: {name, metadata, files: [{filename, sha256, size_bytes, uri}]}",
+        "catalog:read",
+        None,
+        "200",
+    ),
+    (
+        "get",
+        "/plans",
+        "YAML plans on the modulepath; [{name}] (?environment is ignored)",
+        "catalog:read",
+        None,
+        "200",
+    ),
+    (
+        "get",
+        "/plans/{module}/{plan}",
+        "One plan: {name, description, parameters: {NAME: {type, default?, description?}}}",
+        "catalog:read",
+        None,
+        "200",
+    ),
+    (
+        "get",
+        "/puppet/v3/file_content/{mount}/{module}/{path}",
+        "A module file's bytes (application/octet-stream): mount tasks (MODULE/tasks/, built-in ferry tasks too), modules (MODULE/files/) or scripts (MODULE/scripts/); path may have several segments but must stay inside the module",
+        "catalog:read",
         None,
         "200",
     ),
@@ -248,6 +320,17 @@ pub fn document() -> Value {
             && let Some(map) = op.as_object_mut()
         {
             map.insert("parameters".into(), json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "integer" } }]));
+        }
+        let named: Vec<Value> = path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+            .filter(|name| *name != "id")
+            .map(|name| json!({ "name": name.trim_start_matches('*'), "in": "path", "required": true, "schema": { "type": "string" } }))
+            .collect();
+        if !named.is_empty()
+            && let Some(map) = op.as_object_mut()
+        {
+            map.insert("parameters".into(), Value::Array(named));
         }
         let entry = paths.entry(path.to_string()).or_insert_with(|| json!({}));
         if let Some(m) = entry.as_object_mut() {

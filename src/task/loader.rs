@@ -65,6 +65,12 @@ pub fn split_name(name: &str) -> Result<(String, String), TaskError> {
     Ok((module.to_string(), task.to_string()))
 }
 
+/// The bytes of a file in the built-in module's `tasks/` folder, by its
+/// name there (`info.sh`), if there is one.
+pub fn builtin_file(name: &str) -> Option<&'static [u8]> {
+    BUILTIN.get_file(name).map(|f| f.contents())
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
