@@ -97,7 +97,6 @@ impl KnownHosts {
         Ok(known)
     }
 
-    /// Number of usable lines loaded (host keys, CA keys and revocations).
     /// Whether any `@cert-authority` line is known, so that host
     /// certificates are worth asking for.
     pub fn has_cert_authorities(&self) -> bool {
@@ -106,6 +105,7 @@ impl KnownHosts {
             .any(|e| e.marker == Marker::CertAuthority)
     }
 
+    /// Number of usable lines loaded (host keys, CA keys and revocations).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
