@@ -347,6 +347,7 @@ pub fn remove_local_copies() {
 
 /// Sends the files the wrapper reported missing; returns the bytes sent.
 async fn send_missing(
+    target: &Target,
     t: &dyn Transport,
     files: &[&TaskFile],
     report: &str,
@@ -363,13 +364,8 @@ async fn send_missing(
         .collect();
     let mut dirs = vec!["mkdir".to_string(), "-p".to_string()];
     dirs.extend(wanted.iter().map(|f| format!("{cache}/{}", f.sha256)));
-    let (done, out) = run_collect(
-        &dummy_target(),
-        t,
-        &Command::argv(dirs).as_login_user(),
-        &Discard,
-    )
-    .await?;
+    let (done, out) =
+        run_collect(target, t, &Command::argv(dirs).as_login_user(), &Discard).await?;
     if done.exit_code != 0 {
         return Err(TransportError::File(format!(
             "cannot create the task cache {cache}: {}",
@@ -387,10 +383,6 @@ async fn send_missing(
         sent += f.bytes.len() as u64;
     }
     Ok(sent)
-}
-
-fn dummy_target() -> Target {
-    crate::inventory::Inventory::empty().ad_hoc("task-cache")
 }
 
 /// Runs a prepared task on a connected target.
@@ -461,7 +453,7 @@ pub async fn run(
                     "task files still fail their sha256 check on the target after sending them:{report}"
                 )));
             }
-            sent += send_missing(t, &files, report).await?;
+            sent += send_missing(target, t, &files, report).await?;
             continue;
         }
         if attempt == 0 {
