@@ -54,6 +54,13 @@ fn bad_configs_name_the_position_or_the_key() {
     assert!(e.contains("store:") && !e.contains("hunter2"), "{e}");
     let e = config_error(&pki, dir.path(), "request-timeout: 0\n");
     assert!(e.contains("request-timeout:"), "{e}");
+    let e = config_error(&pki, dir.path(), "file-cache-ttl: 0\n");
+    assert!(e.contains("file-cache-ttl:"), "{e}");
+    let e = config_error(&pki, dir.path(), "file-server-uri: http://puppet:8140\n");
+    assert!(
+        e.contains("file-server-uri:") && e.contains("https://"),
+        "{e}"
+    );
     let path = dir.path().join("no-tls.yaml");
     std::fs::write(&path, "port: 1234\n").expect("write");
     let e = ServerConfig::load(&path).expect_err("no TLS").to_string();
@@ -67,6 +74,8 @@ fn bad_configs_name_the_position_or_the_key() {
     assert_eq!(c.request_timeout, Duration::from_secs(30));
     assert!(c.store.starts_with("sqlite://"), "{}", c.store);
     assert!(c.allowlist.is_none() && c.tokens_file.is_none());
+    assert!(c.file_server_uri.is_none());
+    assert_eq!(c.file_cache_ttl, Duration::from_secs(86400));
 }
 
 #[test]

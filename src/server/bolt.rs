@@ -5,7 +5,7 @@
 //! — a command that fails on its target is still a 200 with status
 //! `failure`, as bolt-server does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Json;
@@ -255,12 +255,13 @@ pub async fn run_script(
     let dir = scratch(&state)?;
     let target = req.target.to_target("target", dir.path(), 0)?;
     let bytes = targets::contents(
+        &state,
         "script",
         &req.script.uri,
         req.script.content.as_deref(),
         &req.script.sha256,
-        &state.config.modulepath,
-    )?;
+    )
+    .await?;
     let name = script_name(&req.script.filename)?;
     let path = dir.path().join(&name);
     write_file(&path, &bytes, 0o755)?;
@@ -321,13 +322,9 @@ pub async fn upload_file(
         match f.kind.as_str() {
             "directory" => std::fs::create_dir_all(root.join(&rel)).map_err(ApiError::internal)?,
             "file" => {
-                let bytes = targets::contents(
-                    &field,
-                    &f.uri,
-                    f.content.as_deref(),
-                    &f.sha256,
-                    &state.config.modulepath,
-                )?;
+                let bytes =
+                    targets::contents(&state, &field, &f.uri, f.content.as_deref(), &f.sha256)
+                        .await?;
                 write_file(&root.join(&rel), &bytes, 0o644)?;
             }
             _ => {
@@ -367,7 +364,6 @@ pub async fn upload_file(
 #[serde(deny_unknown_fields)]
 struct TaskObject {
     name: String,
-    #[allow(dead_code)]
     metadata: Option<Value>,
     files: Vec<Value>,
 }
@@ -384,7 +380,10 @@ struct TaskRequest {
 }
 
 /// `POST /ssh/run_task`: the task is taken from the server's modulepath
-/// by name; the files the request lists must match it by sha256.
+/// by name; the files the request lists must match it by sha256. A task
+/// the modulepath lacks is, with `file-server-uri`, laid out from the
+/// request's metadata and files fetched by their `uri` (through the file
+/// cache, checked by sha256) and loaded from there.
 pub async fn run_task(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -393,14 +392,28 @@ pub async fn run_task(
     let req: TaskRequest = typed(raw.clone())?;
     let dir = scratch(&state)?;
     let target = req.target.to_target("target", dir.path(), 0)?;
-    let prepared = super::tasks::prepare(
+    let prepared = match super::tasks::prepare(
         &state.config.modulepath,
         "task.name",
         &req.task.name,
         "parameters",
-        req.parameters,
+        req.parameters.clone(),
         false,
-    )?;
+    ) {
+        Err(e) if e.kind == "ferry/task-not-found" && state.file_server.is_some() => {
+            let root = dir.path().join("modules");
+            lay_out_task(&state, &req.task, &root).await?;
+            super::tasks::prepare(
+                &[root],
+                "task.name",
+                &req.task.name,
+                "parameters",
+                req.parameters,
+                false,
+            )?
+        }
+        other => other?,
+    };
     super::tasks::check_files(&prepared, &req.task.files)?;
     let secrets = prepared.secrets.clone();
     let action = Action::Task(Arc::new(prepared));
@@ -417,4 +430,47 @@ pub async fn run_task(
         .await?,
         None,
     )
+}
+
+/// Lays out a task the modulepath lacks under `root` as a modulepath would
+/// hold it: its metadata as `<module>/tasks/<task>.json`, each file fetched
+/// by `uri` (checked by sha256) at the place its uri path names.
+async fn lay_out_task(state: &AppState, task: &TaskObject, root: &Path) -> Result<(), ApiError> {
+    let (module, name) = match task.name.split_once("::") {
+        Some((m, t)) => (m, t),
+        None => (task.name.as_str(), "init"),
+    };
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if !plain(module) || !plain(name) {
+        return Err(ApiError::bad_field("task.name", "is not a valid task name"));
+    }
+    for (i, f) in task.files.iter().enumerate() {
+        let field = format!("task.files[{i}]");
+        let uri: FileUri = f
+            .get("uri")
+            .cloned()
+            .ok_or_else(|| ApiError::bad_field(&format!("{field}.uri"), "is required"))
+            .and_then(|u| {
+                serde_json::from_value(u)
+                    .map_err(|e| ApiError::bad_field(&format!("{field}.uri"), e.to_string()))
+            })?;
+        let sha = f
+            .get("sha256")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ApiError::bad_field(&format!("{field}.sha256"), "is required"))?;
+        let (dir, file_module, file) =
+            targets::split_uri_path(&format!("{field}.uri.path"), &uri.path)?;
+        let bytes = targets::fetched(state, &field, &uri, sha).await?;
+        let mode = if dir == "tasks" { 0o755 } else { 0o644 };
+        write_file(&root.join(file_module).join(dir).join(file), &bytes, mode)?;
+    }
+    if let Some(meta) = task.metadata.as_ref().filter(|m| m.is_object()) {
+        let path = root.join(module).join("tasks").join(format!("{name}.json"));
+        write_file(&path, meta.to_string().as_bytes(), 0o644)?;
+    }
+    Ok(())
 }

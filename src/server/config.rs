@@ -39,6 +39,8 @@ pub const DEFAULT_PORT: u16 = 44633;
 pub const DEFAULT_REQUEST_SIZE_LIMIT: u64 = 10 * 1024 * 1024;
 /// Default `request-timeout` in seconds.
 pub const DEFAULT_REQUEST_TIMEOUT: u64 = 30;
+/// Default `file-cache-ttl` in seconds (a day).
+pub const DEFAULT_FILE_CACHE_TTL: u64 = 86400;
 /// Default `loglevel`.
 pub const DEFAULT_LOGLEVEL: &str = "info";
 
@@ -100,6 +102,8 @@ struct Raw {
     tokens_file: Option<PathBuf>,
     request_size_limit: Option<u64>,
     request_timeout: Option<u64>,
+    file_server_uri: Option<String>,
+    file_cache_ttl: Option<u64>,
 }
 
 /// The checked configuration.
@@ -125,6 +129,11 @@ pub struct ServerConfig {
     pub tokens_file: Option<PathBuf>,
     pub request_size_limit: u64,
     pub request_timeout: Duration,
+    /// Where files named by `uri` come from when the modulepath lacks them
+    /// (ACE's puppetserver base URL, `https://host:port`).
+    pub file_server_uri: Option<String>,
+    /// How long an unused fetched file stays in the cache.
+    pub file_cache_ttl: Duration,
 }
 
 impl ServerConfig {
@@ -193,6 +202,13 @@ impl ServerConfig {
         if request_timeout == 0 {
             return Err(bad("request-timeout", "must be at least 1 second".into()));
         }
+        let file_cache_ttl = raw.file_cache_ttl.unwrap_or(DEFAULT_FILE_CACHE_TTL);
+        if file_cache_ttl == 0 {
+            return Err(bad("file-cache-ttl", "must be at least 1 second".into()));
+        }
+        if let Some(uri) = &raw.file_server_uri {
+            super::filecache::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;
+        }
         let cache_dir = raw
             .cache_dir
             .map(anchored)
@@ -242,6 +258,8 @@ impl ServerConfig {
             tokens_file: raw.tokens_file.map(anchored),
             request_size_limit,
             request_timeout: Duration::from_secs(request_timeout),
+            file_server_uri: raw.file_server_uri,
+            file_cache_ttl: Duration::from_secs(file_cache_ttl),
         })
     }
 

@@ -238,6 +238,7 @@ pub async fn file_content(
     for root in &state.config.modulepath {
         let candidate = root.join(&module).join(dir).join(&path);
         if candidate.is_file() {
+            state.metrics.file_served();
             return std::fs::read(&candidate)
                 .map(octets)
                 .map_err(ApiError::internal);

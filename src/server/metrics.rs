@@ -79,6 +79,7 @@ struct Inner {
 pub struct Metrics {
     inner: Mutex<Inner>,
     jobs_started: AtomicU64,
+    files_served: AtomicU64,
     started: Option<Instant>,
 }
 
@@ -106,6 +107,16 @@ impl Metrics {
 
     pub fn job_started(&self) {
         self.jobs_started.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One module file served from `/puppet/v3/file_content/...`.
+    pub fn file_served(&self) {
+        self.files_served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many module files were served.
+    pub fn files_served(&self) -> u64 {
+        self.files_served.load(Ordering::Relaxed)
     }
 
     pub fn job_finished(&self, state: &str) {
@@ -156,6 +167,13 @@ impl Metrics {
                 out,
                 "ferry_jobs_started_total {}",
                 self.jobs_started.load(Ordering::Relaxed)
+            );
+            out.push_str("# HELP ferry_files_served_total Module files served by /puppet/v3/file_content.\n");
+            out.push_str("# TYPE ferry_files_served_total counter\n");
+            let _ = writeln!(
+                out,
+                "ferry_files_served_total {}",
+                self.files_served.load(Ordering::Relaxed)
             );
             out.push_str("# HELP ferry_jobs_finished_total Jobs finished, by final state.\n");
             out.push_str("# TYPE ferry_jobs_finished_total counter\n");

@@ -11,7 +11,8 @@
 //! Files: `config` (the YAML file), `tls` and `auth` (who may call),
 //! `listen` (the TLS accept loop), `body` (request bodies), `errors`,
 //! `bolt`, `targets` and `tasks` (bolt-server endpoints), `listing`
-//! (listing tasks and plans, serving module files), `ace` (`/check`, `/run_task`), `jobs`
+//! (listing tasks and plans, serving module files), `filecache` (files
+//! fetched from `file-server-uri`, cached by sha256), `ace` (`/check`, `/run_task`), `jobs`
 //! and `sse` (orchestrator jobs and their event stream), `runner` (jobs on
 //! the executor), `metrics`, `openapi`.
 
@@ -21,6 +22,7 @@ pub mod body;
 pub mod bolt;
 pub mod config;
 pub mod errors;
+pub mod filecache;
 pub mod jobs;
 pub mod listen;
 pub mod listing;
@@ -76,6 +78,10 @@ pub struct AppState {
     pub inventory: Option<Inventory>,
     pub tokens: Option<auth::Tokens>,
     pub metrics: metrics::Metrics,
+    /// Files fetched from `file-server-uri`.
+    pub files: Arc<filecache::FileCache>,
+    /// The file server, when configured.
+    pub file_server: Option<filecache::FileServer>,
     /// Every recorded job event, for event-stream subscribers.
     pub hub: broadcast::Sender<runner::JobEvent>,
     /// `https://host:port`, for job URLs.
@@ -99,6 +105,12 @@ impl AppState {
             Some(path) => Some(auth::Tokens::load(path, &config.path)?),
             None => None,
         };
+        let file_server = filecache::FileServer::from_config(&config)?;
+        let files = Arc::new(filecache::FileCache::new(
+            &config.cache_dir,
+            config.file_cache_ttl,
+        ));
+        files.spawn_purger();
         let store = Store::open(&config.store).await?;
         let failed = store.recover().await?;
         if !failed.is_empty() {
@@ -112,6 +124,8 @@ impl AppState {
             inventory,
             tokens,
             metrics: metrics::Metrics::new(),
+            files,
+            file_server,
             hub,
             base_url,
             stops: Mutex::new(HashMap::new()),

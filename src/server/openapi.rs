@@ -47,7 +47,7 @@ fn ace_target_schema() -> Value {
 fn file_ref(extra: Value) -> Value {
     let mut props = json!({
         "uri": { "type": "object", "required": ["path", "params"], "properties": {
-            "path": { "type": "string", "description": "/puppet/v3/file_content/{modules|scripts|tasks}/MODULE/FILE, served from the server's modulepath" },
+            "path": { "type": "string", "description": "/puppet/v3/file_content/{modules|scripts|tasks}/MODULE/FILE, served from the server's modulepath (or fetched from file-server-uri into the file cache)" },
             "params": { "type": "object" } } },
         "sha256": { "type": "string" },
         "content": { "type": "string", "description": "ferry: the file itself, base64 (instead of uri)" }

@@ -12,7 +12,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use axum::http::StatusCode;
+
+use super::AppState;
 use super::errors::ApiError;
+use super::filecache::CacheError;
 use crate::inventory::{Inventory, Target};
 
 /// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
@@ -124,23 +128,33 @@ impl SshTarget {
 #[serde(deny_unknown_fields)]
 pub struct FileUri {
     pub path: String,
-    #[allow(dead_code)]
+    #[serde(default)]
     pub params: serde_json::Map<String, Value>,
 }
 
-/// The bytes of a referenced file, checked against its sha256.
-pub fn contents(
+/// The bytes of a referenced file, checked against its sha256: inline
+/// `content`, else the file on the modulepath, else (with
+/// `file-server-uri`) fetched into the file cache.
+pub async fn contents(
+    state: &AppState,
     field: &str,
     uri: &FileUri,
     content: Option<&str>,
     sha256: &str,
-    modulepath: &[PathBuf],
 ) -> Result<Vec<u8>, ApiError> {
     let bytes = match content {
         Some(b64) => base64::engine::general_purpose::STANDARD
             .decode(b64.trim())
             .map_err(|_| ApiError::bad_field(&format!("{field}.content"), "is not base64"))?,
-        None => from_modulepath(&format!("{field}.uri.path"), &uri.path, modulepath)?,
+        None => {
+            let path_field = format!("{field}.uri.path");
+            match from_modulepath(&path_field, &uri.path, &state.config.modulepath) {
+                Err(e) if e.kind == "ferry/not-found" && state.file_server.is_some() => {
+                    return fetched(state, field, uri, sha256).await;
+                }
+                other => other?,
+            }
+        }
     };
     let digest = hex::encode(Sha256::digest(&bytes));
     if !digest.eq_ignore_ascii_case(sha256.trim()) {
@@ -152,9 +166,70 @@ pub fn contents(
     Ok(bytes)
 }
 
-/// `/puppet/v3/file_content/<mount>/<module>/<rest>` from the modulepath:
-/// mounts `modules` (the module's `files/`), `scripts`, `tasks`.
-fn from_modulepath(field: &str, path: &str, modulepath: &[PathBuf]) -> Result<Vec<u8>, ApiError> {
+/// A file from `file-server-uri`, through the cache (which checks its sha256).
+pub async fn fetched(
+    state: &AppState,
+    field: &str,
+    uri: &FileUri,
+    sha256: &str,
+) -> Result<Vec<u8>, ApiError> {
+    let Some(server) = &state.file_server else {
+        return Err(ApiError::not_found(format!(
+            "{field}.uri.path: no such file on this server's modulepath"
+        )));
+    };
+    let path_field = format!("{field}.uri.path");
+    let (_, _, file) = split_uri_path(&path_field, &uri.path)?;
+    let filename = file.rsplit('/').next().unwrap_or(file);
+    let result = state
+        .files
+        .get(sha256.trim(), filename, || {
+            server.get(&uri.path, &uri.params)
+        })
+        .await;
+    result.map_err(|e| match e {
+        CacheError::BadName(msg) => {
+            let which = if msg.starts_with("sha256") {
+                "sha256"
+            } else {
+                "uri.path"
+            };
+            ApiError::bad_field(&format!("{field}.{which}"), msg)
+        }
+        CacheError::Mismatch => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "ferry/file-error",
+            format!("{field}.sha256: does not match the file the file server has"),
+        )
+        .with_details(json!({ "field": format!("{field}.sha256") })),
+        CacheError::Fetch(msg) => {
+            tracing::warn!("{field}: fetching {}: {msg}", uri.path);
+            ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "ferry/file-error",
+                format!(
+                    "{field}: cannot fetch {} from the file server: {msg}",
+                    uri.path
+                ),
+            )
+        }
+        CacheError::Io(e) => {
+            tracing::error!("{field}: file cache: {e}");
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "ferry/file-error",
+                format!("{field}: the file cache failed; see the server's log"),
+            )
+        }
+    })
+}
+
+/// `/puppet/v3/file_content/<mount>/<module>/<rest>` split and checked:
+/// the module directory (`files`, `scripts`, `tasks`), module, file.
+pub fn split_uri_path<'a>(
+    field: &str,
+    path: &'a str,
+) -> Result<(&'static str, &'a str, &'a str), ApiError> {
     let rest = path
         .strip_prefix("/puppet/v3/file_content/")
         .ok_or_else(|| {
@@ -186,14 +261,22 @@ fn from_modulepath(field: &str, path: &str, modulepath: &[PathBuf]) -> Result<Ve
             ));
         }
     };
-    let relative = Path::new(file);
-    if module.contains(['.', '\\'])
-        || relative
+    if module.contains(['.', '\\', '/'])
+        || Path::new(file)
             .components()
             .any(|c| !matches!(c, Component::Normal(_)))
+        || file.contains(['\\', '?', '#'])
     {
         return Err(ApiError::bad_field(field, "must not leave the module"));
     }
+    Ok((dir, module, file))
+}
+
+/// `/puppet/v3/file_content/<mount>/<module>/<rest>` from the modulepath:
+/// mounts `modules` (the module's `files/`), `scripts`, `tasks`.
+fn from_modulepath(field: &str, path: &str, modulepath: &[PathBuf]) -> Result<Vec<u8>, ApiError> {
+    let (dir, module, file) = split_uri_path(field, path)?;
+    let relative = Path::new(file);
     for root in modulepath {
         let candidate = root.join(module).join(dir).join(relative);
         if candidate.is_file() {

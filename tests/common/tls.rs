@@ -73,7 +73,14 @@ impl Ca {
         let mut params = CertificateParams::new(sans).expect("leaf params");
         params.serial_number = serial.map(rcgen::SerialNumber::from);
         params.distinguished_name.push(DnType::CommonName, cn);
-        params.extended_key_usages = vec![eku];
+        params.extended_key_usages = match eku {
+            // A server that also calls another one (file-server-uri).
+            ExtendedKeyUsagePurpose::Any => vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ],
+            eku => vec![eku],
+        };
         let cert = params.signed_by(&key, &self.issuer).expect("leaf cert");
         ClientCert {
             cert_pem: cert.pem(),
@@ -138,6 +145,14 @@ impl Pki {
         std::fs::write(dir.path().join("server.pem"), &server.cert_pem).expect("write");
         std::fs::write(dir.path().join("server.key"), &server.key_pem).expect("write");
         std::fs::write(dir.path().join("crl.pem"), ca.crl(REVOKED_SERIAL)).expect("write");
+        // Any: both server and client authentication.
+        let peer = ca.leaf(
+            "ferry-peer",
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::Any,
+        );
+        std::fs::write(dir.path().join("peer.pem"), &peer.cert_pem).expect("write");
+        std::fs::write(dir.path().join("peer.key"), &peer.key_pem).expect("write");
         Pki {
             ca_pem: ca.pem.clone(),
             client: ca.leaf(
@@ -159,6 +174,17 @@ impl Pki {
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+
+    /// The TLS lines of a server config whose certificate also serves as
+    /// a client certificate (for `file-server-uri`).
+    pub fn peer_config_lines(&self) -> String {
+        format!(
+            "ssl-cert: {}\nssl-key: {}\nssl-ca-cert: {}\n",
+            self.path("peer.pem").display(),
+            self.path("peer.key").display(),
+            self.path("ca.pem").display()
+        )
     }
 
     /// The TLS lines of a server config.
@@ -184,9 +210,13 @@ impl TestServer {
     /// Starts a server with the PKI's TLS files, `port: 0`, its cache in
     /// `dir`, and `extra` config lines (which may set `store`).
     pub async fn start(pki: &Pki, dir: &Path, extra: &str) -> TestServer {
+        Self::start_with_tls(&pki.config_lines(), dir, extra).await
+    }
+
+    /// As [`TestServer::start`], with the given TLS config lines.
+    pub async fn start_with_tls(tls_lines: &str, dir: &Path, extra: &str) -> TestServer {
         let text = format!(
-            "{}host: 127.0.0.1\nport: 0\ncache-dir: {}\n{extra}",
-            pki.config_lines(),
+            "{tls_lines}host: 127.0.0.1\nport: 0\ncache-dir: {}\n{extra}",
             dir.display()
         );
         let path = dir.join("server.yaml");
