@@ -217,6 +217,36 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
     let failed = start_job(&client, addr, "exit 2", json!({"nodes": ["web1"]})).await;
     let k = kinds(&stream(&client, addr, &failed).await).join(",");
     assert_eq!(k, "node_running,node_failed,job_finished");
+    // A PQL scope, evaluated over the inventory: only web2 matches.
+    let queried = start_job(
+        &client,
+        addr,
+        "true",
+        json!({"query": "nodes[certname] { certname ~ \"^web\" and not certname = \"web1\" }"}),
+    )
+    .await;
+    let events = stream(&client, addr, &queried).await;
+    assert_eq!(
+        kinds(&events).join(","),
+        "node_running,node_finished,job_finished"
+    );
+    assert_eq!(events[0].1["details"]["node"], "web2", "{events:?}");
+    let r = client
+        .post(
+            addr,
+            "/orchestrator/v1/command/command",
+            &json!({"command": "id", "scope": {"query": "certname = "}}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("scope.query"),
+        "{}",
+        r.text()
+    );
     let errored = start_job(&client, addr, "true", json!({"node_group": "broken"})).await;
     let events = stream(&client, addr, &errored).await;
     assert_eq!(
@@ -309,7 +339,7 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
         .get(addr, "/orchestrator/v1/jobs?limit=2")
         .await
         .json();
-    assert_eq!(list["pagination"]["total"], 5);
+    assert_eq!(list["pagination"]["total"], 6);
     assert_eq!(list["items"].as_array().map(Vec::len), Some(2));
     assert_eq!(list["items"][0]["name"], task_job);
     server.stop().await;
@@ -318,7 +348,7 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
     let server = TestServer::start(pki, dir, &extra).await;
     let addr = server.addr;
     let list = client.get(addr, "/orchestrator/v1/jobs").await.json();
-    assert_eq!(list["pagination"]["total"], 5, "{list}");
+    assert_eq!(list["pagination"]["total"], 6, "{list}");
     let nodes = client
         .get(addr, &format!("/orchestrator/v1/jobs/{job}/nodes"))
         .await
@@ -334,7 +364,7 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
     assert_eq!(events["items"].as_array().map(Vec::len), Some(5));
     // New jobs continue the numbering.
     let next = start_job(&client, addr, "true", json!({"nodes": ["web2"]})).await;
-    assert_eq!(next, "6");
+    assert_eq!(next, "7");
     stream(&client, addr, &next).await;
     server.stop().await;
 }

@@ -80,11 +80,37 @@ pub fn job_json(state: &AppState, job: &JobRecord) -> Value {
 
 /// The targets a scope names; every name must be in the inventory.
 fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, ApiError> {
-    if scope.query.is_some() || scope.application.is_some() {
+    if scope.application.is_some() {
         return Err(ApiError::bad_field(
-            "scope",
-            "ferry supports scope.nodes and scope.node_group only",
+            "scope.application",
+            "ferry supports scope.nodes, scope.node_group and scope.query",
         ));
+    }
+    if let Some(query) = &scope.query {
+        if scope.nodes.is_some() || scope.node_group.is_some() {
+            return Err(ApiError::bad_field(
+                "scope",
+                "needs exactly one of nodes, node_group or query",
+            ));
+        }
+        let text = query
+            .as_str()
+            .ok_or_else(|| ApiError::bad_field("scope.query", "must be a PQL string"))?;
+        let query =
+            super::pql::Query::parse(text).map_err(|e| ApiError::bad_field("scope.query", e))?;
+        let matched: Vec<Target> = inventory
+            .targets
+            .iter()
+            .filter(|t| query.matches(t))
+            .cloned()
+            .collect();
+        if matched.is_empty() {
+            return Err(ApiError::bad_field(
+                "scope.query",
+                "matches no target of the server's inventory",
+            ));
+        }
+        return Ok(matched);
     }
     let names: Vec<String> = match (&scope.nodes, &scope.node_group) {
         (Some(nodes), None) => {

@@ -28,6 +28,7 @@ pub mod listen;
 pub mod listing;
 pub mod metrics;
 pub mod openapi;
+pub mod pql;
 pub mod runner;
 pub mod sse;
 pub mod targets;
