@@ -294,7 +294,7 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
         .post(
             addr,
             "/orchestrator/v1/command/task",
-            &json!({"task": "demo::greet", "params": {"name": "Zaphod-secret"}, "scope": {"nodes": ["web2"]}}),
+            &json!({"task": "demo::greet", "params": {"name": "Zaphod-secret"}, "scope": {"nodes": ["web2"]}, "timeout": 60}),
         )
         .await;
     assert_eq!(r.status, 202, "{}", r.text());

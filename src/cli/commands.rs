@@ -160,6 +160,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
     let overrides = Overrides {
         run_as: args.run_as.clone(),
         connect_timeout: args.connect_timeout.map(Duration::from_secs),
+        command_timeout: args.command_timeout.map(Duration::from_secs),
     };
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {

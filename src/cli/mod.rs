@@ -244,6 +244,9 @@ pub struct RunArgs {
     /// Seconds to wait for a connection.
     #[arg(long)]
     pub connect_timeout: Option<u64>,
+    /// Seconds each command may run before it fails with ferry/timeout.
+    #[arg(long)]
+    pub command_timeout: Option<u64>,
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
     pub stream: bool,

@@ -46,6 +46,7 @@ pub async fn run(
         overrides: Overrides {
             run_as: args.run_as.clone(),
             connect_timeout: args.connect_timeout.map(Duration::from_secs),
+            command_timeout: args.command_timeout.map(Duration::from_secs),
         },
     };
     let format = args.format;

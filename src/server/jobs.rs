@@ -213,6 +213,8 @@ struct TaskJob {
     #[serde(default)]
     noop: bool,
     concurrency: Option<usize>,
+    /// Seconds each target's task may run.
+    timeout: Option<u64>,
 }
 
 /// `POST /orchestrator/v1/command/task`: a task from the server's
@@ -251,7 +253,10 @@ pub async fn task(
         action: Action::Task(Arc::new(prepared)),
         options: RunOptions {
             concurrency: req.concurrency.unwrap_or(state.config.concurrency),
-            overrides: Default::default(),
+            overrides: crate::transport::Overrides {
+                command_timeout: req.timeout.map(std::time::Duration::from_secs),
+                ..Default::default()
+            },
         },
     };
     let (job, _handle) = runner::launch(&state, spec).await?;

@@ -17,6 +17,7 @@ use crate::inventory::Target;
 
 pub struct Local {
     settings: PosixSettings,
+    timeout: Option<std::time::Duration>,
 }
 
 /// Options Bolt's local transport has that ferry accepts and ignores.
@@ -38,7 +39,10 @@ impl Local {
             tmpdir: opts.string("tmpdir")?,
         };
         opts.finish(BOLT_ONLY)?;
-        Ok(Local { settings })
+        Ok(Local {
+            settings,
+            timeout: overrides.command_timeout,
+        })
     }
 }
 
@@ -57,7 +61,7 @@ impl Transport for Local {
             .render()
             .map_err(|e| TransportError::Command(e.to_string()))?;
         let fut = run_process(&command, &line, out);
-        super::with_timeout(command.timeout, fut).await
+        super::with_timeout(command.timeout.or(self.timeout), fut).await
     }
 
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError> {

@@ -157,6 +157,8 @@ where
 pub struct Overrides {
     pub run_as: Option<String>,
     pub connect_timeout: Option<Duration>,
+    /// How long each command may run (a job's or request's `timeout`).
+    pub command_timeout: Option<Duration>,
 }
 
 /// Makes the transport a target asks for, checking its options first.

@@ -142,7 +142,7 @@ impl SshOptions {
             host_key_check,
             known_hosts_file: o.string("known-hosts-file")?.map(|p| expand_home(&p)),
             connect_timeout: overrides.connect_timeout.or(o.seconds("connect-timeout")?),
-            command_timeout: o.seconds("command-timeout")?,
+            command_timeout: overrides.command_timeout.or(o.seconds("command-timeout")?),
             proxyjump,
             run_as: o.run_as(overrides.run_as.as_deref())?,
             tmpdir: o.string("tmpdir")?,
