@@ -162,6 +162,35 @@ fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, Ap
     Ok(targets)
 }
 
+/// The server's inventory, which every job scope is taken from.
+fn job_inventory(state: &AppState) -> Result<&Inventory, ApiError> {
+    state.inventory.as_ref().ok_or_else(|| {
+        ApiError::bad_field(
+            "scope",
+            "this server has no inventory (the `inventory` key)",
+        )
+    })
+}
+
+/// How a job runs: its concurrency (the server's unless given) and the
+/// seconds each target's work may take.
+fn job_options(
+    state: &AppState,
+    concurrency: Option<usize>,
+    timeout: Option<u64>,
+) -> Result<RunOptions, ApiError> {
+    if concurrency == Some(0) {
+        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
+    }
+    Ok(RunOptions {
+        concurrency: concurrency.unwrap_or(state.config.concurrency),
+        overrides: crate::transport::Overrides {
+            command_timeout: timeout.map(std::time::Duration::from_secs),
+            ..Default::default()
+        },
+    })
+}
+
 fn accepted(state: &AppState, job: &JobRecord) -> Response {
     let body = json!({ "job": { "id": job_url(state, job.id), "name": job.id.to_string() } });
     (StatusCode::ACCEPTED, Json(body)).into_response()
@@ -174,15 +203,8 @@ pub async fn command(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     let req: CommandJob = typed(raw.clone())?;
-    let inventory = state.inventory.as_ref().ok_or_else(|| {
-        ApiError::bad_field(
-            "scope",
-            "this server has no inventory (the `inventory` key)",
-        )
-    })?;
-    if req.concurrency == Some(0) {
-        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
-    }
+    let inventory = job_inventory(&state)?;
+    let options = job_options(&state, req.concurrency, None)?;
     let targets = scope_targets(inventory, &req.scope)?;
     let spec = JobSpec {
         kind: "command".into(),
@@ -191,10 +213,7 @@ pub async fn command(
         request: super::targets::redact(&raw),
         targets,
         action: Action::Command { line: req.command },
-        options: RunOptions {
-            concurrency: req.concurrency.unwrap_or(state.config.concurrency),
-            overrides: Default::default(),
-        },
+        options,
     };
     let (job, _handle) = runner::launch(&state, spec).await?;
     Ok(accepted(&state, &job))
@@ -225,15 +244,8 @@ pub async fn task(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Response, ApiError> {
     let req: TaskJob = typed(raw.clone())?;
-    let inventory = state.inventory.as_ref().ok_or_else(|| {
-        ApiError::bad_field(
-            "scope",
-            "this server has no inventory (the `inventory` key)",
-        )
-    })?;
-    if req.concurrency == Some(0) {
-        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
-    }
+    let inventory = job_inventory(&state)?;
+    let options = job_options(&state, req.concurrency, req.timeout)?;
     let prepared = super::tasks::prepare(
         &state.config.modulepath,
         "task",
@@ -251,13 +263,7 @@ pub async fn task(
         request,
         targets,
         action: Action::Task(Arc::new(prepared)),
-        options: RunOptions {
-            concurrency: req.concurrency.unwrap_or(state.config.concurrency),
-            overrides: crate::transport::Overrides {
-                command_timeout: req.timeout.map(std::time::Duration::from_secs),
-                ..Default::default()
-            },
-        },
+        options,
     };
     let (job, _handle) = runner::launch(&state, spec).await?;
     Ok(accepted(&state, &job))

@@ -108,12 +108,7 @@ pub async fn authenticate(
 
     if let Some(source) = &auth.key {
         let key = load(source, auth.passphrase.as_ref()).map_err(|m| auth_error(ep, m))?;
-        let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
-        if ok(handle
-            .authenticate_publickey(ep.user.clone(), key)
-            .await
-            .map_err(lost)?)
-        {
+        if try_key(handle, ep, key, rsa_hash).await.map_err(lost)? {
             return Ok(());
         }
         tried.push("the configured private key".into());
@@ -132,12 +127,7 @@ pub async fn authenticate(
                 tracing::debug!("skipping identity file {} (cannot load it)", path.display());
                 continue;
             };
-            let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
-            if ok(handle
-                .authenticate_publickey(ep.user.clone(), key)
-                .await
-                .map_err(lost)?)
-            {
+            if try_key(handle, ep, key, rsa_hash).await.map_err(lost)? {
                 return Ok(());
             }
             tried.push(path.display().to_string());
@@ -167,6 +157,19 @@ pub async fn authenticate(
         format!("tried {}", tried.join(", "))
     };
     Err(auth_error(ep, tried))
+}
+
+/// Offers one private key; whether the server accepted it.
+async fn try_key(
+    handle: &mut Handle<Client>,
+    ep: &Endpoint,
+    key: Arc<PrivateKey>,
+    rsa_hash: Option<russh::keys::HashAlg>,
+) -> Result<bool, russh::Error> {
+    let key = PrivateKeyWithHashAlg::new(key, rsa_hash);
+    Ok(ok(handle
+        .authenticate_publickey(ep.user.clone(), key)
+        .await?))
 }
 
 async fn agent(
