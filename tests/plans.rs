@@ -184,3 +184,64 @@ fn plan_errors_name_file_line_and_column() {
         run.stderr
     );
 }
+
+#[test]
+fn a_copy_altered_between_steps_is_replaced_and_never_run() {
+    let sshd = Sshd::builder().start();
+    let s = Scratch::new();
+    let tmp = s.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let inv = s.inventory(&one_target(
+        &sshd,
+        "t",
+        "root",
+        &format!(
+            "{}        tmpdir: {}\n        cache-dir: {}\n",
+            key_line(&client_keys().path(KeyType::Ed25519)),
+            tmp.display(),
+            s.path().join("cache").display()
+        ),
+    ));
+    let pwned = s.path().join("pwned");
+    let copies = format!("copies={}/ferry-*/*/demo/tasks/marker.sh", tmp.display());
+    let pwned_arg = format!("pwned={}", pwned.display());
+    let mp = modulepath();
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "demo::tamper",
+        &copies,
+        &pwned_arg,
+        "-t",
+        "t",
+        "-i",
+        inv.to_str().unwrap(),
+        "--modulepath",
+        &mp,
+        "--format",
+        "json",
+        "--log-level",
+        "info",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    let altered = doc["steps"]["altered"]["items"][0]["value"]["stdout"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        altered.contains("/demo/tasks/marker.sh"),
+        "the step found the shell's copy to alter: {doc}"
+    );
+    assert_eq!(doc["value"][0]["value"]["ran"], "original", "{doc}");
+    assert!(!pwned.exists(), "the altered copy was run");
+    // The second run took the file from the target's cache: no bytes sent.
+    let sent: Vec<&str> = run.stderr.lines().filter(|l| l.contains("sent ")).collect();
+    assert_eq!(sent.len(), 2, "{}", run.stderr);
+    assert!(sent[1].contains("sent 0 bytes"), "{}", run.stderr);
+    // The shell's directory went with the connection.
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "{tmp:?} is empty"
+    );
+}

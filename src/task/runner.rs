@@ -3,12 +3,20 @@
 //! Task files live on the target in a content-addressed cache,
 //! `<cache-dir>/<sha256>/<file>` (default `~/.cache/ferry/tasks`). Every run
 //! is one command — a small POSIX shell wrapper — that copies each file from
-//! the cache into a fresh private install dir, checks the copy's sha256,
-//! and only then runs the task from there; so a file altered in the cache is
-//! never executed, even if it changes between the check and the run. When a
-//! file is missing or altered the wrapper runs nothing and says which, ferry
-//! sends those files, and runs the wrapper again. A second run of an
-//! unchanged task therefore sends no file bytes.
+//! the cache into a private install dir, checks the copy's sha256, and only
+//! then runs the task from there; a file altered in the cache is never
+//! executed. When a file is missing or altered the wrapper runs nothing and
+//! says which, ferry sends those files, and runs the wrapper again. A
+//! second run of an unchanged task therefore sends no file bytes.
+//!
+//! Where the transport keeps a long-lived shell on the target (SSH, see
+//! `transport::ssh::shell`), the wrapper runs there and the install dir is
+//! one per set of files inside that shell's private directory, kept for
+//! the connection: later runs (a plan's steps) check the copies already
+//! there — through the shell's checksum service, with no process started —
+//! and copy again only when a check fails. Elsewhere, and with
+//! `--no-cleanup`, every run gets a fresh install dir, removed afterwards
+//! unless asked to keep it.
 //!
 //! Parameters never appear on the command line: the wrapper reads them
 //! from stdin — first `PT_` assignments (each value quoted by ferry) up to a
@@ -17,7 +25,6 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -28,7 +35,7 @@ use crate::events::{Discard, Sink};
 use crate::executor::actions::run_collect;
 use crate::executor::result::Status;
 use crate::inventory::Target;
-use crate::transport::command::{RUN_AS_READY, elevation, join, quote};
+use crate::transport::command::{RUN_AS_READY, elevation, join, nonce, quote};
 use crate::transport::{Command, RunAs, Transport, TransportError};
 
 /// The wrapper's exit status when files are missing from the cache.
@@ -90,17 +97,6 @@ pub fn choose_executable<'a>(
     Ok((file, method.unwrap_or(default)))
 }
 
-/// A name no one can guess, for the install dir and the stdin token.
-fn nonce(target: &str) -> String {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let t = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    sha256_hex(format!("{t}:{n}:{}:{target}", std::process::id()).as_bytes())[..24].to_string()
-}
-
 fn basename(relative: &str) -> &str {
     relative.rsplit('/').next().unwrap_or(relative)
 }
@@ -136,16 +132,17 @@ fn plain_path(p: &str) -> bool {
             .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
 }
 
-fn script(
-    files: &[&TaskFile],
-    exe: &TaskFile,
-    cache_expr: &str,
-    installdir: &str,
-    run_as: Option<&RunAs>,
-    token: &str,
-    cleanup: bool,
-) -> Result<String, TransportError> {
+fn script(layout: &Layout<'_>, cache_expr: &str, cleanup: bool) -> Result<String, TransportError> {
     let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
+    let Layout {
+        files,
+        exe,
+        reuse,
+        run_as,
+        token,
+        ..
+    } = *layout;
+    let installdir = &q(layout.installdir)?;
     if let Some(bad) = files.iter().find(|f| !plain_path(&f.relative)) {
         return Err(terr(format!(
             "task file '{}': names may only hold letters, digits, '.', '_', '-' and '/'",
@@ -176,12 +173,12 @@ fn script(
             }
         }
     }
-    let mut s = format!("c={cache_expr}\nd={installdir}\n");
+    let mut s = format!("c={cache_expr}\nd={installdir}\nok=\n");
     let mut mkdir = format!("mkdir -m {mode} \"$d\"");
     for d in &dirs {
         mkdir.push_str(&format!(" \"$d\"/{}", q(d)?));
     }
-    s.push_str(&format!("{mkdir} || exit 125\n"));
+    let mut prepare = format!("{mkdir} || exit 125\n");
     // Fast path: copy, then check every copy in one sha256sum.
     let mut by_dir: Vec<(String, Vec<String>)> = Vec::new();
     for f in files {
@@ -204,10 +201,32 @@ fn script(
     for f in files {
         sums.push_str(&format!("{}  $d/{}\n", f.sha256, f.relative));
     }
-    s.push_str(&format!(
-        "ok=\nif command -v sha256sum >/dev/null 2>&1 && {{ {}; }} 2>/dev/null; then sha256sum -c >/dev/null 2>&1 <<FERRY_SUMS && ok=1\n{sums}FERRY_SUMS\nfi\n",
+    prepare.push_str(&format!(
+        "if command -v sha256sum >/dev/null 2>&1 && {{ {}; }} 2>/dev/null; then sha256sum -c >/dev/null 2>&1 <<FERRY_SUMS && ok=1\n{sums}FERRY_SUMS\nfi\n",
         copies.join(" && ")
     ));
+    if reuse {
+        // The install dir outlives this run (it is the session's): check the
+        // copies already there, through the session's checksum service when
+        // it runs (see transport::ssh::shell), and copy afresh only when
+        // that fails.
+        let mut ask = String::from("printf '%s  %s\\n'");
+        let mut paths = String::new();
+        for f in files {
+            let rel = q(&f.relative)?;
+            ask.push_str(&format!(" {} \"$d\"/{rel}", f.sha256));
+            paths.push_str(&format!(" \"$d\"/{rel}"));
+        }
+        s.push_str(&format!(
+            "if [ -d \"$d\" ]; then\n\
+             if [ -n \"${{FERRY_SHA256_PID-}}\" ] && kill -0 \"$FERRY_SHA256_PID\" 2>/dev/null && {ask} >\"$FERRY_SESSION_DIR/.sum-in\"; then\n\
+             ok=1; for f in{paths}; do read -r r || {{ ok=; break; }}; [ \"$r\" = \"$f: OK\" ] || ok=; done <\"$FERRY_SESSION_DIR/.sum-out\"\n\
+             else sha256sum -c >/dev/null 2>&1 <<FERRY_SUMS && ok=1\n{sums}FERRY_SUMS\nfi\nfi\n\
+             if [ -z \"$ok\" ]; then\n[ ! -d \"$d\" ] || rm -rf \"$d\"\n{prepare}fi\n"
+        ));
+    } else {
+        s.push_str(&prepare);
+    }
     // Slow path (a miss, or no sha256sum): find exactly which files to send.
     s.push_str("if [ -z \"$ok\" ]; then\n  h() { if command -v sha256sum >/dev/null 2>&1; then sha256sum \"$1\"; elif command -v shasum >/dev/null 2>&1; then shasum -a 256 \"$1\"; else openssl dgst -sha256 -r \"$1\"; fi | cut -d' ' -f1; }\n  m=\n");
     for f in files {
@@ -242,7 +261,7 @@ fn script(
             s.push_str(&format!("tok={}; frag=\nwhile IFS= read -r line; do [ \"$line\" = \"$tok\" ] && break; frag=\"$frag$line\n\"; done\neval \"$frag\"\n{exe_path}\nrc=$?\n", q(token)?));
         }
     }
-    if cleanup {
+    if cleanup && !reuse {
         s.push_str("rm -rf \"$d\"\n");
     }
     s.push_str("exit $rc\n");
@@ -256,6 +275,9 @@ struct Layout<'a> {
     method: InputMethod,
     cache: &'a str,
     installdir: &'a str,
+    /// The install dir belongs to the target's long-lived shell and is
+    /// reused by later runs of the same files.
+    reuse: bool,
     run_as: Option<&'a RunAs>,
     params: &'a Map<String, Value>,
     token: &'a str,
@@ -263,14 +285,11 @@ struct Layout<'a> {
 
 fn build(prepared: &Prepared, layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
     let Layout {
-        files,
-        exe,
         method,
         cache,
-        installdir,
-        run_as,
         params,
         token,
+        ..
     } = *layout;
     let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
     let cache_expr = if cache.starts_with('/') {
@@ -278,15 +297,7 @@ fn build(prepared: &Prepared, layout: &Layout<'_>) -> Result<Wrapper, TransportE
     } else {
         format!("\"$HOME\"/{}", q(cache)?)
     };
-    let s = script(
-        files,
-        exe,
-        &cache_expr,
-        &q(installdir)?,
-        run_as,
-        token,
-        prepared.cleanup,
-    )?;
+    let s = script(layout, &cache_expr, prepared.cleanup)?;
 
     let mut stdin = Vec::new();
     if matches!(method, InputMethod::Environment | InputMethod::Both) {
@@ -404,11 +415,27 @@ pub async fn run(
         .tmpdir
         .clone()
         .unwrap_or_else(|| "/tmp".to_string());
-    let installdir = format!(
-        "{}/ferry-task-{}",
-        tmp.trim_end_matches('/'),
-        nonce(&target.name)
-    );
+    // In the target's long-lived shell (when the transport keeps one and
+    // nothing asks to keep install dirs), each set of files gets one dir
+    // for the whole connection; otherwise every run gets its own.
+    let session = settings
+        .session_dir
+        .as_deref()
+        .filter(|_| prepared.cleanup && settings.run_as.is_none());
+    let installdir = match session {
+        Some(dir) => {
+            let set: String = files
+                .iter()
+                .map(|f| format!("{} {}\n", f.sha256, f.relative))
+                .collect();
+            format!("{dir}/{}", &sha256_hex(set.as_bytes())[..16])
+        }
+        None => format!(
+            "{}/ferry-task-{}",
+            tmp.trim_end_matches('/'),
+            nonce(&target.name)
+        ),
+    };
     let token = nonce(&target.name);
     let mut params = prepared.params.clone();
     params.insert("_task".into(), Value::String(prepared.task.name.clone()));
@@ -424,14 +451,18 @@ pub async fn run(
         method,
         cache: &cache,
         installdir: &installdir,
+        reuse: session.is_some(),
         run_as: settings.run_as.as_ref(),
         params: &params,
         token: &token,
     };
     let wrapper = build(prepared, &layout)?;
-    let command = Command::shell(wrapper.script)
+    let mut command = Command::shell(wrapper.script)
         .with_stdin(wrapper.stdin)
         .with_inline_run_as(settings.run_as.clone());
+    if session.is_some() {
+        command = command.in_session();
+    }
     let mut sent = 0u64;
     for attempt in 0..2 {
         let (done, out) = run_collect(

@@ -62,6 +62,10 @@ pub struct Command {
     pub inline_run_as: bool,
     pub tty: bool,
     pub timeout: Option<Duration>,
+    /// A POSIX `sh` script of ferry's own that may run in the target's
+    /// long-lived shell (see [`super::PosixSettings::session_dir`]) instead
+    /// of on a channel of its own. Only ever set on scripts ferry writes.
+    pub in_session: bool,
 }
 
 /// A string that cannot be quoted for a shell (it holds a NUL byte).
@@ -93,7 +97,14 @@ impl Command {
             inline_run_as: false,
             tty: false,
             timeout: None,
+            in_session: false,
         }
+    }
+
+    /// Lets the transport run this script in the target's long-lived shell.
+    pub fn in_session(mut self) -> Command {
+        self.in_session = true;
+        self
     }
 
     /// Bytes fed to the command's stdin; they are never logged.
@@ -151,6 +162,21 @@ impl Command {
         self.inner()
             .unwrap_or_else(|_| "<unprintable command>".into())
     }
+}
+
+/// A name no one can guess in advance: for one-time tokens and private
+/// directories on a target.
+pub fn nonce(salt: &str) -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let digest = Sha256::digest(format!("{t}:{n}:{}:{salt}", std::process::id()).as_bytes());
+    hex::encode(&digest[..12])
 }
 
 /// The words that run a command as `run_as.user`: sudo with the prompt

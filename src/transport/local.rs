@@ -37,6 +37,7 @@ impl Local {
             run_as: opts.run_as(overrides.run_as.as_deref())?,
             cache_dir: opts.string("cache-dir")?,
             tmpdir: opts.string("tmpdir")?,
+            session_dir: None,
         };
         opts.finish(BOLT_ONLY)?;
         Ok(Local {

@@ -132,6 +132,10 @@ pub struct PosixSettings {
     pub cache_dir: Option<String>,
     /// Where temporary directories are made (`tmpdir`).
     pub tmpdir: Option<String>,
+    /// Set when the transport keeps one long-lived shell on the target for
+    /// scripts marked [`Command::in_session`]: the private directory that
+    /// shell makes, owns and removes when the connection closes.
+    pub session_dir: Option<String>,
 }
 
 /// Runs a command future, failing with `ferry/timeout` after `limit`.

@@ -11,6 +11,7 @@ pub mod exec;
 pub mod files;
 pub mod known_hosts;
 pub mod options;
+pub mod shell;
 pub mod ssh_config;
 pub mod tcp;
 
@@ -44,6 +45,8 @@ pub struct Ssh {
     session: Option<Session>,
     sftp: OnceCell<Option<russh_sftp::client::SftpSession>>,
     channels: Semaphore,
+    /// The long-lived shell for ferry's own scripts, started on first use.
+    shell: tokio::sync::Mutex<Option<shell::Shell>>,
 }
 
 impl Ssh {
@@ -54,16 +57,27 @@ impl Ssh {
             .run_as
             .clone()
             .filter(|r| Some(&r.user) != opts.user.as_ref());
+        // Scripts run as another user, or on a tty, keep a channel each.
+        let session_dir = (run_as.is_none() && !opts.tty).then(|| {
+            let tmp = opts.tmpdir.as_deref().unwrap_or("/tmp");
+            format!(
+                "{}/ferry-{}",
+                tmp.trim_end_matches('/'),
+                super::command::nonce(&target.name)
+            )
+        });
         Ok(Ssh {
             settings: PosixSettings {
                 run_as,
                 cache_dir: opts.cache_dir.clone(),
                 tmpdir: opts.tmpdir.clone(),
+                session_dir,
             },
             opts,
             session: None,
             sftp: OnceCell::new(),
             channels: Semaphore::new(CHANNELS_PER_SESSION),
+            shell: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -72,6 +86,33 @@ impl Ssh {
             .as_ref()
             .map(|s| &s.handle)
             .ok_or_else(|| TransportError::connect(ConnectIssue::Connect, "not connected"))
+    }
+
+    /// Runs one of ferry's own scripts in the long-lived shell, starting
+    /// it (again, if the last script was cut off) when needed.
+    async fn run_in_shell(
+        &self,
+        handle: &russh::client::Handle<connect::Client>,
+        dir: &str,
+        command: &Command,
+        out: OutputFn<'_>,
+    ) -> Result<Finished, TransportError> {
+        let script = command
+            .render()
+            .map_err(|e| TransportError::Command(e.to_string()))?;
+        let mut slot = self.shell.lock().await;
+        let mut previous = None;
+        if let Some(old) = slot.take_if(|s| s.broken()) {
+            previous = Some(old.pid());
+            old.abandon().await;
+        }
+        let shell = match slot.as_mut() {
+            Some(shell) => shell,
+            None => slot.insert(shell::Shell::open(handle, dir, previous).await?),
+        };
+        shell
+            .run(&script, command.stdin().unwrap_or_default(), out)
+            .await
     }
 
     async fn sftp(&self) -> Result<Option<&russh_sftp::client::SftpSession>, TransportError> {
@@ -108,6 +149,15 @@ impl Transport for Ssh {
         command.tty |= self.opts.tty;
         let timeout = command.timeout.or(self.opts.command_timeout);
         let handle = self.handle()?;
+        if let Some(dir) = self
+            .settings
+            .session_dir
+            .as_deref()
+            .filter(|_| command.in_session && command.run_as.is_none() && !command.tty)
+        {
+            let fut = self.run_in_shell(handle, dir, &command, out);
+            return super::with_timeout(timeout, fut).await;
+        }
         let _permit = self
             .channels
             .acquire()
@@ -151,6 +201,9 @@ impl Transport for Ssh {
     }
 
     async fn close(&mut self) {
+        if let Some(shell) = self.shell.get_mut().take() {
+            shell.close().await;
+        }
         if let Some(sftp) = self.sftp.take().flatten() {
             let _ = sftp.close().await;
         }
