@@ -1,6 +1,7 @@
 //! Connecting over SSH to real OpenSSH servers: every authentication
 //! method, every host-key-check mode with a right, an unknown and a wrong
-//! key, the user's ssh_config, and a ProxyJump chain into a network
+//! key, host certificates against @cert-authority lines (an sshd presenting
+//! a certificate made by ssh-keygen), the user's ssh_config, and a ProxyJump chain into a network
 //! namespace that only the jump host can reach.
 
 mod common;
@@ -243,6 +244,138 @@ fn host_key_check_modes_with_right_unknown_and_wrong_keys() {
     // false: no check at all.
     assert_eq!(run_with(sshd.wrong_known_hosts_path(), "false").code, 0);
     assert_eq!(run_with(&s.path().join("missing"), "false").code, 0);
+}
+
+/// An ECDSA host key signed by a fresh CA for `principal`, in `dir`;
+/// returns (host key, certificate, CA public key line).
+fn host_certificate(dir: &std::path::Path, ca: &str, principal: &str) -> (String, String, String) {
+    let keygen = |args: &[&str]| {
+        let out = Command::new("ssh-keygen").args(args).output().unwrap();
+        assert!(out.status.success(), "ssh-keygen {args:?}: {out:?}");
+    };
+    let ca_key = dir.join(ca);
+    if !ca_key.exists() {
+        keygen(&[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            ca,
+            "-f",
+            ca_key.to_str().unwrap(),
+        ]);
+    }
+    let host_key = dir.join(format!("host_{principal}"));
+    keygen(&[
+        "-q",
+        "-t",
+        "ecdsa",
+        "-N",
+        "",
+        "-f",
+        host_key.to_str().unwrap(),
+    ]);
+    let public = format!("{}.pub", host_key.display());
+    keygen(&[
+        "-q",
+        "-s",
+        ca_key.to_str().unwrap(),
+        "-I",
+        "ferry-test-host",
+        "-h",
+        "-n",
+        principal,
+        "-V",
+        "-1d:+1d",
+        &public,
+    ]);
+    let cert = format!("{}-cert.pub", host_key.display());
+    let ca_line = std::fs::read_to_string(dir.join(format!("{ca}.pub"))).unwrap();
+    (
+        host_key.display().to_string(),
+        cert,
+        ca_line.trim().to_string(),
+    )
+}
+
+#[test]
+fn host_certificates_are_checked_against_cert_authority_lines() {
+    let s = Scratch::new();
+    let (key, cert, ca) = host_certificate(s.path(), "ca", "127.0.0.1");
+    let (_, _, other_ca) = host_certificate(s.path(), "other_ca", "unused");
+    let sshd = Sshd::builder()
+        .config(format!("HostKey {key}"))
+        .config(format!("HostCertificate {cert}"))
+        .start();
+    let run_with = |line: &str| {
+        let kh = s.path().join("cert_known_hosts");
+        std::fs::write(&kh, format!("{line}\n")).unwrap();
+        let inv = s.inventory(&with_known_hosts(&sshd, &kh, "true"));
+        s.ferry(&[
+            "command",
+            "run",
+            "true",
+            "-t",
+            "t",
+            "-i",
+            inv.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+    };
+    let issue = |run: &common::ferry::Run| run.only()["value"]["_error"]["issue_code"].clone();
+    let port = sshd.port();
+
+    // Only the CA is known: the host's certificate is what gets it in.
+    let ok = run_with(&format!("@cert-authority [127.0.0.1]:{port} {ca}"));
+    assert_eq!(ok.code, 0, "{ok:?}");
+    let ok = run_with(&format!("@cert-authority * {ca}"));
+    assert_eq!(ok.code, 0, "wildcard host pattern: {ok:?}");
+
+    // Another CA, a CA listed for other hosts, or a revoked CA: refused.
+    let wrong = run_with(&format!("@cert-authority * {other_ca}"));
+    assert_eq!(issue(&wrong), "HOST_KEY_ERROR", "{wrong:?}");
+    assert!(
+        wrong.stderr.contains("host certificate for [127.0.0.1]")
+            && wrong.stderr.contains("signing CA"),
+        "the certificate was presented and refused: {wrong:?}"
+    );
+    let elsewhere = run_with(&format!("@cert-authority *.example.com {ca}"));
+    assert_eq!(issue(&elsewhere), "HOST_KEY_ERROR", "{elsewhere:?}");
+    let revoked = run_with(&format!("@cert-authority * {ca}\n@revoked * {ca}"));
+    assert_eq!(issue(&revoked), "HOST_KEY_ERROR", "{revoked:?}");
+}
+
+#[test]
+fn a_host_certificate_for_another_name_is_refused() {
+    let s = Scratch::new();
+    let (key, cert, ca) = host_certificate(s.path(), "ca", "other.example.com");
+    let sshd = Sshd::builder()
+        .config(format!("HostKey {key}"))
+        .config(format!("HostCertificate {cert}"))
+        .start();
+    let kh = s.path().join("cert_known_hosts");
+    std::fs::write(&kh, format!("@cert-authority * {ca}\n")).unwrap();
+    let inv = s.inventory(&with_known_hosts(&sshd, &kh, "true"));
+    let run = s.ferry(&[
+        "command",
+        "run",
+        "true",
+        "-t",
+        "t",
+        "-i",
+        inv.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        run.only()["value"]["_error"]["issue_code"],
+        "HOST_KEY_ERROR",
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("127.0.0.1"), "{run:?}");
 }
 
 #[test]
