@@ -192,6 +192,42 @@ fn hostile_inputs_do_not_panic() {
         "range(1, 99999999999)".to_string(),
         "type A = A $x = 1 =~ A".to_string(),
     ];
+    // Inputs that double a value on every step or copy one value into every
+    // resource: each must stop at the size bounds with an error.
+    let exhausting = [
+        "function f($a, $n) { if $n > 0 { f($a + $a, $n - 1) } else { 1 } } f([1], 60)",
+        "function f($a, $n) { if $n > 0 { f([$a, $a], $n - 1) } else { 1 } } f(1, 60)",
+        "function f($a, $n) { if $n > 0 { f(\"${a}${a}\", $n - 1) } else { 1 } } f('x', 60)",
+        "function f($a, $n) { if $n > 0 { f({'x' => $a, 'y' => $a}, $n - 1) } else { 1 } } f(1, 60)",
+        "$big = range(1, 100000) range(1, 100000).each |$i| { notify { \"${i}\": message => $big } }",
+        "$x = inline_template('<% a = [1] %><% 60.times { a = a + a } %><%= a.size %>')",
+        "$x = inline_template('<% a = \"x\" %><% 60.times { a = a + a } %><%= a.size %>')",
+        "$x = inline_template('<%= (1..99999999999).to_a.size %>')",
+        "$x = inline_template('<%= \"x\" * 99999999999 %>')",
+    ];
+    for code in exhausting {
+        let req = CompileRequest {
+            manifest: ManifestSource::Code(code.to_string()),
+            modulepath: Vec::new(),
+            facts: serde_json::Map::new(),
+            node: "n".into(),
+            environment: None,
+        };
+        assert!(compile(&req).is_err(), "{code} should fail");
+    }
+    let inputs = inputs.into_iter().chain([
+        format!(
+            "$x = inline_template('<%= {}1{} %>')",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+        format!("$x = inline_template('<%= {}1 %>')", "[".repeat(5000)),
+        format!("$x = inline_template('<%= {}x %>')", "!".repeat(5000)),
+        "$x = inline_template('<% if true %>')".to_string(),
+        "$x = inline_template('<%= \"#{\"#{\" %>')".to_string(),
+        "$x = inline_template('<% loop do %><% end %>')".to_string(),
+        "$x = inline_template('<%= 1 / 0 %><%= 9223372036854775807 + 1 %>')".to_string(),
+    ]);
     for code in inputs {
         let req = CompileRequest {
             manifest: ManifestSource::Code(code.clone()),
@@ -200,6 +236,8 @@ fn hostile_inputs_do_not_panic() {
             node: "n".into(),
             environment: None,
         };
-        let _ = compile(&req);
+        if let Err(e) = compile(&req) {
+            assert!(!e.to_string().contains("panicked"), "{code}: {e}");
+        }
     }
 }

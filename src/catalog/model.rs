@@ -48,6 +48,20 @@ pub struct Catalog {
     pub messages: Vec<String>,
 }
 
+/// The parameter that names a resource of a built-in or module type.
+fn namevar(ev: &Evaluator<'_>, type_name: &str) -> String {
+    let lower = type_name.to_lowercase();
+    match lower.as_str() {
+        "exec" => "command".into(),
+        "file" => "path".into(),
+        _ => ev
+            .type_cache
+            .get(&lower)
+            .and_then(|n| n.clone())
+            .unwrap_or_else(|| "name".into()),
+    }
+}
+
 fn kind_name(k: ResKind) -> &'static str {
     match k {
         ResKind::Builtin | ResKind::Stage => "compilable_type",
@@ -73,11 +87,10 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
         let mut sensitive = Vec::new();
         for (k, v) in &r.params {
             // Puppet omits a namevar that merely repeats the title.
-            if r.kind == ResKind::Builtin && k == "name" && v.as_str() == Some(r.title.as_str()) {
-                continue;
-            }
-            // Puppet omits a namevar that merely repeats the title.
-            if r.kind == ResKind::Builtin && k == "name" && v.as_str() == Some(r.title.as_str()) {
+            if r.kind == ResKind::Builtin
+                && *k == namevar(ev, &r.type_name)
+                && v.as_str() == Some(r.title.as_str())
+            {
                 continue;
             }
             if let crate::lang::value::Value::Sensitive(_) = v {

@@ -114,7 +114,9 @@ pub struct Evaluator<'l> {
     pub main_index: usize,
     pub stage_index: usize,
     pub node_scope: Option<ScopeId>,
-    pub type_cache: HashMap<String, bool>,
+    /// Module resource types (`lib/puppet/type/*.rb`): name -> namevar, or
+    /// None when no module defines the type.
+    pub type_cache: HashMap<String, Option<String>>,
     pub facts: Value,
     /// Output buffers of templates being rendered.
     pub render_stack: Vec<String>,
@@ -122,6 +124,8 @@ pub struct Evaluator<'l> {
     pub pending_realize: Vec<(String, String)>,
     /// Value carried by next()/break()/return().
     pub control_value: Value,
+    /// Total size of resource parameter values so far.
+    pub catalog_weight: usize,
 }
 
 pub fn plain(msg: impl Into<String>) -> LangError {
@@ -261,6 +265,28 @@ impl<'l> Evaluator<'l> {
         self.enter(&e.loc)?;
         let r = self.eval_inner(e, sc);
         self.leave();
+        // Expressions that build values are checked against the size bound.
+        if let Ok(v) = &r
+            && matches!(
+                e.kind,
+                ExprKind::Array(_)
+                    | ExprKind::Hash(_)
+                    | ExprKind::Interp(_)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Call { .. }
+                    | ExprKind::MethodCall { .. }
+            )
+            && matches!(v, Value::Array(_) | Value::Hash(_) | Value::Str(_))
+            && crate::lang::value::exceeds_size(v, crate::lang::value::MAX_VALUE_SIZE)
+        {
+            return Err(LangError::eval(
+                format!(
+                    "Value too large (more than {} elements)",
+                    crate::lang::value::MAX_VALUE_SIZE
+                ),
+                &e.loc,
+            ));
+        }
         r
     }
 

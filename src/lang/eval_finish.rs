@@ -59,6 +59,7 @@ impl<'l> Evaluator<'l> {
             render_stack: Vec::new(),
             pending_realize: Vec::new(),
             control_value: Value::Undef,
+            catalog_weight: 0,
         };
         let mut vars = HashMap::new();
         if let Value::Hash(h) = &facts_v {

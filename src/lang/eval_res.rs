@@ -11,6 +11,10 @@ use crate::lang::value::Value;
 
 /// Upper bound on catalog size (guards against runaway recursive defines).
 pub const MAX_RESOURCES: usize = 100_000;
+/// Maximum total size of all resources' parameter values (see
+/// `value::deep_size`), so that many resources sharing one big value cannot
+/// exhaust memory.
+pub const MAX_CATALOG_WEIGHT: usize = 20_000_000;
 
 pub const METAPARAMS: &[&str] = &[
     "alias",
@@ -123,6 +127,16 @@ impl<'l> Evaluator<'l> {
             return Err(plain(format!(
                 "Duplicate declaration: {type_name}[{title}] is already declared{at}; cannot redeclare{here}"
             )));
+        }
+        for (_, v) in &params {
+            let room = MAX_CATALOG_WEIGHT.saturating_sub(self.catalog_weight);
+            let w = crate::lang::value::deep_size(v, room);
+            if w > room {
+                return Err(plain(format!(
+                    "The catalog's parameter values exceed the maximum size ({MAX_CATALOG_WEIGHT})"
+                )));
+            }
+            self.catalog_weight += w;
         }
         let mut tags = Vec::new();
         if let Some((_, t)) = params.iter().find(|(n, _)| n == "tag") {

@@ -89,7 +89,6 @@ impl<'l> Evaluator<'l> {
         let a0 = args.first().cloned().unwrap_or(Value::Undef);
         match lname.as_str() {
             "__tpl_text" => self.template_emit(&args),
-            "__erb_pairs" => Ok(Self::erb_pairs(&a0)),
             "include" | "require" | "contain" => {
                 let mut refs = Vec::new();
                 for a in &args {
@@ -431,19 +430,33 @@ impl<'l> Evaluator<'l> {
             }
             "type" => Ok(Value::Type(PType::Resource(Some(a0.type_name()), None)))
                 .map(|_| Value::Type(infer_type(&a0))),
-            _ => match crate::lang::functions_data::call_data_function(
-                &lname, &args, lambda, self, sc,
-            )? {
+            _ => match crate::lang::functions_native::call_native(&lname, &args)? {
                 Some(v) => Ok(v),
-                None => {
-                    if let Some(t) = types::builtin_type(&capitalize(&lname))
-                        && name.starts_with(|c: char| c.is_ascii_uppercase())
-                    {
-                        return crate::lang::functions_conv::new_value(&t, &args);
-                    }
-                    Err(LangError::eval(format!("Unknown function: '{name}'."), loc))
-                }
+                None => self.dispatch_data(name, &lname, &args, lambda, sc, loc),
             },
+        }
+    }
+
+    /// Data functions, then `Type(x)`-style conversions.
+    fn dispatch_data(
+        &mut self,
+        name: &str,
+        lname: &str,
+        args: &[Value],
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        match crate::lang::functions_data::call_data_function(lname, args, lambda, self, sc)? {
+            Some(v) => Ok(v),
+            None => {
+                if let Some(t) = types::builtin_type(&capitalize(lname))
+                    && name.starts_with(|c: char| c.is_ascii_uppercase())
+                {
+                    return crate::lang::functions_conv::new_value(&t, args);
+                }
+                Err(LangError::eval(format!("Unknown function: '{name}'."), loc))
+            }
         }
     }
 

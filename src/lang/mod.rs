@@ -5,6 +5,12 @@
 
 pub mod ast;
 pub mod builtin_types;
+pub mod erb_collections;
+pub mod erb_eval;
+pub mod erb_lex;
+pub mod erb_methods;
+pub mod erb_parse;
+pub mod erb_value;
 pub mod error;
 pub mod eval;
 mod eval_call;
@@ -15,6 +21,7 @@ pub mod eval_res;
 pub mod functions;
 pub mod functions_conv;
 pub mod functions_data;
+pub mod functions_native;
 mod hiera;
 pub mod lexer;
 pub mod loader;

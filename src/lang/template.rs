@@ -1,8 +1,8 @@
 //! Templates. EPP is compiled to an equivalent Puppet program (text chunks
 //! become output calls) and evaluated in a fresh scope with the declared
-//! parameters. ERB supports a common Ruby subset (`<%= @var %>`, if/elsif/
-//! else/unless/end, `.each do |x|`, `scope[...]`) by translation to Puppet;
-//! anything else is reported as an unsupported construct.
+//! parameters. ERB is run by a small interpreter for the Ruby subset
+//! templates use (`erb_lex`, `erb_parse`, `erb_eval`, `erb_methods`,
+//! `erb_collections`); anything beyond it is reported as an error.
 
 use std::sync::Arc;
 
@@ -11,14 +11,14 @@ use crate::lang::eval::{Evaluator, ScopeId, plain};
 use crate::lang::loader;
 use crate::lang::value::{Value, hash_get_str};
 
-enum Seg {
+pub enum Seg {
     Text(String),
     Code(String),
     Expr(String),
 }
 
 /// Split `<% %>` template text into segments, honoring `<%-`/`-%>` trimming.
-fn segments(src: &str) -> Result<Vec<Seg>, String> {
+pub fn segments(src: &str) -> Result<Vec<Seg>, String> {
     let mut out = Vec::new();
     let mut rest = src;
     let mut trim_next_nl = false;
@@ -81,190 +81,24 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-/// Prefix Ruby block-local identifiers with `$` (outside string literals).
-fn mark_locals(src: &str, locals: &[String]) -> String {
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    let mut quote: Option<char> = None;
-    while let Some(&c) = chars.get(i) {
-        if let Some(q) = quote {
-            out.push(c);
-            if c == '\\' {
-                if let Some(&n) = chars.get(i + 1) {
-                    out.push(n);
-                    i += 1;
-                }
-            } else if c == q {
-                quote = None;
-            }
-            i += 1;
-            continue;
-        }
-        if c == '\'' || c == '"' {
-            quote = Some(c);
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        if c.is_ascii_lowercase() || c == '_' {
-            let prev = if i == 0 {
-                None
-            } else {
-                chars.get(i - 1).copied()
-            };
-            let mut j = i;
-            while chars
-                .get(j)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
-            {
-                j += 1;
-            }
-            let word: String = chars
-                .get(i..j)
-                .map(|s| s.iter().collect())
-                .unwrap_or_default();
-            let attached = prev.is_some_and(|p| {
-                p.is_ascii_alphanumeric() || matches!(p, '_' | '@' | '$' | '.' | ':')
-            });
-            if !attached && locals.contains(&word) {
-                out.push('$');
-            }
-            out.push_str(&word);
-            i = j;
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
-/// Translate a Ruby expression fragment used in ERB to Puppet.
-fn ruby_expr(src: &str, locals: &[String]) -> String {
-    let mut s = mark_locals(src.trim(), locals);
-    let re_scope = regex::Regex::new(r#"scope\[['"](?:::)?([a-z0-9_:]+)['"]\]"#).ok();
-    let re_lookup = regex::Regex::new(r#"scope\.lookupvar\(['"](?:::)?([a-z0-9_:]+)['"]\)"#).ok();
-    let re_fn =
-        regex::Regex::new(r#"scope\.call_function\(['"]([a-z0-9_:]+)['"],\s*\[(.*?)\]\)"#).ok();
-    let re_ivar = regex::Regex::new(r"@([a-z_][a-zA-Z0-9_]*)").ok();
-    let re_interp = regex::Regex::new(r"#\{").ok();
-    let re_sfn = regex::Regex::new(r"scope\.function_([a-z0-9_]+)\(\[(.*?)\]\)").ok();
-    let re_rmatch = regex::Regex::new(r"(/[^/]*/)\.match\(([^)]*)\)").ok();
-    for (re, rep) in [
-        (&re_scope, "$$$1"),
-        (&re_lookup, "$$$1"),
-        (&re_fn, "$1($2)"),
-        (&re_ivar, "$$$1"),
-        (&re_interp, "$${"),
-        (&re_sfn, "$1($2)"),
-        (&re_rmatch, "($2 =~ $1)"),
-    ] {
-        if let Some(re) = re {
-            s = re.replace_all(&s, rep).into_owned();
-        }
-    }
-    s = s.replace("&&", " and ").replace("||", " or ");
-    s = s
-        .replace(".nil?", " == undef")
-        .replace(".empty?", ".empty")
-        .replace(".to_s", "");
-    s = s.replace(".include?(", ".member(").replace("nil", "undef");
-    s = s
-        .replace(":undef", "undef")
-        .replace(".has_key?(", ".has_key(");
-    if let Ok(re) = regex::Regex::new(r"\.is_a\?\(([A-Z][A-Za-z]*)\)") {
-        s = re.replace_all(&s, " =~ $1").into_owned();
-    }
-    s
-}
-
-fn ruby_code(src: &str, locals: &mut Vec<String>) -> Result<String, String> {
-    let code = src.trim();
-    let re_each = regex::Regex::new(
-        r"^(.*)\.(each|each_pair|map|collect|each_with_index)\s+do\s*\|([^|]*)\|$",
-    )
-    .map_err(|e| e.to_string())?;
-    let re_for = regex::Regex::new(r"^for\s+([a-z_]+)\s+in\s+(.*)$").map_err(|e| e.to_string())?;
-    Ok(if code.is_empty() {
-        String::new()
-    } else if code == "next" {
-        "next()".into()
-    } else if code == "end" || code == "}" {
-        "}".into()
-    } else if code == "else" {
-        "} else {".into()
-    } else if let Some(c) = code.strip_prefix("elsif ") {
-        format!("}} elsif {} {{", ruby_expr(c, locals))
-    } else if let Some(c) = code.strip_prefix("if ") {
-        format!("if {} {{", ruby_expr(c, locals))
-    } else if let Some(c) = code.strip_prefix("unless ") {
-        format!("unless {} {{", ruby_expr(c, locals))
-    } else if let Some(c) = re_each.captures(code) {
-        let recv = ruby_expr(c.get(1).map_or("", |m| m.as_str()), locals);
-        let names: Vec<String> = c
-            .get(3)
-            .map_or("", |m| m.as_str())
-            .split(',')
-            .map(|p| {
-                p.trim()
-                    .trim_start_matches('(')
-                    .trim_end_matches(')')
-                    .to_string()
-            })
-            .collect();
-        locals.extend(names.iter().cloned());
-        if names.len() >= 2 {
-            // Ruby destructures pairs (hash entries or nested arrays).
-            let binds: Vec<String> = names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| format!("${n} = $__erb_e[{i}]"))
-                .collect();
-            format!("__erb_pairs({recv}).each |$__erb_e| {{ {}", binds.join(" "))
-        } else {
-            format!("{recv}.each |${}| {{", names.join(""))
-        }
-    } else if let Some(c) = re_for.captures(code) {
-        let var = c.get(1).map_or("x", |m| m.as_str()).to_string();
-        let recv = ruby_expr(c.get(2).map_or("", |m| m.as_str()), locals);
-        locals.push(var.clone());
-        format!("{recv}.each |${var}| {{")
-    } else if let Some((var, val)) = code
-        .split_once('=')
-        .filter(|(v, rest)| !v.contains(['(', '!', '<', '>', '=']) && !rest.starts_with('='))
-    {
-        {
-            let name = var.trim().trim_start_matches('@').to_string();
-            let value = ruby_expr(val, locals);
-            locals.push(name.clone());
-            format!("${name} = {value}")
-        }
-    } else {
-        return Err(format!("Unsupported ERB construct: '{code}'"));
-    })
-}
-
-fn to_program(segs: Vec<Seg>, erb: bool) -> Result<(String, Option<String>), String> {
+/// Translate EPP segments to a Puppet program and its parameter list.
+fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
     let mut prog = String::new();
     let mut params = None;
-    let mut locals: Vec<String> = Vec::new();
     for (i, seg) in segs.into_iter().enumerate() {
         match seg {
             Seg::Text(t) if t.is_empty() => {}
             Seg::Text(t) => prog.push_str(&format!("__tpl_text({})\n", quote(&t))),
             Seg::Expr(e) => {
-                let e = if erb { ruby_expr(&e, &locals) } else { e };
                 prog.push_str(&format!("__tpl_text(({}))\n", e.trim()));
             }
             Seg::Code(c) => {
                 let t = c.trim();
-                if !erb && i <= 1 && t.starts_with('|') && t.ends_with('|') && params.is_none() {
+                if i <= 1 && t.starts_with('|') && t.ends_with('|') && params.is_none() {
                     params = Some(t.to_string());
                     continue;
                 }
-                let code = if erb { ruby_code(&c, &mut locals)? } else { c };
-                prog.push_str(&code);
+                prog.push_str(&c);
                 prog.push('\n');
             }
         }
@@ -282,13 +116,27 @@ fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> L
     r.map(|_| out)
 }
 
-/// Render ERB text; variables resolve from the calling scope.
+/// Render ERB text with the Ruby-subset interpreter (`erb_*` modules);
+/// instance variables resolve from the calling scope.
 pub fn render_erb(ev: &mut Evaluator<'_>, src: &str, sc: ScopeId, what: &str) -> LResult<String> {
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
-    let (prog, _) = to_program(segs, true).map_err(|m| plain(format!("{what}: {m}")))?;
-    let container = ev.container_of(sc);
-    let local = ev.new_scope(Some(sc), Some(sc), container);
-    run_program(ev, &prog, what, local)
+    let toks = crate::lang::erb_lex::lex_template(&segs)
+        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+    let prog = crate::lang::erb_parse::parse_template(toks)
+        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+    let loc = Loc {
+        file: Arc::from(what),
+        line: 0,
+        col: 0,
+    };
+    let mut interp = crate::lang::erb_eval::Interp::new(ev, sc, loc);
+    interp.run(&prog).map_err(|e| match e.kind {
+        crate::lang::error::ErrorKind::Evaluation if e.loc.is_none() => {
+            plain(format!("Failed to evaluate template {what}: {}", e.message))
+        }
+        _ => e,
+    })?;
+    Ok(std::mem::take(&mut interp.out))
 }
 
 /// Render EPP text with parameters from `params` (a hash).
@@ -300,7 +148,7 @@ pub fn render_epp(
     what: &str,
 ) -> LResult<String> {
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
-    let (prog, decl) = to_program(segs, false).map_err(|m| plain(format!("{what}: {m}")))?;
+    let (prog, decl) = to_program(segs).map_err(|m| plain(format!("{what}: {m}")))?;
     let container = ev.container_of(sc);
     let local = ev.new_scope(Some(0), Some(sc), container);
     let given = match params {
@@ -393,26 +241,6 @@ impl<'l> Evaluator<'l> {
             sc,
             &path.display().to_string(),
         )?))
-    }
-
-    /// Ruby-style pairs for ERB blocks with two or more parameters.
-    pub fn erb_pairs(v: &Value) -> Value {
-        match v {
-            Value::Hash(h) => Value::Array(
-                h.iter()
-                    .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()]))
-                    .collect(),
-            ),
-            Value::Array(a) => Value::Array(
-                a.iter()
-                    .map(|x| match x {
-                        Value::Array(_) => x.clone(),
-                        other => Value::Array(vec![other.clone()]),
-                    })
-                    .collect(),
-            ),
-            other => Value::Array(vec![Value::Array(vec![other.clone()])]),
-        }
     }
 
     /// Append template output (the `__tpl_text` pseudo-function).

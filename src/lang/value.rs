@@ -228,3 +228,40 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         _ => None,
     }
 }
+
+/// Largest value (nodes plus string bytes / 64) an expression may build;
+/// stops inputs that double a value until memory runs out.
+pub const MAX_VALUE_SIZE: usize = 1_000_000;
+
+/// Deep size of `v` (nodes plus string bytes / 64), counted up to
+/// `limit + 1` at most.
+pub fn deep_size(v: &Value, limit: usize) -> usize {
+    fn walk(v: &Value, budget: &mut usize) -> bool {
+        let cost = 1 + match v {
+            Value::Str(s) | Value::Regex(s) => s.len() / 64,
+            _ => 0,
+        };
+        if *budget < cost {
+            *budget = 0;
+            return true;
+        }
+        *budget -= cost;
+        match v {
+            Value::Array(a) => a.iter().any(|x| walk(x, budget)),
+            Value::Hash(h) => h.iter().any(|(k, x)| walk(k, budget) || walk(x, budget)),
+            Value::Sensitive(x) => walk(x, budget),
+            _ => false,
+        }
+    }
+    let mut budget = limit;
+    if walk(v, &mut budget) {
+        limit.saturating_add(1)
+    } else {
+        limit - budget
+    }
+}
+
+/// Is the deep size of `v` above `limit`?
+pub fn exceeds_size(v: &Value, limit: usize) -> bool {
+    deep_size(v, limit) > limit
+}
