@@ -205,6 +205,12 @@ impl<'l> Evaluator<'l> {
                     }
                 },
                 AttrOpKind::Set | AttrOpKind::Append => {
+                    if matches!(v, Value::Iterator(_)) {
+                        return Err(LangError::eval(
+                            "Error while evaluating a '=>' expression, Use of an Iterator is not supported here",
+                            &op.loc,
+                        ));
+                    }
                     if out.iter().any(|(n, _, _)| n == &op.name) {
                         return Err(LangError::eval(
                             format!("The attribute '{}' has already been set", op.name),

@@ -16,9 +16,9 @@ fn need_lambda<'a>(name: &str, l: Option<&'a Lambda>) -> LResult<&'a Lambda> {
 
 /// Iterate a value as Puppet does: arrays by element, hashes by [k, v],
 /// integers as 0..n, strings by character.
-fn iter_items(v: &Value) -> LResult<Vec<(Value, Value)>> {
+pub(crate) fn iter_items(v: &Value) -> LResult<Vec<(Value, Value)>> {
     Ok(match v {
-        Value::Array(a) => a
+        Value::Array(a) | Value::Iterator(a) => a
             .iter()
             .enumerate()
             .map(|(i, x)| (Value::Int(i as i64), x.clone()))
@@ -27,6 +27,14 @@ fn iter_items(v: &Value) -> LResult<Vec<(Value, Value)>> {
         Value::Int(n) => (0..(*n).clamp(0, 1_000_000))
             .map(|i| (Value::Int(i), Value::Int(i)))
             .collect(),
+        Value::Type(PType::Integer(lo, hi))
+            if *lo > i64::MIN && *hi < i64::MAX && hi.saturating_sub(*lo) <= 1_000_000 =>
+        {
+            (*lo..=*hi)
+                .enumerate()
+                .map(|(i, x)| (Value::Int(i as i64), Value::Int(x)))
+                .collect()
+        }
         Value::Str(s) => s
             .chars()
             .enumerate()
@@ -430,6 +438,7 @@ impl<'l> Evaluator<'l> {
             }
             "type" => Ok(Value::Type(PType::Resource(Some(a0.type_name()), None)))
                 .map(|_| Value::Type(infer_type(&a0))),
+            "reverse_each" | "step" => self.fn_iterator(&lname, args, lambda, sc),
             _ => match crate::lang::functions_native::call_native(&lname, &args)? {
                 Some(v) => Ok(v),
                 None => self.dispatch_data(name, &lname, &args, lambda, sc, loc),
@@ -595,5 +604,6 @@ pub fn infer_type(v: &Value) -> PType {
         Value::Hash(_) => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
         Value::Type(t) => PType::Type(Some(Box::new(t.clone()))),
         Value::Sensitive(_) => PType::Sensitive(Box::new(PType::Any)),
+        Value::Iterator(_) => PType::Iterable,
     }
 }

@@ -167,7 +167,10 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> String {
 pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
     let a = args.first().cloned().unwrap_or(Value::Undef);
     Ok(match t {
-        PType::String(..) => Value::Str(a.to_s()),
+        PType::String(..) => match &a {
+            Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_s()),
+            _ => Value::Str(a.to_s()),
+        },
         PType::Integer(..) => match &a {
             Value::Int(_) => a,
             Value::Float(f) => Value::Int(*f as i64),
@@ -228,6 +231,7 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
         },
         PType::Array(..) => match a {
             Value::Array(_) => a,
+            Value::Iterator(items) => Value::Array(items),
             Value::Hash(h) => Value::Array(
                 h.into_iter()
                     .map(|(k, v)| Value::Array(vec![k, v]))

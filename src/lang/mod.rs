@@ -21,6 +21,7 @@ pub mod eval_res;
 pub mod functions;
 pub mod functions_conv;
 pub mod functions_data;
+mod functions_iter;
 pub mod functions_native;
 mod hiera;
 pub mod lexer;

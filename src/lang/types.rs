@@ -418,7 +418,7 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
         PType::Collection => matches!(v, Value::Array(_) | Value::Hash(_)),
         PType::Iterable => matches!(
             v,
-            Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
+            Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_) | Value::Iterator(_)
         ),
         PType::Callable => false,
         PType::CatalogEntry => matches!(

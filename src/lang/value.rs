@@ -20,6 +20,8 @@ pub enum Value {
     Hash(Vec<(Value, Value)>),
     Type(PType),
     Sensitive(Box<Value>),
+    /// The elements an `Iterator` (from `reverse_each`, `step`) produces.
+    Iterator(Vec<Value>),
 }
 
 impl PartialEq for Value {
@@ -111,6 +113,7 @@ impl Value {
                 _ => "Type".into(),
             },
             Value::Sensitive(_) => "Sensitive".into(),
+            Value::Iterator(_) => "Iterator".into(),
         }
     }
 
@@ -119,6 +122,7 @@ impl Value {
         match self {
             Value::Undef => String::new(),
             Value::Str(s) => s.clone(),
+            Value::Iterator(items) => format!("Iterator[{}]-Value", common_type_name(items)),
             other => other.to_inspect(false),
         }
     }
@@ -153,6 +157,7 @@ impl Value {
             Value::Type(PType::Resource(Some(t), Some(title))) => format!("{t}['{title}']"),
             Value::Type(t) => t.to_string(),
             Value::Sensitive(_) => "Sensitive [value redacted]".into(),
+            Value::Iterator(a) => Value::Array(a.clone()).to_inspect(quote),
         }
     }
 
@@ -177,6 +182,7 @@ impl Value {
             }
             Value::Type(t) => J::String(t.to_string()),
             Value::Sensitive(v) => return v.to_json(),
+            Value::Iterator(a) => return Value::Array(a.clone()).to_json(),
         })
     }
 
@@ -205,6 +211,18 @@ impl Value {
             Value::Str(s) => Some(s),
             _ => None,
         }
+    }
+}
+
+/// The general type name shared by all `items` (`Integer`, `String`...),
+/// `Any` when they differ.
+fn common_type_name(items: &[Value]) -> String {
+    let mut names = items.iter().map(Value::type_name);
+    let first = names.next().unwrap_or_else(|| "Any".into());
+    if names.all(|n| n == first) {
+        first
+    } else {
+        "Any".into()
     }
 }
 
