@@ -236,6 +236,7 @@ impl<'l> Evaluator<'l> {
                     (Value::Str(s), Value::Regex(re)) => self.regex_match(re, s, sc, loc)?,
                     (Value::Str(s), Value::Str(re)) => self.regex_match(re, s, sc, loc)?,
                     (_, Value::Type(t)) => types::is_instance(t, &a),
+                    (_, Value::Rich(r)) => crate::lang::rich::range_match(&a, r),
                     (_, Value::Regex(_)) | (_, Value::Str(_)) => false,
                     _ => {
                         return Err(LangError::eval(
@@ -317,6 +318,7 @@ impl<'l> Evaluator<'l> {
 
     fn eval_in(&mut self, a: &Value, b: &Value, sc: ScopeId, loc: &Loc) -> LResult<bool> {
         Ok(match b {
+            Value::Rich(r) => crate::lang::rich::range_match(a, r),
             Value::Str(hay) => match a {
                 Value::Str(n) => hay.to_lowercase().contains(&n.to_lowercase()),
                 Value::Regex(r) => self.regex_match(r, hay, sc, loc)?,

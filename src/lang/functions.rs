@@ -459,7 +459,8 @@ impl<'l> Evaluator<'l> {
         match crate::lang::functions_data::call_data_function(lname, args, lambda, self, sc)? {
             Some(v) => Ok(v),
             None => {
-                if let Some(t) = types::builtin_type(&capitalize(lname))
+                if let Some(t) = types::builtin_type(name.trim_start_matches("::"))
+                    .or_else(|| types::builtin_type(&capitalize(lname)))
                     && name.starts_with(|c: char| c.is_ascii_uppercase())
                 {
                     return crate::lang::functions_conv::new_value(&t, args);
@@ -605,5 +606,6 @@ pub fn infer_type(v: &Value) -> PType {
         Value::Type(t) => PType::Type(Some(Box::new(t.clone()))),
         Value::Sensitive(_) => PType::Sensitive(Box::new(PType::Any)),
         Value::Iterator(_) => PType::Iterable,
+        Value::Rich(r) => r.infer_type(),
     }
 }

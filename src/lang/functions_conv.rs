@@ -168,7 +168,8 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
     let a = args.first().cloned().unwrap_or(Value::Undef);
     Ok(match t {
         PType::String(..) => match &a {
-            Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_s()),
+            Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_inspect(true)),
+            Value::Array(_) | Value::Hash(_) => Value::Str(a.to_inspect(true)),
             _ => Value::Str(a.to_s()),
         },
         PType::Integer(..) => match &a {
@@ -267,6 +268,9 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
             }
         },
         PType::Sensitive(_) => Value::Sensitive(Box::new(a)),
+        PType::SemVer(_) | PType::SemVerRange | PType::Deferred => {
+            return crate::lang::rich::new_rich(t, args);
+        }
         other => {
             return Err(plain(format!(
                 "Creation of new instance of type '{other}' is not supported"

@@ -191,6 +191,6 @@ mod tests {
         let Ok(Some(v)) = call_native("mysql::strip_hash", &[h]) else {
             panic!("strip_hash failed");
         };
-        assert_eq!(v.to_inspect(true), "{b => {d => 1}}");
+        assert_eq!(v.to_inspect(true), "{'b' => {'d' => 1}}");
     }
 }

@@ -27,6 +27,8 @@ mod hiera;
 pub mod lexer;
 pub mod loader;
 pub mod parser;
+pub mod rich;
+pub mod semver;
 mod parser_forms;
 pub mod template;
 pub mod types;

@@ -40,6 +40,10 @@ pub enum PType {
     Class(Option<String>),
     /// A named alias (user `type X = ...` or a Stdlib alias).
     Alias(String, Box<PType>),
+    /// `SemVer` or `SemVer['>=1.0 <2', ...]` (ranges as written).
+    SemVer(Vec<String>),
+    SemVerRange,
+    Deferred,
 }
 
 const MAXI: i64 = i64::MAX;
@@ -93,6 +97,9 @@ pub fn builtin_type(name: &str) -> Option<PType> {
         "Type" => PType::Type(None),
         "Resource" => PType::Resource(None, None),
         "Class" => PType::Class(None),
+        "SemVer" => PType::SemVer(Vec::new()),
+        "SemVerRange" => PType::SemVerRange,
+        "Deferred" => PType::Deferred,
         _ => return None,
     })
 }
@@ -178,6 +185,7 @@ fn type_arg(v: &Value) -> Result<PType, String> {
 pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
     let a0 = args.first();
     let t = match base {
+        PType::SemVer(_) => PType::SemVer(args.iter().map(|a| a.to_s()).collect()),
         PType::String(..) => PType::String(int_arg(a0, 0)?, int_arg(args.get(1), MAXI)?),
         PType::Integer(..) => PType::Integer(int_arg(a0, MINI)?, int_arg(args.get(1), MAXI)?),
         PType::Float(..) => {
@@ -421,6 +429,9 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
             Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_) | Value::Iterator(_)
         ),
         PType::Callable => false,
+        PType::SemVer(ranges) => crate::lang::rich::semver_instance(ranges, v),
+        PType::SemVerRange => matches!(v, Value::Rich(r) if r.type_name() == "SemVerRange"),
+        PType::Deferred => matches!(v, Value::Rich(r) if r.type_name() == "Deferred"),
         PType::CatalogEntry => matches!(
             v,
             Value::Type(PType::Resource(..)) | Value::Type(PType::Class(_))

@@ -195,6 +195,13 @@ impl fmt::Display for PType {
             PType::Class(None) => write!(f, "Class"),
             PType::Class(Some(c)) => write!(f, "Class[{}]", capitalize(c)),
             PType::Alias(n, _) => write!(f, "{n}"),
+            PType::SemVer(r) if r.is_empty() => write!(f, "SemVer"),
+            PType::SemVer(r) => {
+                let q: Vec<String> = r.iter().map(|s| format!("'{s}'")).collect();
+                write!(f, "SemVer[{}]", q.join(", "))
+            }
+            PType::SemVerRange => write!(f, "SemVerRange"),
+            PType::Deferred => write!(f, "Deferred"),
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum Value {
     Sensitive(Box<Value>),
     /// The elements an `Iterator` (from `reverse_each`, `step`) produces.
     Iterator(Vec<Value>),
+    /// SemVer, SemVerRange and Deferred values.
+    Rich(Box<crate::lang::rich::Rich>),
 }
 
 impl PartialEq for Value {
@@ -50,6 +52,7 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
                     .all(|(k, v)| hash_get(y, k).is_some_and(|w| values_equal(v, w)))
         }
         (Type(x), Type(y)) => x == y,
+        (Rich(x), Rich(y)) => crate::lang::rich::rich_equal(x, y),
         (Sensitive(_), Sensitive(_)) => false,
         _ => false,
     }
@@ -114,6 +117,7 @@ impl Value {
             },
             Value::Sensitive(_) => "Sensitive".into(),
             Value::Iterator(_) => "Iterator".into(),
+            Value::Rich(r) => r.type_name().into(),
         }
     }
 
@@ -127,7 +131,8 @@ impl Value {
         }
     }
 
-    /// Puppet's string form where nested strings are quoted (`['a', 1]`).
+    /// Puppet's string forms of nested values: with `quote`, the `String(x)`
+    /// form (`['a', undef]`); without, the interpolation form (`[a, ]`).
     pub fn to_inspect(&self, quote: bool) -> String {
         match self {
             Value::Undef => {
@@ -141,16 +146,17 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => fmt_float(*f),
+            Value::Str(s) if quote => quote_str(s),
             Value::Str(s) => s.clone(),
             Value::Regex(r) => format!("/{r}/"),
             Value::Array(a) => {
-                let items: Vec<String> = a.iter().map(|v| v.to_inspect(true)).collect();
+                let items: Vec<String> = a.iter().map(|v| v.to_inspect(quote)).collect();
                 format!("[{}]", items.join(", "))
             }
             Value::Hash(h) => {
                 let items: Vec<String> = h
                     .iter()
-                    .map(|(k, v)| format!("{} => {}", k.to_inspect(true), v.to_inspect(true)))
+                    .map(|(k, v)| format!("{} => {}", k.to_inspect(quote), v.to_inspect(quote)))
                     .collect();
                 format!("{{{}}}", items.join(", "))
             }
@@ -158,6 +164,7 @@ impl Value {
             Value::Type(t) => t.to_string(),
             Value::Sensitive(_) => "Sensitive [value redacted]".into(),
             Value::Iterator(a) => Value::Array(a.clone()).to_inspect(quote),
+            Value::Rich(r) => r.to_string(),
         }
     }
 
@@ -183,6 +190,7 @@ impl Value {
             Value::Type(t) => J::String(t.to_string()),
             Value::Sensitive(v) => return v.to_json(),
             Value::Iterator(a) => return Value::Array(a.clone()).to_json(),
+            Value::Rich(r) => J::String(r.to_string()),
         })
     }
 
@@ -226,6 +234,28 @@ fn common_type_name(items: &[Value]) -> String {
     }
 }
 
+/// A string as Puppet quotes it inside a collection: `'x'`, or `"it's"`
+/// with escapes when it contains a quote or control characters.
+fn quote_str(s: &str) -> String {
+    if !s.contains('\'') && !s.chars().any(char::is_control) {
+        return format!("'{s}'");
+    }
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            c if c.is_control() => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
 pub fn fmt_float(f: f64) -> String {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
         format!("{f:.1}")
@@ -243,6 +273,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Float(x), Int(y)) => x.partial_cmp(&(*y as f64)),
         (Float(x), Float(y)) => x.partial_cmp(y),
         (Str(x), Str(y)) => Some(x.to_lowercase().cmp(&y.to_lowercase())),
+        (Rich(x), Rich(y)) => crate::lang::rich::rich_compare(x, y),
         _ => None,
     }
 }
