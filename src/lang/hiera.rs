@@ -9,7 +9,7 @@ use crate::lang::ast::Lambda;
 use crate::lang::error::{LResult, LangError};
 use crate::lang::eval::{Evaluator, ScopeId, compile_regex, plain};
 use crate::lang::loader;
-use crate::lang::types;
+use crate::lang::types::{self, PType};
 use crate::lang::value::{Value, hash_get_str, hash_set};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,6 +233,38 @@ impl<'l> Evaluator<'l> {
 
     /// The merge strategy `lookup_options` in the data assigns to `key`.
     fn lookup_options_merge(&mut self, key: &str) -> LResult<Option<Merge>> {
+        Ok(self
+            .lookup_options(key)?
+            .and_then(|o| parse_merge(hash_get_str(&o, "merge"))))
+    }
+
+    /// Apply the `convert_to` of `key`'s `lookup_options` (a type name, or
+    /// `[type, args...]`): the value becomes `Type.new(value, args...)`.
+    fn convert_found(&mut self, key: &str, v: Value) -> LResult<Value> {
+        let Some(opts) = self.lookup_options(key)? else {
+            return Ok(v);
+        };
+        let (name, extra) = match hash_get_str(&opts, "convert_to") {
+            Some(Value::Str(n)) => (n.clone(), Vec::new()),
+            Some(Value::Array(a)) if !a.is_empty() => (
+                a.first().map(|n| n.to_s()).unwrap_or_default(),
+                a.iter().skip(1).cloned().collect(),
+            ),
+            _ => return Ok(v),
+        };
+        let loc = crate::lang::error::Loc::new(&std::sync::Arc::from(""), 0, 0);
+        let t = self.resolve_type_name(&name, &loc)?;
+        let t = match t {
+            PType::Alias(_, inner) => *inner,
+            other => other,
+        };
+        let mut args = vec![v];
+        args.extend(extra);
+        crate::lang::functions_conv::new_value(&t, &args)
+    }
+
+    /// The `lookup_options` entry (exact key or `^regex`) that applies to `key`.
+    fn lookup_options(&mut self, key: &str) -> LResult<Option<Vec<(Value, Value)>>> {
         let key = key.trim_start_matches("::");
         for f in self.data_files(key)? {
             let Some(Value::Hash(h)) = self.read_data_file(&f)? else {
@@ -249,7 +281,7 @@ impl<'l> Evaluator<'l> {
                     p == key
                 };
                 if hit && let Value::Hash(o) = o {
-                    return Ok(parse_merge(hash_get_str(o, "merge")));
+                    return Ok(Some(o.clone()));
                 }
             }
         }
@@ -286,9 +318,13 @@ impl<'l> Evaluator<'l> {
 
     /// Automatic parameter lookup / first-found lookup of `key`.
     pub fn hiera_lookup(&mut self, key: &str) -> LResult<Option<Value>> {
-        match self.lookup_options_merge(key)? {
-            Some(m) => self.merged_lookup(key, m),
-            None => self.hiera_lookup_depth(key, 0),
+        let found = match self.lookup_options_merge(key)? {
+            Some(m) => self.merged_lookup(key, m)?,
+            None => self.hiera_lookup_depth(key, 0)?,
+        };
+        match found {
+            Some(v) => self.convert_found(key, v).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -382,7 +418,7 @@ impl<'l> Evaluator<'l> {
                 None => self.lookup_options_merge(n)?.unwrap_or(Merge::First),
             };
             if let Some(v) = self.merged_lookup(n, m)? {
-                result = Some(v);
+                result = Some(self.convert_found(n, v)?);
                 break;
             }
         }
