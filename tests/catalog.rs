@@ -9,7 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ferry::catalog::{Catalog, CompileRequest, ManifestSource, compile};
+use ferry::catalog::{
+    Catalog, CompileOptions, CompileRequest, ManifestSource, compile, compile_with_options,
+};
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
@@ -240,4 +242,34 @@ fn hostile_inputs_do_not_panic() {
             assert!(!e.to_string().contains("panicked"), "{code}: {e}");
         }
     }
+}
+
+/// The global hiera layer (`CompileOptions::hiera_config`, Puppet's
+/// `hiera_config`) against Puppet 7's catalog for the same files, recorded
+/// with `puppet catalog compile --hiera_config tests/catalog/global_hiera/hiera.yaml`.
+#[test]
+fn global_hiera_layer() {
+    let root = root();
+    let dir = root.join("global_hiera");
+    let facts: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("facts.json")).expect("facts"))
+            .expect("facts json");
+    let req = CompileRequest {
+        manifest: ManifestSource::File(dir.join("site.pp")),
+        modulepath: vec![root.join("modules")],
+        facts,
+        node: "node1".into(),
+        environment: Some(root.join("env/production")),
+    };
+    let opts = CompileOptions {
+        hiera_config: Some(dir.join("hiera.yaml")),
+    };
+    let got = compile_with_options(&req, &ferry::lang::loader::FsLoader, &opts)
+        .map(|c| normalize(&root, &c))
+        .expect("compiles");
+    let want: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"),
+    )
+    .expect("expected json");
+    assert_eq!(got, want);
 }

@@ -35,6 +35,16 @@ pub struct CompileRequest {
     pub environment: Option<PathBuf>,
 }
 
+/// Settings beyond the request (all optional; `Default` is Puppet's
+/// behaviour without them).
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    /// The global hiera layer's `hiera.yaml` (Puppet's `hiera_config`
+    /// setting): its hierarchy is consulted before the environment's, with
+    /// data directories relative to the file.
+    pub hiera_config: Option<PathBuf>,
+}
+
 /// A compilation failure, rendered Puppet-style:
 /// `Evaluation Error: ... (file: F, line: L, column: C) on node N`.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -67,11 +77,20 @@ pub fn compile_with_loader(
     req: &CompileRequest,
     loader: &dyn Loader,
 ) -> Result<Catalog, CompileError> {
+    compile_with_options(req, loader, &CompileOptions::default())
+}
+
+/// Compile a catalog reading every file through `loader`, with `opts`.
+pub fn compile_with_options(
+    req: &CompileRequest,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> Result<Catalog, CompileError> {
     let result = std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("ferry-compile".into())
             .stack_size(COMPILER_STACK)
-            .spawn_scoped(s, || compile_inner(req, loader))
+            .spawn_scoped(s, || compile_inner(req, loader, opts))
             .map(|h| h.join())
     });
     let err = |m: &str| CompileError {
@@ -88,7 +107,11 @@ pub fn compile_with_loader(
     }
 }
 
-fn compile_inner(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, LangError> {
+fn compile_inner(
+    req: &CompileRequest,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> Result<Catalog, LangError> {
     let mut modulepath = req.modulepath.clone();
     if let Some(env) = &req.environment {
         let m = env.join("modules");
@@ -103,6 +126,7 @@ fn compile_inner(req: &CompileRequest, loader: &dyn Loader) -> Result<Catalog, L
         &req.node,
         &req.facts,
     );
+    ev.hiera_global = opts.hiera_config.clone();
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");

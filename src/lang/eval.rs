@@ -13,6 +13,8 @@ use crate::lang::loader::Loader;
 use crate::lang::types::{self, PType, capitalize};
 use crate::lang::value::Value;
 
+pub use crate::lang::puppet_regex::compile_regex;
+
 /// Maximum evaluation nesting (calls, includes, lambdas).
 pub const MAX_EVAL_DEPTH: usize = 300;
 
@@ -126,6 +128,9 @@ pub struct Evaluator<'l> {
     pub control_value: Value,
     /// Total size of resource parameter values so far.
     pub catalog_weight: usize,
+    /// The global hiera layer's `hiera.yaml` (consulted before the
+    /// environment layer).
+    pub hiera_global: Option<PathBuf>,
 }
 
 pub fn plain(msg: impl Into<String>) -> LangError {
@@ -594,18 +599,4 @@ impl<'l> Evaluator<'l> {
             None => Ok(false),
         }
     }
-}
-
-/// Compile a Puppet regex (Ruby syntax subset) with the `regex` crate.
-pub fn compile_regex(pattern: &str) -> Result<regex::Regex, String> {
-    let translated = pattern
-        .replace("\\A", "^")
-        .replace("\\z", "$")
-        .replace("\\Z", "$")
-        .replace("\\0", "\\x00")
-        .replace("\\h", "[0-9a-fA-F]");
-    regex::RegexBuilder::new(&translated)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| format!("Invalid regular expression /{pattern}/: {e}"))
 }

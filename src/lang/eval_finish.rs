@@ -60,6 +60,7 @@ impl<'l> Evaluator<'l> {
             pending_realize: Vec::new(),
             control_value: Value::Undef,
             catalog_weight: 0,
+            hiera_global: None,
         };
         let mut vars = HashMap::new();
         if let Value::Hash(h) = &facts_v {

@@ -1,5 +1,6 @@
-//! Hiera 5 data lookup: environment layer (`<env>/hiera.yaml`, default
-//! `data/common.yaml`) and module layer (`<module>/hiera.yaml`), YAML and
+//! Hiera 5 data lookup: global layer (a `hiera.yaml` given with
+//! `CompileOptions::hiera_config`), environment layer (`<env>/hiera.yaml`,
+//! default `data/common.yaml`) and module layer (`<module>/hiera.yaml`), YAML and
 //! JSON data, `%{}` interpolation in paths and values, merge strategies
 //! (first, unique, hash, deep) and the `lookup`/`hiera*` functions.
 
@@ -89,8 +90,18 @@ impl<'l> Evaluator<'l> {
 
     /// Data file paths of the hierarchy defined in `root/hiera.yaml`.
     fn hierarchy_paths(&mut self, root: &Path, default_common: bool) -> LResult<Vec<PathBuf>> {
-        let cfg_path = root.join("hiera.yaml");
-        let cfg = self.read_data_file(&cfg_path)?;
+        self.hierarchy_of(&root.join("hiera.yaml"), root, default_common)
+    }
+
+    /// Data file paths of the hierarchy in the config file `cfg_path`, whose
+    /// data directories are relative to `root`.
+    fn hierarchy_of(
+        &mut self,
+        cfg_path: &Path,
+        root: &Path,
+        default_common: bool,
+    ) -> LResult<Vec<PathBuf>> {
+        let cfg = self.read_data_file(cfg_path)?;
         let Some(Value::Hash(cfg)) = cfg else {
             return Ok(if default_common {
                 vec![root.join("data/common.yaml")]
@@ -220,6 +231,10 @@ impl<'l> Evaluator<'l> {
     /// Data files consulted for `key`, highest priority first.
     fn data_files(&mut self, key: &str) -> LResult<Vec<PathBuf>> {
         let mut files = Vec::new();
+        if let Some(cfg) = self.hiera_global.clone() {
+            let root = cfg.parent().map(Path::to_path_buf).unwrap_or_default();
+            files.extend(self.hierarchy_of(&cfg, &root, false)?);
+        }
         if let Some(env) = self.env_dir.clone() {
             files.extend(self.hierarchy_paths(&env, true)?);
         }

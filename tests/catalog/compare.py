@@ -72,7 +72,7 @@ def normalize_error(text):
     return text.replace(ROOT + "/", "")
 
 
-def run_puppet(manifest):
+def run_puppet(manifest, extra_args=()):
     with tempfile.TemporaryDirectory() as tmp:
         conf, var = os.path.join(tmp, "conf"), os.path.join(tmp, "var")
         os.makedirs(os.path.join(var, "yaml", "facts"))
@@ -85,7 +85,8 @@ def run_puppet(manifest):
         cmd = ["puppet", "catalog", "compile", NODE, "--color=false",
                "--confdir", conf, "--vardir", var, "--codedir", os.path.join(tmp, "code"),
                "--environmentpath", ENVPATH, "--manifest", manifest,
-               "--modulepath", MODULES, "--facts_terminus", "yaml", "--render-as", "json"]
+               "--modulepath", MODULES, "--facts_terminus", "yaml", "--render-as", "json",
+               *extra_args]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     for line in p.stdout.splitlines():
         if line.startswith("{"):
