@@ -234,7 +234,7 @@ fn script(layout: &Layout<'_>, cache_expr: &str, cleanup: bool) -> Result<String
         s.push_str(&format!("  cp \"$c\"/{sha}/{base} \"$d\"/{rel} 2>/dev/null && [ \"$(h \"$d\"/{rel})\" = {sha} ] || m=\"$m {}\"\n", f.sha256));
     }
     s.push_str(&format!(
-        "  if [ -n \"$m\" ]; then rm -rf \"$d\"; echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; fi\nfi\n"
+        "  if [ -n \"$m\" ]; then rm -rf \"$d\"\n    set --; for x in $m; do set -- \"$@\" \"$c/$x\"; done\n    mkdir -p \"$@\" || exit 125\n    echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; fi\nfi\n"
     ));
     let exe_path = format!("\"$d\"/{}", q(&exe.relative)?);
     let exec_bits = if run_as.is_some() { "a+rx" } else { "u+x" };
@@ -358,7 +358,6 @@ pub fn remove_local_copies() {
 
 /// Sends the files the wrapper reported missing; returns the bytes sent.
 async fn send_missing(
-    target: &Target,
     t: &dyn Transport,
     files: &[&TaskFile],
     report: &str,
@@ -373,16 +372,7 @@ async fn send_missing(
         .iter()
         .filter(|f| missing.contains(f.sha256.as_str()))
         .collect();
-    let mut dirs = vec!["mkdir".to_string(), "-p".to_string()];
-    dirs.extend(wanted.iter().map(|f| format!("{cache}/{}", f.sha256)));
-    let (done, out) =
-        run_collect(target, t, &Command::argv(dirs).as_login_user(), &Discard).await?;
-    if done.exit_code != 0 {
-        return Err(TransportError::File(format!(
-            "cannot create the task cache {cache}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
+    // The wrapper made the cache dirs of the files it reported missing.
     let mut sent = 0;
     for f in wanted {
         let local = local_copy(f)?;
@@ -484,7 +474,7 @@ pub async fn run(
                     "task files still fail their sha256 check on the target after sending them:{report}"
                 )));
             }
-            sent += send_missing(target, t, &files, report).await?;
+            sent += send_missing(t, &files, report).await?;
             continue;
         }
         if attempt == 0 {
