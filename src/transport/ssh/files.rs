@@ -63,9 +63,12 @@ pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, Transp
     }
     // Fewer, larger writes: each SFTP request costs a reply to read and
     // parse, so 128 KiB writes (OpenSSH's sftp-server takes up to 256 KiB)
-    // send a file with a quarter of the round trips of the default 32 KiB.
+    // send a file with a quarter of the requests of the default 32 KiB.
+    // Two in flight (256 KiB per connection) keep a link with tens of
+    // milliseconds of latency busy while bounding the memory that many
+    // concurrent uploads hold (benches/README.md has the measurements).
     let config = russh_sftp::client::Config {
-        max_concurrent_writes: 4,
+        max_concurrent_writes: 2,
         max_write_packet_len: 128 * 1024,
         ..Default::default()
     };
@@ -102,16 +105,15 @@ pub async fn upload_sftp(sftp: &SftpSession, src: &Path, dest: &str) -> Result<(
         }
         return Ok(());
     }
-    let data = tokio::fs::read(src)
-        .await
-        .map_err(|e| ferr(format!("{}: {e}", src.display())))?;
     let mut file = sftp
         .create(dest)
         .await
         .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
-    file.write_all(&data)
-        .await
-        .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+    let written = match source(src, &meta).await? {
+        Source::Shared(bytes) => file.write_all(&bytes).await,
+        Source::Stream(mut f) => tokio::io::copy(&mut f, &mut file).await.map(|_| ()),
+    };
+    written.map_err(|e| ferr(format!("writing {dest}: {e}")))?;
     file.shutdown()
         .await
         .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
