@@ -61,7 +61,7 @@ PR_SET_CHILD_SUBREAPER = 36
 # process ("Too many listen sockets. Enlarge MAX_LISTEN_SOCKS"), so with
 # --shared-sshd the fleet is split over ceil(N / 16) sshd listeners.
 MAX_LISTEN_SOCKS = 16
-UPLOAD_SIZE = 1 << 20
+UPLOAD_SIZE = int(os.environ.get("FERRY_BENCH_UPLOAD_SIZE", 1 << 20))
 LAUNCHER: str | None = None  # compiled peers/rusage.c, see build_launcher()
 
 ALL_TOOLS = [

@@ -36,12 +36,17 @@ DEPLOY = os.path.join(TASKS_DIR, "deploy.py")
 TASK = "benchmod::step"
 STEPS = 10
 TOOLS = ("ferry", "ferry-plan", "pyinfra", "ansible")
+# What each step's shell commands are made of (benches/README.md): "procs"
+# (mkdir and cat as processes, the default) or "builtins" (shell builtins).
+WORK = os.environ.get("FERRY_BENCH_TASK_WORK", "procs")
+if WORK not in ("procs", "builtins"):
+    raise SystemExit(f"FERRY_BENCH_TASK_WORK must be procs or builtins, not {WORK!r}")
 
 # 10 ferry invocations in a row; each one's JSON goes to its own file.
 FERRY_LOOP = r"""
 f=$1 inv=$2 mp=$3 c=$4 d=$5 out=$6 steps=$7 rc=0 i=1
 while [ "$i" -le "$steps" ]; do
-  "$f" task run benchmod::step "n=$i" "dir=$d" -t all -i "$inv" --modulepath "$mp" \
+  "$f" task run benchmod::step "n=$i" "dir=$d" "work=$8" -t all -i "$inv" --modulepath "$mp" \
     --concurrency "$c" --format json >"$out.$i" || rc=$?
   i=$((i + 1))
 done
@@ -112,7 +117,7 @@ def _ferry(bench) -> Result:
     f = bench.f
     out = os.path.join(f.dir, "out.ferry.tasks.step")
     argv = ["sh", "-c", FERRY_LOOP, "sh", bench.ferry, _ferry_inventory(bench), MODULEPATH,
-            str(bench.c), step_dir(bench, "ferry"), out, str(STEPS)]
+            str(bench.c), step_dir(bench, "ferry"), out, str(STEPS), WORK]
     res, _, err = measure(f, "ferry", "tasks", argv, env=bench.base_env, cwd=f.dir)
     good = None
     for i in range(1, STEPS + 1):
@@ -151,7 +156,7 @@ def _ferry_step_ok(text: str, i: int) -> set[str] | None:
 
 def _ferry_plan(bench) -> Result:
     f = bench.f
-    argv = [bench.ferry, "plan", "run", PLAN, "targets=all", f"dir={step_dir(bench, 'ferry-plan')}",
+    argv = [bench.ferry, "plan", "run", PLAN, "targets=all", f"dir={step_dir(bench, 'ferry-plan')}", f"work={WORK}",
             "-i", _ferry_inventory(bench), "--modulepath", MODULEPATH]
     help_text = subprocess.run([bench.ferry, "plan", "run", "--help"], capture_output=True, text=True).stdout
     if "--concurrency" in help_text:
@@ -181,7 +186,8 @@ def _ferry_plan(bench) -> Result:
 def _pyinfra(bench) -> Result:
     f = bench.f
     argv = bench.pyinfra_argv() + [DEPLOY]
-    env = dict(bench.pyinfra_env(), FERRY_BENCH_TASKS_DIR=step_dir(bench, "pyinfra"))
+    env = dict(bench.pyinfra_env(), FERRY_BENCH_TASKS_DIR=step_dir(bench, "pyinfra"),
+               FERRY_BENCH_TASK_WORK=WORK)
     res, out, err = measure(f, "pyinfra", "tasks", argv, env=env, cwd=f.dir)
     text = ANSI.sub("", out + err)
     # pyinfra prints "[host] Success" once per host and operation.
@@ -198,7 +204,7 @@ def _pyinfra(bench) -> Result:
 def _ansible(bench) -> Result:
     f = bench.f
     exe = os.path.join(VENV_BIN, "ansible-playbook")
-    argv = [exe, "-i", bench.ansible_inv, "-f", str(bench.c), "-e", f"dir={step_dir(bench, 'ansible')}",
+    argv = [exe, "-i", bench.ansible_inv, "-f", str(bench.c), "-e", f"dir={step_dir(bench, 'ansible')}", "-e", f"work={WORK}",
             PLAYBOOK]
     res, out, err = measure(f, "ansible", "tasks", argv, env=bench.ansible_env(), cwd=f.dir)
     # PLAY RECAP: "127.42.0.1 : ok=10 changed=10 unreachable=0 failed=0 ..."

@@ -8,8 +8,11 @@ import shlex
 from pyinfra.operations import server
 
 d = shlex.quote(os.environ.get("FERRY_BENCH_TASKS_DIR", "/tmp/ferry-bench"))
+builtins = os.environ.get("FERRY_BENCH_TASK_WORK", "procs") == "builtins"
 for i in range(1, 11):
-    server.shell(
-        name=f"step {i}",
-        commands=[f"mkdir -p {d} && printf 'value-%s\\n' {i} > {d}/step-{i} && cat {d}/step-{i}"],
-    )
+    if builtins:
+        cmd = (f"{{ [ -d {d} ] || mkdir -p {d}; }} && printf 'value-%s\\n' {i} > {d}/step-{i}"
+               f" && read -r v < {d}/step-{i} && echo \"$v\"")
+    else:
+        cmd = f"mkdir -p {d} && printf 'value-%s\\n' {i} > {d}/step-{i} && cat {d}/step-{i}"
+    server.shell(name=f"step {i}", commands=[cmd])
