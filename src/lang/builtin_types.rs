@@ -1,5 +1,6 @@
 //! The resource types built into Puppet 7 and their parameters, used to
-//! reject unknown attributes the way Puppet does when it finishes a catalog.
+//! reject unknown attributes the way Puppet does when it finishes a catalog,
+//! and the namevar of a module's Ruby resource type (read from its source).
 
 use crate::lang::error::{ErrorKind, LResult, LangError};
 use crate::lang::eval::{Evaluator, ResKind};
@@ -253,4 +254,36 @@ impl<'l> Evaluator<'l> {
         }
         Ok(())
     }
+}
+
+/// The namevar a Ruby resource type declares (`newparam(:x, namevar: true)`,
+/// `:namevar => true`, or `isnamevar` in the parameter's block); `name`
+/// when none is marked.
+pub fn ruby_type_namevar(src: &str) -> String {
+    let starts: Vec<(usize, &str)> = src
+        .match_indices("newparam(")
+        .chain(src.match_indices("newproperty("))
+        .collect();
+    let mut starts = starts;
+    starts.sort();
+    for (i, (pos, kw)) in starts.iter().enumerate() {
+        let rest = src.get(pos + kw.len()..).unwrap_or("");
+        let Some(sym) = rest.trim_start().strip_prefix(':') else {
+            continue;
+        };
+        let name: String = sym
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let end = starts.get(i + 1).map_or(src.len(), |(p, _)| *p);
+        let body = src.get(*pos..end).unwrap_or("");
+        let header = body.lines().next().unwrap_or("");
+        let marked = header.contains("namevar: true")
+            || header.contains(":namevar => true")
+            || body.contains("isnamevar");
+        if *kw == "newparam(" && marked && !name.is_empty() {
+            return name;
+        }
+    }
+    "name".into()
 }

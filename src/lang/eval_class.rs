@@ -119,7 +119,7 @@ impl<'l> Evaluator<'l> {
                     let rb = m.join("lib/puppet/type").join(format!("{name}.rb"));
                     if self.loader.is_file(&rb) {
                         let src = self.loader.read(&rb).unwrap_or_default();
-                        found = Some(ruby_type_namevar(&src));
+                        found = Some(crate::lang::builtin_types::ruby_type_namevar(&src));
                         break 'outer;
                     }
                 }
@@ -602,36 +602,4 @@ impl<'l> Evaluator<'l> {
         self.eval_block(&def.body, scope)?;
         Ok(())
     }
-}
-
-/// The namevar a Ruby resource type declares (`newparam(:x, namevar: true)`,
-/// `:namevar => true`, or `isnamevar` in the parameter's block); `name`
-/// when none is marked.
-fn ruby_type_namevar(src: &str) -> String {
-    let starts: Vec<(usize, &str)> = src
-        .match_indices("newparam(")
-        .chain(src.match_indices("newproperty("))
-        .collect();
-    let mut starts = starts;
-    starts.sort();
-    for (i, (pos, kw)) in starts.iter().enumerate() {
-        let rest = src.get(pos + kw.len()..).unwrap_or("");
-        let Some(sym) = rest.trim_start().strip_prefix(':') else {
-            continue;
-        };
-        let name: String = sym
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        let end = starts.get(i + 1).map_or(src.len(), |(p, _)| *p);
-        let body = src.get(*pos..end).unwrap_or("");
-        let header = body.lines().next().unwrap_or("");
-        let marked = header.contains("namevar: true")
-            || header.contains(":namevar => true")
-            || body.contains("isnamevar");
-        if *kw == "newparam(" && marked && !name.is_empty() {
-            return name;
-        }
-    }
-    "name".into()
 }

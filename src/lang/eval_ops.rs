@@ -185,6 +185,10 @@ impl<'l> Evaluator<'l> {
                 | BinOp::Shl
                 | BinOp::Shr
         );
+        if arithmetic && (matches!(a, Value::Rich(_)) || matches!(b, Value::Rich(_))) {
+            return crate::lang::time::arith(op_text(op), &a, &b)
+                .map_err(|m| LangError::eval(m, loc));
+        }
         if arithmetic && !matches!(a, Value::Array(_) | Value::Hash(_)) {
             for (v, e) in [(&a, l), (&b, r)] {
                 if let Value::Str(s) = v
@@ -453,6 +457,13 @@ fn op_text(op: BinOp) -> &'static str {
         BinOp::Gt => ">",
         BinOp::Le => "<=",
         BinOp::Ge => ">=",
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
         _ => "?",
     }
 }

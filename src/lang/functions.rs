@@ -437,7 +437,7 @@ impl<'l> Evaluator<'l> {
                 Ok(cur)
             }
             "type" => Ok(Value::Type(PType::Resource(Some(a0.type_name()), None)))
-                .map(|_| Value::Type(infer_type(&a0))),
+                .map(|_| Value::Type(crate::lang::functions_conv::infer_type(&a0))),
             "reverse_each" | "step" => self.fn_iterator(&lname, args, lambda, sc),
             _ => match crate::lang::functions_native::call_native(&lname, &args)? {
                 Some(v) => Ok(v),
@@ -588,24 +588,5 @@ impl<'l> Evaluator<'l> {
         let mut refs = Vec::new();
         collect_refs(v, &mut refs).map_err(plain)?;
         Ok(refs)
-    }
-}
-
-/// The most specific simple type of a value (for `type()`).
-pub fn infer_type(v: &Value) -> PType {
-    match v {
-        Value::Undef => PType::Undef,
-        Value::Default => PType::Default,
-        Value::Bool(_) => PType::Boolean,
-        Value::Int(i) => PType::Integer(*i, *i),
-        Value::Float(f) => PType::Float(*f, *f),
-        Value::Str(s) => PType::String(s.chars().count() as i64, s.chars().count() as i64),
-        Value::Regex(r) => PType::Regexp(Some(r.clone())),
-        Value::Array(_) => PType::Array(Box::new(PType::Any), 0, i64::MAX),
-        Value::Hash(_) => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
-        Value::Type(t) => PType::Type(Some(Box::new(t.clone()))),
-        Value::Sensitive(_) => PType::Sensitive(Box::new(PType::Any)),
-        Value::Iterator(_) => PType::Iterable,
-        Value::Rich(r) => r.infer_type(),
     }
 }

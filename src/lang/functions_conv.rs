@@ -1,5 +1,6 @@
 //! Conversions and formatting used by the data functions: `versioncmp`,
-//! `sprintf` and the `Type(value)` constructors (`String(x)`, `Integer(x)`...).
+//! `sprintf`, the `Type(value)` constructors (`String(x)`, `Integer(x)`...)
+//! and the type inference behind `type(x)`.
 
 use crate::lang::error::LResult;
 use crate::lang::eval::plain;
@@ -268,7 +269,11 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
             }
         },
         PType::Sensitive(_) => Value::Sensitive(Box::new(a)),
-        PType::SemVer(_) | PType::SemVerRange | PType::Deferred => {
+        PType::SemVer(_)
+        | PType::SemVerRange
+        | PType::Deferred
+        | PType::Timespan(..)
+        | PType::Timestamp(..) => {
             return crate::lang::rich::new_rich(t, args);
         }
         other => {
@@ -277,4 +282,23 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
             )));
         }
     })
+}
+
+/// The most specific simple type of a value (for `type()`).
+pub fn infer_type(v: &Value) -> PType {
+    match v {
+        Value::Undef => PType::Undef,
+        Value::Default => PType::Default,
+        Value::Bool(_) => PType::Boolean,
+        Value::Int(i) => PType::Integer(*i, *i),
+        Value::Float(f) => PType::Float(*f, *f),
+        Value::Str(s) => PType::String(s.chars().count() as i64, s.chars().count() as i64),
+        Value::Regex(r) => PType::Regexp(Some(r.clone())),
+        Value::Array(_) => PType::Array(Box::new(PType::Any), 0, i64::MAX),
+        Value::Hash(_) => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
+        Value::Type(t) => PType::Type(Some(Box::new(t.clone()))),
+        Value::Sensitive(_) => PType::Sensitive(Box::new(PType::Any)),
+        Value::Iterator(_) => PType::Iterable,
+        Value::Rich(r) => r.infer_type(),
+    }
 }

@@ -31,6 +31,7 @@ mod parser_forms;
 mod puppet_regex;
 pub mod rich;
 pub mod semver;
+pub mod time;
 pub mod template;
 pub mod types;
 mod types_fmt;

@@ -1,4 +1,5 @@
-//! Rich values beyond plain data: `SemVer`, `SemVerRange` and `Deferred`.
+//! Rich values beyond plain data: `SemVer`, `SemVerRange`, `Deferred`,
+//! `Timespan` and `Timestamp` (the last two in `time.rs`).
 //! They are created with `SemVer('1.2.3')`, `SemVerRange('>=1.0 <2')`,
 //! `Deferred('fn', [args])`, compare and match (`<`, `==`, `=~`, `in`),
 //! and appear in a catalog the way Puppet's JSON rendering writes them:
@@ -17,7 +18,14 @@ use crate::lang::value::{Value, hash_get_str};
 pub enum Rich {
     SemVer(Version),
     SemVerRange(Range),
-    Deferred { name: String, args: Vec<Value> },
+    Deferred {
+        name: String,
+        args: Vec<Value>,
+    },
+    /// A duration in nanoseconds.
+    Timespan(i128),
+    /// Nanoseconds since the Unix epoch (UTC).
+    Timestamp(i128),
 }
 
 impl std::fmt::Display for Rich {
@@ -30,6 +38,8 @@ impl std::fmt::Display for Rich {
                 "Deferred({{'name' => '{name}', 'arguments' => {}}})",
                 Value::Array(args.clone()).to_inspect(true)
             ),
+            Rich::Timespan(n) => write!(f, "{}", crate::lang::time::fmt_span(*n)),
+            Rich::Timestamp(n) => write!(f, "{}", crate::lang::time::fmt_stamp(*n)),
         }
     }
 }
@@ -40,6 +50,8 @@ impl Rich {
             Rich::SemVer(_) => "SemVer",
             Rich::SemVerRange(_) => "SemVerRange",
             Rich::Deferred { .. } => "Deferred",
+            Rich::Timespan(_) => "Timespan",
+            Rich::Timestamp(_) => "Timestamp",
         }
     }
 
@@ -49,6 +61,8 @@ impl Rich {
             Rich::SemVer(v) => PType::SemVer(vec![format!("{v} - {v}")]),
             Rich::SemVerRange(_) => PType::SemVerRange,
             Rich::Deferred { .. } => PType::Deferred,
+            Rich::Timespan(n) => PType::Timespan(Some(*n), Some(*n)),
+            Rich::Timestamp(n) => PType::Timestamp(Some(*n), Some(*n)),
         }
     }
 }
@@ -58,6 +72,7 @@ pub fn rich_equal(a: &Rich, b: &Rich) -> bool {
     match (a, b) {
         (Rich::SemVer(x), Rich::SemVer(y)) => x == y,
         (Rich::SemVerRange(x), Rich::SemVerRange(y)) => x.text == y.text,
+        (Rich::Timespan(x), Rich::Timespan(y)) | (Rich::Timestamp(x), Rich::Timestamp(y)) => x == y,
         (Rich::Deferred { name: n1, args: a1 }, Rich::Deferred { name: n2, args: a2 }) => {
             n1 == n2 && Value::Array(a1.clone()) == Value::Array(a2.clone())
         }
@@ -69,6 +84,9 @@ pub fn rich_equal(a: &Rich, b: &Rich) -> bool {
 pub fn rich_compare(a: &Rich, b: &Rich) -> Option<Ordering> {
     match (a, b) {
         (Rich::SemVer(x), Rich::SemVer(y)) => Some(x.precedence(y)),
+        (Rich::Timespan(x), Rich::Timespan(y)) | (Rich::Timestamp(x), Rich::Timestamp(y)) => {
+            Some(x.cmp(y))
+        }
         _ => None,
     }
 }
@@ -163,6 +181,8 @@ pub fn new_rich(t: &PType, args: &[Value]) -> LResult<Value> {
                 a0.type_name()
             ))),
         },
+        PType::Timespan(..) => crate::lang::time::new_timespan(args).map_err(plain),
+        PType::Timestamp(..) => crate::lang::time::new_timestamp(args).map_err(plain),
         PType::SemVerRange => match &a0 {
             Value::Str(s) => Range::parse(s)
                 .map(|r| rich(Rich::SemVerRange(r)))

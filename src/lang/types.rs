@@ -44,6 +44,9 @@ pub enum PType {
     SemVer(Vec<String>),
     SemVerRange,
     Deferred,
+    /// `Timespan[from, to]` / `Timestamp[from, to]` in nanoseconds.
+    Timespan(Option<i128>, Option<i128>),
+    Timestamp(Option<i128>, Option<i128>),
 }
 
 const MAXI: i64 = i64::MAX;
@@ -100,6 +103,8 @@ pub fn builtin_type(name: &str) -> Option<PType> {
         "SemVer" => PType::SemVer(Vec::new()),
         "SemVerRange" => PType::SemVerRange,
         "Deferred" => PType::Deferred,
+        "Timespan" => PType::Timespan(None, None),
+        "Timestamp" => PType::Timestamp(None, None),
         _ => return None,
     })
 }
@@ -186,6 +191,14 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
     let a0 = args.first();
     let t = match base {
         PType::SemVer(_) => PType::SemVer(args.iter().map(|a| a.to_s()).collect()),
+        PType::Timespan(..) => PType::Timespan(
+            crate::lang::time::bound(a0, false),
+            crate::lang::time::bound(args.get(1), false),
+        ),
+        PType::Timestamp(..) => PType::Timestamp(
+            crate::lang::time::bound(a0, true),
+            crate::lang::time::bound(args.get(1), true),
+        ),
         PType::String(..) => PType::String(int_arg(a0, 0)?, int_arg(args.get(1), MAXI)?),
         PType::Integer(..) => PType::Integer(int_arg(a0, MINI)?, int_arg(args.get(1), MAXI)?),
         PType::Float(..) => {
@@ -432,6 +445,16 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
         PType::SemVer(ranges) => crate::lang::rich::semver_instance(ranges, v),
         PType::SemVerRange => matches!(v, Value::Rich(r) if r.type_name() == "SemVerRange"),
         PType::Deferred => matches!(v, Value::Rich(r) if r.type_name() == "Deferred"),
+        PType::Timespan(lo, hi) | PType::Timestamp(lo, hi) => match v {
+            Value::Rich(r) => match (&**r, t) {
+                (crate::lang::rich::Rich::Timespan(n), PType::Timespan(..))
+                | (crate::lang::rich::Rich::Timestamp(n), PType::Timestamp(..)) => {
+                    lo.is_none_or(|l| *n >= l) && hi.is_none_or(|h| *n <= h)
+                }
+                _ => false,
+            },
+            _ => false,
+        },
         PType::CatalogEntry => matches!(
             v,
             Value::Type(PType::Resource(..)) | Value::Type(PType::Class(_))

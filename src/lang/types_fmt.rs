@@ -202,6 +202,19 @@ impl fmt::Display for PType {
             }
             PType::SemVerRange => write!(f, "SemVerRange"),
             PType::Deferred => write!(f, "Deferred"),
+            PType::Timespan(lo, hi) | PType::Timestamp(lo, hi) => {
+                let stamp = matches!(self, PType::Timestamp(..));
+                write!(f, "{}", if stamp { "Timestamp" } else { "Timespan" })?;
+                let show = |n: &Option<i128>| match n {
+                    Some(n) if stamp => format!("'{}'", crate::lang::time::fmt_stamp(*n)),
+                    Some(n) => format!("'{}'", crate::lang::time::fmt_span(*n)),
+                    None => "default".into(),
+                };
+                if lo.is_some() || hi.is_some() {
+                    write!(f, "[{}, {}]", show(lo), show(hi))?;
+                }
+                Ok(())
+            }
         }
     }
 }
