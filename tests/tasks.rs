@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::ferry::{Run, Scratch, key_line, one_target};
-use common::sshd::{self, KeyType, NOPW_USER, client_keys};
+use common::sshd::{self, KeyType, NOPW_USER, Sshd, client_keys};
 
 fn modulepath() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -390,4 +390,31 @@ fn builtin_facts_task_runs_over_ssh() {
     let v = &run.only()["value"];
     assert!(v["os"]["family"].is_string(), "{run:?}");
     assert!(v["networking"]["interfaces"]["lo"].is_object(), "{v}");
+}
+
+#[test]
+fn task_files_reach_a_host_without_sftp() {
+    let sshd = Sshd::builder().sftp(false).start();
+    let s = Scratch::new();
+    let cache = s.path().join("cache");
+    let inv = s.inventory(&one_target(
+        &sshd,
+        "t",
+        "root",
+        &format!(
+            "{}        cache-dir: {}\n",
+            key_line(&client_keys().path(KeyType::Ed25519)),
+            cache.display()
+        ),
+    ));
+    let first = task(&s, &inv, "demo::marker", &[], &[]);
+    assert_eq!(first.only()["value"]["ran"], "original", "{first:?}");
+    assert!(sent_bytes(&first) > 0);
+    let cached = walk_files(&cache);
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&cached[0]).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755, "cached task files are executable");
+    let second = task(&s, &inv, "demo::marker", &[], &[]);
+    assert_eq!(sent_bytes(&second), 0, "{second:?}");
 }

@@ -67,9 +67,7 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
                 no_cleanup,
                 &modules,
             )?;
-            let code = execute(Action::Task(Arc::new(prepared)), &run).await;
-            crate::task::runner::remove_local_copies();
-            code
+            execute(Action::Task(Arc::new(prepared)), &run).await
         }
         Top::Task {
             action:

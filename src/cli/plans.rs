@@ -71,7 +71,6 @@ pub async fn run(
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let outcome = crate::plan::run::run(&plan, &dir, params, &ctx).await;
-    crate::task::runner::remove_local_copies();
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {

@@ -23,8 +23,7 @@
 //! one-time token line, then the JSON object for the task's own stdin.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -324,38 +323,6 @@ fn build(prepared: &Prepared, layout: &Layout<'_>) -> Result<Wrapper, TransportE
     Ok(Wrapper { script: s, stdin })
 }
 
-/// Task files written locally once per process, for the transport to upload.
-fn local_copy(file: &TaskFile) -> Result<PathBuf, TransportError> {
-    static WRITTEN: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
-    let dir = std::env::temp_dir()
-        .join(format!("ferry-{}-files", std::process::id()))
-        .join(&file.sha256);
-    let path = dir.join(basename(&file.relative));
-    let written = WRITTEN.get_or_init(Default::default);
-    let mut done = written
-        .lock()
-        .map_err(|_| terr("task file cache poisoned"))?;
-    if !done.contains(&file.sha256) || !path.exists() {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| TransportError::File(format!("{}: {e}", dir.display())))?;
-        std::fs::write(&path, &file.bytes)
-            .map_err(|e| TransportError::File(format!("{}: {e}", path.display())))?;
-        // Executable in the cache, so the copy the wrapper makes runs as is.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| TransportError::File(format!("{}: {e}", path.display())))?;
-        done.insert(file.sha256.clone());
-    }
-    Ok(path)
-}
-
-/// Removes this process's local copies of task files.
-pub fn remove_local_copies() {
-    let _ = std::fs::remove_dir_all(
-        std::env::temp_dir().join(format!("ferry-{}-files", std::process::id())),
-    );
-}
-
 /// Sends the files the wrapper reported missing; returns the bytes sent.
 async fn send_missing(
     t: &dyn Transport,
@@ -375,12 +342,9 @@ async fn send_missing(
     // The wrapper made the cache dirs of the files it reported missing.
     let mut sent = 0;
     for f in wanted {
-        let local = local_copy(f)?;
-        t.upload(
-            &local,
-            &format!("{cache}/{}/{}", f.sha256, basename(&f.relative)),
-        )
-        .await?;
+        // Executable in the cache, so the copy the wrapper makes runs as is.
+        let dest = format!("{cache}/{}/{}", f.sha256, basename(&f.relative));
+        t.write_file(&f.bytes, &dest, 0o755).await?;
         sent += f.bytes.len() as u64;
     }
     Ok(sent)

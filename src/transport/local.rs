@@ -70,6 +70,16 @@ impl Transport for Local {
         blocking(move || copy_tree(&src, &dest)).await
     }
 
+    async fn write_file(&self, bytes: &[u8], dest: &str, mode: u32) -> Result<(), TransportError> {
+        use std::os::unix::fs::PermissionsExt;
+        let (bytes, dest) = (bytes.to_vec(), PathBuf::from(dest));
+        blocking(move || {
+            std::fs::write(&dest, &bytes)?;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode))
+        })
+        .await
+    }
+
     async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError> {
         let src = PathBuf::from(src);
         let name = src

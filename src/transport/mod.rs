@@ -113,6 +113,9 @@ pub trait Transport: Send + Sync {
     async fn run(&self, command: &Command, out: OutputFn<'_>) -> Result<Finished, TransportError>;
     /// Copies a local file or directory (recursively, with modes) to `dest`.
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError>;
+    /// Writes bytes held in memory (task files ferry embeds or caches) to
+    /// the remote file `dest`, with `mode`; its directory must exist.
+    async fn write_file(&self, bytes: &[u8], dest: &str, mode: u32) -> Result<(), TransportError>;
     /// Copies a remote file or directory into the local path `dest`.
     async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError>;
     /// Closes the connection.

@@ -105,19 +105,42 @@ pub async fn upload_sftp(sftp: &SftpSession, src: &Path, dest: &str) -> Result<(
         }
         return Ok(());
     }
+    match source(src, &meta).await? {
+        Source::Shared(bytes) => write_sftp(sftp, &bytes, dest, mode_of(&meta)).await,
+        Source::Stream(mut f) => {
+            let mut file = sftp
+                .create(dest)
+                .await
+                .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
+            tokio::io::copy(&mut f, &mut file)
+                .await
+                .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+            file.shutdown()
+                .await
+                .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+            set_mode(sftp, dest, mode_of(&meta)).await
+        }
+    }
+}
+
+/// Writes bytes to one remote file over SFTP, then sets its mode.
+pub async fn write_sftp(
+    sftp: &SftpSession,
+    bytes: &[u8],
+    dest: &str,
+    mode: u32,
+) -> Result<(), TransportError> {
     let mut file = sftp
         .create(dest)
         .await
         .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
-    let written = match source(src, &meta).await? {
-        Source::Shared(bytes) => file.write_all(&bytes).await,
-        Source::Stream(mut f) => tokio::io::copy(&mut f, &mut file).await.map(|_| ()),
-    };
-    written.map_err(|e| ferr(format!("writing {dest}: {e}")))?;
+    file.write_all(bytes)
+        .await
+        .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
     file.shutdown()
         .await
         .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
-    set_mode(sftp, dest, mode_of(&meta)).await
+    set_mode(sftp, dest, mode).await
 }
 
 async fn set_mode(sftp: &SftpSession, path: &str, mode: u32) -> Result<(), TransportError> {
@@ -222,17 +245,42 @@ pub async fn upload_exec(
         }
         let meta =
             std::fs::metadata(&local).map_err(|e| ferr(format!("{}: {e}", local.display())))?;
-        let line = format!("cat > {q} && chmod {mode:o} {q}");
-        let (code, stderr) = match source(&local, &meta).await? {
-            Source::Shared(bytes) => super::exec::run_with_stdin(handle, &line, &bytes[..]).await?,
-            Source::Stream(file) => super::exec::run_with_stdin(handle, &line, file).await?,
-        };
-        if code != 0 {
-            return Err(ferr(format!(
-                "{remote}: {}",
-                String::from_utf8_lossy(&stderr).trim()
-            )));
+        match source(&local, &meta).await? {
+            Source::Shared(bytes) => cat_into(handle, &bytes[..], &remote, mode).await?,
+            Source::Stream(file) => cat_into(handle, file, &remote, mode).await?,
         }
+    }
+    Ok(())
+}
+
+/// Writes bytes to one remote file without SFTP, then sets its mode.
+pub async fn write_exec(
+    handle: &Handle<Client>,
+    bytes: &[u8],
+    dest: &str,
+    mode: u32,
+) -> Result<(), TransportError> {
+    cat_into(handle, bytes, dest, mode).await
+}
+
+/// `cat > dest` with `data` streamed to its stdin, then `chmod`.
+async fn cat_into<R>(
+    handle: &Handle<Client>,
+    data: R,
+    dest: &str,
+    mode: u32,
+) -> Result<(), TransportError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let q = quote(dest).map_err(ferr)?;
+    let line = format!("cat > {q} && chmod {mode:o} {q}");
+    let (code, stderr) = super::exec::run_with_stdin(handle, &line, data).await?;
+    if code != 0 {
+        return Err(ferr(format!(
+            "{dest}: {}",
+            String::from_utf8_lossy(&stderr).trim()
+        )));
     }
     Ok(())
 }

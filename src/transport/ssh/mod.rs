@@ -179,6 +179,18 @@ impl Transport for Ssh {
         }
     }
 
+    async fn write_file(&self, bytes: &[u8], dest: &str, mode: u32) -> Result<(), TransportError> {
+        let _permit = self
+            .channels
+            .acquire()
+            .await
+            .map_err(|e| TransportError::File(e.to_string()))?;
+        match self.sftp().await? {
+            Some(sftp) => files::write_sftp(sftp, bytes, dest, mode).await,
+            None => files::write_exec(self.handle()?, bytes, dest, mode).await,
+        }
+    }
+
     async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError> {
         let _permit = self
             .channels
