@@ -1,6 +1,6 @@
 //! Transports: how ferry reaches a target. This module owns the one small
-//! [`Transport`] trait (connect, run a command with live output, upload,
-//! download, close), the typed errors every transport reports, and the
+//! [`Transport`] trait (connect, run a command with live output, upload
+//! files or bytes, download, close), the typed errors every transport reports, and the
 //! choice of transport for a target. Only the transport modules do network
 //! or process I/O on behalf of a target.
 
