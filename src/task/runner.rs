@@ -371,11 +371,14 @@ pub async fn run(
         .unwrap_or_else(|| "/tmp".to_string());
     // In the target's long-lived shell (when the transport keeps one and
     // nothing asks to keep install dirs), each set of files gets one dir
-    // for the whole connection; otherwise every run gets its own.
+    // for the whole connection; otherwise every run gets its own. Sensitive
+    // parameters keep a channel of their own: in the shell they would pass
+    // through a here-document, which some shells (bash before 5.1, /bin/sh
+    // on RHEL 8) write to a temporary file.
     let session = settings
         .session_dir
         .as_deref()
-        .filter(|_| prepared.cleanup && settings.run_as.is_none());
+        .filter(|_| prepared.cleanup && settings.run_as.is_none() && prepared.secrets.is_empty());
     let installdir = match session {
         Some(dir) => {
             let set: String = files

@@ -64,7 +64,9 @@ pub struct Command {
     pub timeout: Option<Duration>,
     /// A POSIX `sh` script of ferry's own that may run in the target's
     /// long-lived shell (see [`super::PosixSettings::session_dir`]) instead
-    /// of on a channel of its own. Only ever set on scripts ferry writes.
+    /// of on a channel of its own. Only ever set on scripts ferry writes,
+    /// whose stdin holds no secret: there stdin is a here-document, which
+    /// some shells keep in a temporary file.
     pub in_session: bool,
 }
 

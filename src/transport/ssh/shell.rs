@@ -13,7 +13,8 @@
 //! than reuse a directory someone else made) and removes it when it exits,
 //! which it does when ferry closes the connection or the connection drops.
 //! Only scripts marked [`Command::in_session`](crate::transport::Command)
-//! run here, and only one at a time; a script that is cancelled midway (a
+//! run here (ferry's own, with no secret in their stdin: some shells keep
+//! here-documents in temporary files), and only one at a time; a script that is cancelled midway (a
 //! timeout) leaves the shell in an unknown state, so it is closed and the
 //! next script gets a new one.
 
