@@ -13,48 +13,116 @@ use crate::lang::loader;
 use crate::lang::types::{self, PType};
 use crate::lang::value::{Value, hash_get_str, hash_set};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Merge {
     First,
     Unique,
     Hash,
-    Deep,
+    Deep(DeepOpts),
+}
+
+/// Options of the `deep` merge strategy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct DeepOpts {
+    /// Higher-priority strings with this prefix remove ("knock out") the
+    /// array element they name; a value with the prefix loses it.
+    knockout_prefix: Option<String>,
+    /// Sort every merged array.
+    sort_merged_arrays: bool,
+    /// Merge arrays of hashes element by element.
+    merge_hash_arrays: bool,
 }
 
 /// A merge strategy given as a string or `{strategy => ...}`; `None` if absent.
 fn parse_merge(v: Option<&Value>) -> Option<Merge> {
-    let name = match v {
-        Some(Value::Str(s)) => s.clone(),
-        Some(Value::Hash(h)) => hash_get_str(h, "strategy")
-            .map(|v| v.to_s())
-            .unwrap_or_default(),
+    let (name, opts) = match v {
+        Some(Value::Str(s)) => (s.clone(), Vec::new()),
+        Some(Value::Hash(h)) => (
+            hash_get_str(h, "strategy")
+                .map(|v| v.to_s())
+                .unwrap_or_default(),
+            h.clone(),
+        ),
         _ => return None,
     };
+    let flag = |k: &str| hash_get_str(&opts, k).is_some_and(Value::truthy);
     Some(match name.as_str() {
         "unique" => Merge::Unique,
         "hash" => Merge::Hash,
-        "deep" => Merge::Deep,
+        "deep" => Merge::Deep(DeepOpts {
+            knockout_prefix: match hash_get_str(&opts, "knockout_prefix") {
+                Some(Value::Str(p)) if !p.is_empty() => Some(p.clone()),
+                _ => None,
+            },
+            sort_merged_arrays: flag("sort_merged_arrays"),
+            merge_hash_arrays: flag("merge_hash_arrays"),
+        }),
         _ => Merge::First,
     })
 }
 
-fn deep_merge(into: &mut Vec<(Value, Value)>, from: &[(Value, Value)]) {
-    for (k, v) in from {
-        let existing = into
-            .iter_mut()
-            .find(|(x, _)| crate::lang::value::key_equal(x, k));
-        match (existing, v) {
-            (Some((_, Value::Hash(a))), Value::Hash(b)) => deep_merge(a, b),
-            (Some((_, Value::Array(a))), Value::Array(b)) => {
+/// Deep-merge the higher-priority `high` into `low`: hashes merge by key,
+/// arrays keep `low`'s elements and add `high`'s new ones, anything else
+/// is replaced by `high`.
+fn deep_merge_value(low: Value, high: Value, o: &DeepOpts) -> Value {
+    let ko = o.knockout_prefix.as_deref();
+    match (low, high) {
+        (Value::Hash(mut into), Value::Hash(from)) => {
+            for (k, v) in from {
+                match into
+                    .iter_mut()
+                    .find(|(x, _)| crate::lang::value::key_equal(x, &k))
+                {
+                    Some(slot) => {
+                        let old = std::mem::replace(&mut slot.1, Value::Undef);
+                        slot.1 = deep_merge_value(old, v, o);
+                    }
+                    None => into.push((k, deep_merge_value(Value::Undef, v, o))),
+                }
+            }
+            Value::Hash(into)
+        }
+        (Value::Array(mut a), Value::Array(b)) => {
+            let all_hashes = |x: &[Value]| x.iter().all(|v| matches!(v, Value::Hash(_)));
+            if o.merge_hash_arrays && all_hashes(&a) && all_hashes(&b) {
+                for (i, h) in b.into_iter().enumerate() {
+                    match a.get_mut(i) {
+                        Some(slot) => {
+                            let old = std::mem::replace(slot, Value::Undef);
+                            *slot = deep_merge_value(old, h, o);
+                        }
+                        None => a.push(h),
+                    }
+                }
+            } else {
                 for x in b {
-                    if !a.contains(x) {
-                        a.push(x.clone());
+                    match (ko, &x) {
+                        (Some(p), Value::Str(s)) if s.starts_with(p) => {
+                            let gone = Value::str(s.get(p.len()..).unwrap_or(""));
+                            a.retain(|y| *y != gone);
+                        }
+                        _ if !a.contains(&x) => a.push(x),
+                        _ => {}
                     }
                 }
             }
-            (Some(_), _) => {}
-            (None, v) => into.push((k.clone(), v.clone())),
+            if o.sort_merged_arrays {
+                a.sort_by(|x, y| {
+                    crate::lang::value::compare(x, y).unwrap_or(std::cmp::Ordering::Equal)
+                });
+            }
+            Value::Array(a)
         }
+        (_, Value::Str(s)) if ko.is_some_and(|p| s.starts_with(p)) => {
+            Value::str(s.get(ko.map_or(0, str::len)..).unwrap_or(""))
+        }
+        (_, Value::Array(b)) if o.sort_merged_arrays => {
+            deep_merge_value(Value::Array(Vec::new()), Value::Array(b), o)
+        }
+        (_, Value::Hash(h)) if ko.is_some() || o.sort_merged_arrays => {
+            deep_merge_value(Value::Hash(Vec::new()), Value::Hash(h), o)
+        }
+        (_, high) => high,
     }
 }
 
@@ -376,14 +444,14 @@ impl<'l> Evaluator<'l> {
                 }
                 Value::Hash(out)
             }
-            Merge::Deep => {
-                let mut out = Vec::new();
-                for v in vals {
-                    if let Value::Hash(h) = v {
-                        deep_merge(&mut out, &h);
+            Merge::Deep(o) => {
+                let mut out = Value::Hash(Vec::new());
+                for v in vals.into_iter().rev() {
+                    if let Value::Hash(_) = v {
+                        out = deep_merge_value(out, v, &o);
                     }
                 }
-                Value::Hash(out)
+                out
             }
         }))
     }
@@ -428,8 +496,8 @@ impl<'l> Evaluator<'l> {
         };
         let mut result = None;
         for n in &names {
-            let m = match merge {
-                Some(m) => m,
+            let m = match &merge {
+                Some(m) => m.clone(),
                 None => self.lookup_options_merge(n)?.unwrap_or(Merge::First),
             };
             if let Some(v) = self.merged_lookup(n, m)? {
