@@ -229,6 +229,13 @@ fn hostile_inputs_do_not_panic() {
         "$x = inline_template('<%= \"#{\"#{\" %>')".to_string(),
         "$x = inline_template('<% loop do %><% end %>')".to_string(),
         "$x = inline_template('<%= 1 / 0 %><%= 9223372036854775807 + 1 %>')".to_string(),
+        "$x = Timespan(9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807) notice($x + $x)".to_string(),
+        "$x = Timespan({days => 9223372036854775807, hours => 9223372036854775807}) notice($x * 1e300)".to_string(),
+        "notice(Timestamp(1e300)) notice(Timespan(-1e17) - Timespan(1e17))".to_string(),
+        "notice(Timestamp('9999999-01-01')) notice(Timespan('999999999999-23:59:59.9999999999'))".to_string(),
+        "notice(SemVer('99999999999999999999999.1.1')) notice(SemVer(9223372036854775807, 0, 0) < SemVer('1.0.0'))".to_string(),
+        "notice(SemVer('1.0.0') =~ SemVerRange('^99999999999999999999.x || ~18446744073709551615'))".to_string(),
+        "notice(Deferred('x', [Deferred('y', [[[[1]]]])]))".to_string(),
     ]);
     for code in inputs {
         let req = CompileRequest {
