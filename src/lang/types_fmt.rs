@@ -152,17 +152,22 @@ impl fmt::Display for PType {
             PType::Array(t, a, b) => {
                 if **t == PType::Any && *a == 0 && *b == MAXI {
                     write!(f, "Array")
+                } else if **t == PType::Any {
+                    write!(f, "Array[{a}, {b}]")
                 } else if *a == 0 && *b == MAXI {
                     write!(f, "Array[{t}]")
                 } else {
                     write!(f, "Array[{t}, {a}, {b}]")
                 }
             }
-            PType::Hash(k, v, _, _) => {
-                if **k == PType::Any && **v == PType::Any {
-                    write!(f, "Hash")
-                } else {
-                    write!(f, "Hash[{k}, {v}]")
+            PType::Hash(k, v, a, b) => {
+                let any = **k == PType::Any && **v == PType::Any;
+                let unbounded = *a == 0 && *b == MAXI;
+                match (any, unbounded) {
+                    (true, true) => write!(f, "Hash"),
+                    (true, false) => write!(f, "Hash[{a}, {b}]"),
+                    (false, true) => write!(f, "Hash[{k}, {v}]"),
+                    (false, false) => write!(f, "Hash[{k}, {v}, {a}, {b}]"),
                 }
             }
             PType::Tuple(ts) => write!(f, "Tuple[{}]", join(ts)),
@@ -188,7 +193,10 @@ impl fmt::Display for PType {
             PType::CatalogEntry => write!(f, "CatalogEntry"),
             PType::Sensitive(t) => write!(f, "Sensitive[{t}]"),
             PType::Type(None) => write!(f, "Type"),
-            PType::Type(Some(t)) => write!(f, "Type[{t}]"),
+            PType::Type(Some(t)) => match &**t {
+                PType::Resource(Some(n), Some(title)) => write!(f, "Type[{n}['{title}']]"),
+                _ => write!(f, "Type[{t}]"),
+            },
             PType::Resource(None, _) => write!(f, "Resource"),
             PType::Resource(Some(n), None) => write!(f, "{n}"),
             PType::Resource(Some(n), Some(t)) => write!(f, "{n}[{t}]"),
@@ -210,7 +218,9 @@ impl fmt::Display for PType {
                     Some(n) => format!("'{}'", crate::lang::time::fmt_span(*n)),
                     None => "default".into(),
                 };
-                if lo.is_some() || hi.is_some() {
+                if lo.is_some() && lo == hi {
+                    write!(f, "[{}]", show(lo))?;
+                } else if lo.is_some() || hi.is_some() {
                     write!(f, "[{}, {}]", show(lo), show(hi))?;
                 }
                 Ok(())
