@@ -488,7 +488,12 @@ async fn plans_are_listed_and_shown() {
     assert_eq!(status, 200, "{list}");
     assert_eq!(
         list,
-        json!([{"name": "demo::broken"}, {"name": "demo::deploy"}, {"name": "demo::fails"}])
+        json!([
+            {"name": "demo::broken"},
+            {"name": "demo::deploy"},
+            {"name": "demo::fails"},
+            {"name": "demo::tamper"}
+        ])
     );
     let (status, plan) = call(&app, "GET", "/plans/demo/deploy?environment=x", "").await;
     assert_eq!(status, 200, "{plan}");
