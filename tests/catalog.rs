@@ -280,3 +280,53 @@ fn global_hiera_layer() {
     .expect("expected json");
     assert_eq!(got, want);
 }
+
+/// `ferry catalog compile --hiera-config` is the same global layer: its
+/// resources are the library's, and without it the lookup fails.
+#[test]
+fn global_hiera_layer_from_the_command_line() {
+    let root = root();
+    let dir = root.join("global_hiera");
+    let run = |with_global: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"));
+        cmd.args(["catalog", "compile", "--node", "node1", "--manifest"])
+            .arg(dir.join("site.pp"))
+            .arg("--modulepath")
+            .arg(root.join("modules"))
+            .arg("--facts")
+            .arg(root.join("facts.json"))
+            .arg("--environment")
+            .arg(root.join("env/production"));
+        if with_global {
+            cmd.arg("--hiera-config").arg(dir.join("hiera.yaml"));
+        }
+        cmd.output().expect("runs ferry")
+    };
+    let facts: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("facts.json")).expect("facts"))
+            .expect("facts json");
+    let req = CompileRequest {
+        manifest: ManifestSource::File(dir.join("site.pp")),
+        modulepath: vec![root.join("modules")],
+        facts,
+        node: "node1".into(),
+        environment: Some(root.join("env/production")),
+    };
+    let opts = CompileOptions {
+        hiera_config: Some(dir.join("hiera.yaml")),
+    };
+    let library =
+        compile_with_options(&req, &ferry::lang::loader::FsLoader, &opts).expect("compiles");
+    let library = serde_json::to_value(&library).expect("json")["resources"].clone();
+    let global = run(true);
+    assert!(global.status.success(), "{global:?}");
+    let doc: Value = serde_json::from_slice(&global.stdout).expect("catalog json");
+    assert_eq!(doc["resources"], library);
+    // Without it, the key only the global layer holds is not found.
+    let without = run(false);
+    assert!(!without.status.success());
+    assert!(
+        String::from_utf8_lossy(&without.stderr).contains("'global_only'"),
+        "{without:?}"
+    );
+}

@@ -2,24 +2,36 @@
 //! the compiler's error, Puppet-style, with file, line and column).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
 use super::{CatalogFormat, ModuleArgs};
-use crate::catalog::{CompileRequest, ManifestSource, compile as compile_catalog};
+use crate::catalog::{CompileOptions, CompileRequest, ManifestSource, compile_with_options};
+use crate::lang::loader::FsLoader;
 
-pub fn compile(
-    manifest: Option<PathBuf>,
-    code: Option<String>,
-    facts: Option<&Path>,
-    node: &str,
-    environment: Option<PathBuf>,
-    modules: &ModuleArgs,
-    format: CatalogFormat,
-) -> Result<ExitCode> {
-    let facts = match facts {
+/// What `ferry catalog compile` compiles: the manifest (a file or code),
+/// the node and its facts, the environment and the global hiera layer.
+pub struct Sources {
+    pub manifest: Option<PathBuf>,
+    pub code: Option<String>,
+    pub facts: Option<PathBuf>,
+    pub node: String,
+    pub environment: Option<PathBuf>,
+    pub hiera_config: Option<PathBuf>,
+}
+
+pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) -> Result<ExitCode> {
+    let Sources {
+        manifest,
+        code,
+        facts,
+        node,
+        environment,
+        hiera_config,
+    } = sources;
+    let facts = match facts.as_deref() {
         None => serde_json::Map::new(),
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -54,10 +66,11 @@ pub fn compile(
             .map(PathBuf::from)
             .collect(),
         facts,
-        node: node.to_string(),
+        node,
         environment,
     };
-    let catalog = match compile_catalog(&request) {
+    let options = CompileOptions { hiera_config };
+    let catalog = match compile_with_options(&request, &FsLoader, &options) {
         Ok(c) => c,
         Err(e) => {
             // Puppet's own form, so its users (and compare.py) read it as Puppet's.

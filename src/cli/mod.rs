@@ -165,6 +165,10 @@ pub enum CatalogAction {
         /// An environment directory (hiera.yaml, data/, modules/).
         #[arg(long)]
         environment: Option<PathBuf>,
+        /// The global hiera layer's hiera.yaml (Puppet's hiera_config),
+        /// consulted before the environment's.
+        #[arg(long)]
+        hiera_config: Option<PathBuf>,
         #[command(flatten)]
         modules: ModuleArgs,
         /// json (Puppet's catalog format) or summary (a readable list).
