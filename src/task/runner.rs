@@ -206,22 +206,14 @@ fn script(layout: &Layout<'_>, cache_expr: &str, cleanup: bool) -> Result<String
     ));
     if reuse {
         // The install dir outlives this run (it is the session's): check the
-        // copies already there, through the session's checksum service when
-        // it runs (see transport::ssh::shell), and copy afresh only when
-        // that fails.
-        let mut ask = String::from("printf '%s  %s\\n'");
-        let mut paths = String::new();
+        // copies already there with the shell's `ferry_sha256_check` (see
+        // transport::ssh::shell), and copy afresh only when that fails.
+        let mut check = String::from("ferry_sha256_check");
         for f in files {
-            let rel = q(&f.relative)?;
-            ask.push_str(&format!(" {} \"$d\"/{rel}", f.sha256));
-            paths.push_str(&format!(" \"$d\"/{rel}"));
+            check.push_str(&format!(" {} \"$d\"/{}", f.sha256, q(&f.relative)?));
         }
         s.push_str(&format!(
-            "if [ -d \"$d\" ]; then\n\
-             if [ -n \"${{FERRY_SHA256_PID-}}\" ] && kill -0 \"$FERRY_SHA256_PID\" 2>/dev/null && {ask} >\"$FERRY_SESSION_DIR/.sum-in\"; then\n\
-             ok=1; for f in{paths}; do read -r r || {{ ok=; break; }}; [ \"$r\" = \"$f: OK\" ] || ok=; done <\"$FERRY_SESSION_DIR/.sum-out\"\n\
-             else sha256sum -c >/dev/null 2>&1 <<FERRY_SUMS && ok=1\n{sums}FERRY_SUMS\nfi\nfi\n\
-             if [ -z \"$ok\" ]; then\n[ ! -d \"$d\" ] || rm -rf \"$d\"\n{prepare}fi\n"
+            "if [ -d \"$d\" ] && {check}; then ok=1\nelse\n[ ! -d \"$d\" ] || rm -rf \"$d\"\n{prepare}fi\n"
         ));
     } else {
         s.push_str(&prepare);

@@ -39,19 +39,35 @@ pub struct Shell {
     pid: u32,
 }
 
+/// Defined when the shell starts: `ferry_sha256_check SHA PATH [SHA PATH
+/// ...]` succeeds when every file has its sha256. It asks the checksum
+/// service below while that runs, and starts `sha256sum` otherwise.
+const CHECK_FUNCTION: &str = "ferry_sha256_check() {
+if [ -n \"${FERRY_SHA256_PID-}\" ] && kill -0 \"$FERRY_SHA256_PID\" 2>/dev/null; then
+_n=$(($# / 2)); _ok=0
+printf '%s  %s\\n' \"$@\" >\"$FERRY_SESSION_DIR/.sum-in\" || return 1
+while [ \"$_n\" -gt 0 ]; do
+IFS= read -r _r || return 1
+case $_r in *': OK') ;; *) _ok=1 ;; esac
+_n=$((_n - 1))
+done <\"$FERRY_SESSION_DIR/.sum-out\"
+return $_ok
+fi
+printf '%s  %s\\n' \"$@\" | sha256sum -c >/dev/null 2>&1
+}
+";
+
 /// Started before the shell's second script, so that one-off runs do not
-/// pay for it: a checksum service for scripts that verify files before
-/// every run. One `sha256sum -c` stays running, line-buffered, between two
-/// FIFOs in the private directory, `.sum-in` and `.sum-out`; a script
-/// writes `<sha256>  <path>` lines to the first and reads `<path>: OK` (or
-/// `FAILED`) lines from the second, instead of starting a process per
-/// check. The shell itself holds both FIFOs open (fds 8 and 9), so the
-/// service lives exactly as long as the shell; scripts run with those fds
-/// closed and open the FIFOs by name, so nothing a script leaves running
-/// can keep the service alive. `FERRY_SHA256_PID` names it; where
-/// coreutils' `stdbuf` is missing the service is not started and scripts
-/// start `sha256sum` themselves.
-const CHECKSUM_SERVICE: &str = "if command -v stdbuf >/dev/null 2>&1 && command -v sha256sum >/dev/null 2>&1 \
+/// pay for it: the checksum service behind `ferry_sha256_check`. One
+/// `sha256sum -c` stays running, line-buffered, between two FIFOs in the
+/// private directory: `<sha256>  <path>` lines go in, `<path>: OK` (or
+/// `FAILED`) lines come out, and no process starts per check. The shell
+/// itself holds both FIFOs open (fds 8 and 9), so the service lives exactly
+/// as long as the shell; scripts run with those fds closed and the function
+/// opens the FIFOs by name, so nothing a script leaves running can keep the
+/// service alive. Where coreutils' `stdbuf` is missing the service is not
+/// started.
+const CHECKSUM_SERVICE: &str = "if command -v stdbuf >/dev/null 2>&1 && command -v sha256sum >/dev/null 2>&1 \\
 && mkfifo -m 600 \"$FERRY_SESSION_DIR/.sum-in\" \"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null; then
 stdbuf -oL sha256sum -c <\"$FERRY_SESSION_DIR/.sum-in\" >\"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null &
 FERRY_SHA256_PID=$!
@@ -80,7 +96,7 @@ impl Shell {
         let preamble = format!(
             "FERRY_SESSION_DIR={q}\n{replace}mkdir -m 700 \"$FERRY_SESSION_DIR\" || exit 1\n\
              trap 'rm -rf \"$FERRY_SESSION_DIR\"' EXIT\ntrap 'exit 129' HUP\ntrap 'exit 143' TERM\n\
-             printf '%s %s\\n' {token} $$\n"
+             {CHECK_FUNCTION}printf '%s %s\\n' {token} $$\n"
         );
         channel.data(preamble.as_bytes()).await.map_err(lost)?;
         let mut ready = Framer::new(&token);
