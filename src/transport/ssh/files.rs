@@ -19,6 +19,9 @@ fn ferr(what: impl std::fmt::Display) -> TransportError {
     TransportError::File(what.to_string())
 }
 
+/// The largest SFTP write ferry sends.
+const WRITE_LEN: usize = 128 * 1024;
+
 /// Files up to this size are read once and shared by every target of a
 /// run; larger ones are streamed from disk for each target.
 const SHARED_MAX: u64 = 8 << 20;
@@ -69,7 +72,7 @@ pub async fn sftp(handle: &Handle<Client>) -> Result<Option<SftpSession>, Transp
     // concurrent uploads hold (benches/README.md has the measurements).
     let config = russh_sftp::client::Config {
         max_concurrent_writes: 2,
-        max_write_packet_len: 128 * 1024,
+        max_write_packet_len: WRITE_LEN as u32,
         ..Default::default()
     };
     match SftpSession::new_with_config(channel.into_stream(), config).await {
@@ -106,35 +109,31 @@ pub async fn upload_sftp(sftp: &SftpSession, src: &Path, dest: &str) -> Result<(
         return Ok(());
     }
     match source(src, &meta).await? {
-        Source::Shared(bytes) => write_sftp(sftp, &bytes, dest, mode_of(&meta)).await,
-        Source::Stream(mut f) => {
-            let mut file = sftp
-                .create(dest)
-                .await
-                .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
-            tokio::io::copy(&mut f, &mut file)
-                .await
-                .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
-            file.shutdown()
-                .await
-                .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
-            set_mode(sftp, dest, mode_of(&meta)).await
+        Source::Shared(bytes) => write_sftp(sftp, &bytes[..], dest, mode_of(&meta)).await,
+        Source::Stream(f) => {
+            let reader = tokio::io::BufReader::with_capacity(WRITE_LEN, f);
+            write_sftp(sftp, reader, dest, mode_of(&meta)).await
         }
     }
 }
 
-/// Writes bytes to one remote file over SFTP, then sets its mode.
-pub async fn write_sftp(
+/// Writes one remote file over SFTP from `data`, then sets its mode. Each
+/// buffer `data` hands out becomes SFTP writes of up to [`WRITE_LEN`]
+/// (bytes in memory: the whole slice, with no copy).
+pub async fn write_sftp<R>(
     sftp: &SftpSession,
-    bytes: &[u8],
+    mut data: R,
     dest: &str,
     mode: u32,
-) -> Result<(), TransportError> {
+) -> Result<(), TransportError>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
     let mut file = sftp
         .create(dest)
         .await
         .map_err(|e| ferr(format!("cannot create {dest}: {e}")))?;
-    file.write_all(bytes)
+    tokio::io::copy_buf(&mut data, &mut file)
         .await
         .map_err(|e| ferr(format!("writing {dest}: {e}")))?;
     file.shutdown()
@@ -246,25 +245,16 @@ pub async fn upload_exec(
         let meta =
             std::fs::metadata(&local).map_err(|e| ferr(format!("{}: {e}", local.display())))?;
         match source(&local, &meta).await? {
-            Source::Shared(bytes) => cat_into(handle, &bytes[..], &remote, mode).await?,
-            Source::Stream(file) => cat_into(handle, file, &remote, mode).await?,
+            Source::Shared(bytes) => write_exec(handle, &bytes[..], &remote, mode).await?,
+            Source::Stream(file) => write_exec(handle, file, &remote, mode).await?,
         }
     }
     Ok(())
 }
 
-/// Writes bytes to one remote file without SFTP, then sets its mode.
-pub async fn write_exec(
-    handle: &Handle<Client>,
-    bytes: &[u8],
-    dest: &str,
-    mode: u32,
-) -> Result<(), TransportError> {
-    cat_into(handle, bytes, dest, mode).await
-}
-
-/// `cat > dest` with `data` streamed to its stdin, then `chmod`.
-async fn cat_into<R>(
+/// Writes one remote file without SFTP: `cat > dest` with `data` streamed
+/// to its stdin, then `chmod`.
+pub async fn write_exec<R>(
     handle: &Handle<Client>,
     data: R,
     dest: &str,

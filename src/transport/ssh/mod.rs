@@ -115,6 +115,14 @@ impl Ssh {
             .await
     }
 
+    /// Waits for one of the session's channels (sshd's MaxSessions).
+    async fn channel_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, TransportError> {
+        self.channels
+            .acquire()
+            .await
+            .map_err(|e| TransportError::Command(format!("the connection is closing: {e}")))
+    }
+
     async fn sftp(&self) -> Result<Option<&russh_sftp::client::SftpSession>, TransportError> {
         let handle = self.handle()?;
         let s = self.sftp.get_or_try_init(|| files::sftp(handle)).await?;
@@ -158,21 +166,13 @@ impl Transport for Ssh {
             let fut = self.run_in_shell(handle, dir, &command, out);
             return super::with_timeout(timeout, fut).await;
         }
-        let _permit = self
-            .channels
-            .acquire()
-            .await
-            .map_err(|e| TransportError::Command(e.to_string()))?;
+        let _permit = self.channel_permit().await?;
         let fut = exec::run(handle, &command, out);
         super::with_timeout(timeout, fut).await
     }
 
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError> {
-        let _permit = self
-            .channels
-            .acquire()
-            .await
-            .map_err(|e| TransportError::File(e.to_string()))?;
+        let _permit = self.channel_permit().await?;
         match self.sftp().await? {
             Some(sftp) => files::upload_sftp(sftp, src, dest).await,
             None => files::upload_exec(self.handle()?, src, dest).await,
@@ -180,11 +180,7 @@ impl Transport for Ssh {
     }
 
     async fn write_file(&self, bytes: &[u8], dest: &str, mode: u32) -> Result<(), TransportError> {
-        let _permit = self
-            .channels
-            .acquire()
-            .await
-            .map_err(|e| TransportError::File(e.to_string()))?;
+        let _permit = self.channel_permit().await?;
         match self.sftp().await? {
             Some(sftp) => files::write_sftp(sftp, bytes, dest, mode).await,
             None => files::write_exec(self.handle()?, bytes, dest, mode).await,
@@ -192,11 +188,7 @@ impl Transport for Ssh {
     }
 
     async fn download(&self, src: &str, dest: &Path) -> Result<(), TransportError> {
-        let _permit = self
-            .channels
-            .acquire()
-            .await
-            .map_err(|e| TransportError::File(e.to_string()))?;
+        let _permit = self.channel_permit().await?;
         let name = Path::new(src.trim_end_matches('/'))
             .file_name()
             .map(PathBuf::from)
