@@ -251,11 +251,9 @@ fn hostile_inputs_do_not_panic() {
     }
 }
 
-/// The global hiera layer (`CompileOptions::hiera_config`, Puppet's
-/// `hiera_config`) against Puppet 7's catalog for the same files, recorded
-/// with `puppet catalog compile --hiera_config tests/catalog/global_hiera/hiera.yaml`.
-#[test]
-fn global_hiera_layer() {
+/// The global hiera case: the corpus root, its folder, the request and
+/// the options that name its hiera.yaml.
+fn global_hiera_request() -> (PathBuf, PathBuf, CompileRequest, CompileOptions) {
     let root = root();
     let dir = root.join("global_hiera");
     let facts: serde_json::Map<String, Value> =
@@ -271,6 +269,15 @@ fn global_hiera_layer() {
     let opts = CompileOptions {
         hiera_config: Some(dir.join("hiera.yaml")),
     };
+    (root, dir, req, opts)
+}
+
+/// The global hiera layer (`CompileOptions::hiera_config`, Puppet's
+/// `hiera_config`) against Puppet 7's catalog for the same files, recorded
+/// with `puppet catalog compile --hiera_config tests/catalog/global_hiera/hiera.yaml`.
+#[test]
+fn global_hiera_layer() {
+    let (root, dir, req, opts) = global_hiera_request();
     let got = compile_with_options(&req, &ferry::lang::loader::FsLoader, &opts)
         .map(|c| normalize(&root, &c))
         .expect("compiles");
@@ -285,8 +292,7 @@ fn global_hiera_layer() {
 /// resources are the library's, and without it the lookup fails.
 #[test]
 fn global_hiera_layer_from_the_command_line() {
-    let root = root();
-    let dir = root.join("global_hiera");
+    let (root, dir, req, opts) = global_hiera_request();
     let run = |with_global: bool| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"));
         cmd.args(["catalog", "compile", "--node", "node1", "--manifest"])
@@ -301,19 +307,6 @@ fn global_hiera_layer_from_the_command_line() {
             cmd.arg("--hiera-config").arg(dir.join("hiera.yaml"));
         }
         cmd.output().expect("runs ferry")
-    };
-    let facts: serde_json::Map<String, Value> =
-        serde_json::from_str(&std::fs::read_to_string(root.join("facts.json")).expect("facts"))
-            .expect("facts json");
-    let req = CompileRequest {
-        manifest: ManifestSource::File(dir.join("site.pp")),
-        modulepath: vec![root.join("modules")],
-        facts,
-        node: "node1".into(),
-        environment: Some(root.join("env/production")),
-    };
-    let opts = CompileOptions {
-        hiera_config: Some(dir.join("hiera.yaml")),
     };
     let library =
         compile_with_options(&req, &ferry::lang::loader::FsLoader, &opts).expect("compiles");

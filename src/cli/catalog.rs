@@ -13,12 +13,26 @@ use crate::lang::loader::FsLoader;
 
 /// What `ferry catalog compile` compiles: the manifest (a file or code),
 /// the node and its facts, the environment and the global hiera layer.
+#[derive(clap::Args, Debug)]
 pub struct Sources {
+    /// The main manifest (a .pp file or a directory of them).
+    #[arg(long, conflicts_with = "code", required_unless_present = "code")]
     pub manifest: Option<PathBuf>,
+    /// Puppet code to compile instead of a manifest file.
+    #[arg(short = 'e', long = "execute")]
     pub code: Option<String>,
+    /// The node's facts, as a JSON object.
+    #[arg(long)]
     pub facts: Option<PathBuf>,
+    /// The node's certname.
+    #[arg(long)]
     pub node: String,
+    /// An environment directory (hiera.yaml, data/, modules/).
+    #[arg(long)]
     pub environment: Option<PathBuf>,
+    /// The global hiera layer's hiera.yaml (Puppet's hiera_config),
+    /// consulted before the environment's.
+    #[arg(long)]
     pub hiera_config: Option<PathBuf>,
 }
 

@@ -89,27 +89,11 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
         Top::Catalog {
             action:
                 CatalogAction::Compile {
-                    manifest,
-                    code,
-                    facts,
-                    node,
-                    environment,
-                    hiera_config,
+                    sources,
                     modules,
                     format,
                 },
-        } => super::catalog::compile(
-            super::catalog::Sources {
-                manifest,
-                code,
-                facts,
-                node,
-                environment,
-                hiera_config,
-            },
-            &modules,
-            format,
-        ),
+        } => super::catalog::compile(sources, &modules, format),
         Top::Inventory {
             action:
                 InventoryAction::Show {

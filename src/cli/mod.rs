@@ -150,25 +150,8 @@ pub enum PlanAction {
 pub enum CatalogAction {
     /// Compile one node's catalog and print it as Puppet's catalog JSON.
     Compile {
-        /// The main manifest (a .pp file or a directory of them).
-        #[arg(long, conflicts_with = "code", required_unless_present = "code")]
-        manifest: Option<PathBuf>,
-        /// Puppet code to compile instead of a manifest file.
-        #[arg(short = 'e', long = "execute")]
-        code: Option<String>,
-        /// The node's facts, as a JSON object.
-        #[arg(long)]
-        facts: Option<PathBuf>,
-        /// The node's certname.
-        #[arg(long)]
-        node: String,
-        /// An environment directory (hiera.yaml, data/, modules/).
-        #[arg(long)]
-        environment: Option<PathBuf>,
-        /// The global hiera layer's hiera.yaml (Puppet's hiera_config),
-        /// consulted before the environment's.
-        #[arg(long)]
-        hiera_config: Option<PathBuf>,
+        #[command(flatten)]
+        sources: catalog::Sources,
         #[command(flatten)]
         modules: ModuleArgs,
         /// json (Puppet's catalog format) or summary (a readable list).
