@@ -7,8 +7,17 @@ mod common;
 
 use std::path::Path;
 
-use common::ferry::{Scratch, key_line, one_target};
+use common::ferry::{Run, Scratch, key_line, one_target};
 use common::sshd::{KeyType, Sshd, client_keys};
+
+/// `ferry plan run NAME ARGS.. -i INV --modulepath <the test modules>`.
+fn plan_run(s: &Scratch, inv: &Path, name: &str, args: &[&str]) -> Run {
+    let mp = modulepath();
+    let mut all = vec!["plan", "run", name];
+    all.extend(args);
+    all.extend(["-i", inv.to_str().unwrap(), "--modulepath", &mp]);
+    s.ferry(&all)
+}
 
 fn modulepath() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,23 +37,20 @@ fn a_plan_runs_its_steps_on_one_connection_per_target() {
         &key_line(&client_keys().path(KeyType::Ed25519)),
     ));
     let marker = s.path().join("marker");
-    let mp = modulepath();
     let marker_arg = format!("marker={}", marker.display());
-    let run = s.ferry(&[
-        "plan",
-        "run",
+    let run = plan_run(
+        &s,
+        &inv,
         "demo::deploy",
-        "message=hello plan",
-        &marker_arg,
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-        "--format",
-        "json",
-    ]);
+        &[
+            "message=hello plan",
+            &marker_arg,
+            "-t",
+            "t",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     let doc = run.json();
     assert_eq!(doc["status"], "success", "{doc}");
@@ -63,18 +69,7 @@ fn a_plan_runs_its_steps_on_one_connection_per_target() {
     );
 
     // Human output shows the message step.
-    let run = s.ferry(&[
-        "plan",
-        "run",
-        "demo::deploy",
-        &marker_arg,
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-    ]);
+    let run = plan_run(&s, &inv, "demo::deploy", &[&marker_arg, "-t", "t"]);
     assert!(run.stdout.contains("deploying from the plan"), "{run:?}");
     assert!(
         run.stdout.contains("Finished: plan demo::deploy"),
@@ -93,22 +88,13 @@ fn a_failing_step_ends_the_plan() {
         &key_line(&client_keys().path(KeyType::Ed25519)),
     ));
     let marker = s.path().join("should-not-exist");
-    let mp = modulepath();
     let marker_arg = format!("marker={}", marker.display());
-    let run = s.ferry(&[
-        "plan",
-        "run",
+    let run = plan_run(
+        &s,
+        &inv,
         "demo::fails",
-        &marker_arg,
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-        "--format",
-        "json",
-    ]);
+        &[&marker_arg, "-t", "t", "--format", "json"],
+    );
     assert_eq!(run.code, 2, "{run:?}");
     let doc = run.json();
     assert_eq!(doc["status"], "failure");
@@ -126,18 +112,7 @@ fn a_failing_step_ends_the_plan() {
 fn plan_errors_name_file_line_and_column() {
     let s = Scratch::new();
     let inv = s.inventory("targets: [localhost]\n");
-    let mp = modulepath();
-    let run = s.ferry(&[
-        "plan",
-        "run",
-        "demo::broken",
-        "-t",
-        "localhost",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-    ]);
+    let run = plan_run(&s, &inv, "demo::broken", &["-t", "localhost"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr
@@ -145,18 +120,7 @@ fn plan_errors_name_file_line_and_column() {
         "{}",
         run.stderr
     );
-    let run = s.ferry(&[
-        "plan",
-        "run",
-        "demo::deploy",
-        "-t",
-        "localhost",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-        "message=",
-    ]);
+    let run = plan_run(&s, &inv, "demo::deploy", &["-t", "localhost", "message="]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr.contains("parameter 'marker' expects a String"),
@@ -169,15 +133,7 @@ fn plan_errors_name_file_line_and_column() {
         "{}",
         run.stderr
     );
-    let run = s.ferry(&[
-        "plan",
-        "run",
-        "demo::nope",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-    ]);
+    let run = plan_run(&s, &inv, "demo::nope", &[]);
     assert!(
         run.stderr.contains("plan demo::nope not found"),
         "{}",
@@ -205,24 +161,21 @@ fn a_copy_altered_between_steps_is_replaced_and_never_run() {
     let pwned = s.path().join("pwned");
     let copies = format!("copies={}/ferry-*/*/demo/tasks/marker.sh", tmp.display());
     let pwned_arg = format!("pwned={}", pwned.display());
-    let mp = modulepath();
-    let run = s.ferry(&[
-        "plan",
-        "run",
+    let run = plan_run(
+        &s,
+        &inv,
         "demo::tamper",
-        &copies,
-        &pwned_arg,
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--modulepath",
-        &mp,
-        "--format",
-        "json",
-        "--log-level",
-        "info",
-    ]);
+        &[
+            &copies,
+            &pwned_arg,
+            "-t",
+            "t",
+            "--format",
+            "json",
+            "--log-level",
+            "info",
+        ],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     let doc = run.json();
     let altered = doc["steps"]["altered"]["items"][0]["value"]["stdout"]
