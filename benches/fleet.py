@@ -668,6 +668,12 @@ ansible_python_interpreter=/usr/bin/python3
             if r.returncode != 0:
                 return "ferry has no `command run` subcommand yet"
             self.versions["ferry"] = tool_version([self.ferry, "--version"])
+            import hot_symbols
+            found, listed = hot_symbols.coverage(self.ferry)
+            if found < 0.9 * listed:
+                log(f"warning: {self.ferry} has {found} of the {listed} functions in "
+                    "benches/hot-symbols.txt: its hot code is spread out, and its memory "
+                    "figures are higher than they should be (run benches/hot_symbols.py)")
             return None
         if tool == "ferry-plan":
             import tasks
