@@ -337,6 +337,35 @@ fn failures_and_plain_output() {
     assert_eq!(v["_error"]["details"]["exit_code"], 4);
 }
 
+/// In the target's long-lived shell a `#!/bin/sh` task that never looks
+/// at `$0` or `$$` is read into the wrapper's subshell rather than exec'd:
+/// it must see none of the wrapper's variables or functions, get its
+/// parameters and stdin, and end with its own exit status. One that looks
+/// at `$0` is exec'd and sees its own path there.
+#[test]
+fn tasks_read_into_the_shell_see_what_an_execd_task_sees() {
+    let (s, inv, _) = setup("root", "");
+    let run = task(&s, &inv, "demo::world", &["x=it's"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = &run.only()["value"];
+    assert_eq!(v["leak"], "", "{v}");
+    assert_eq!(v["x"], "it's", "{v}");
+    assert_eq!(v["stdin"]["x"], "it's", "{v}");
+    assert_eq!(v["stdin"]["_task"], "demo::world", "{v}");
+
+    let run = task(&s, &inv, "demo::world", &["x=y", "code=3"], &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let v = &run.only()["value"];
+    assert_eq!(v["_error"]["details"]["exit_code"], 3, "{v}");
+
+    let run = task(&s, &inv, "demo::world0", &["x=z"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = &run.only()["value"];
+    let zero = v["zero"].as_str().unwrap_or_default();
+    assert!(zero.ends_with("/demo/tasks/world0.sh"), "{v}");
+    assert_eq!(v["x"], "z", "{v}");
+}
+
 #[test]
 fn tasks_run_as_another_user_through_sudo() {
     let (s, inv, _) = setup(NOPW_USER, "        run-as: root\n");

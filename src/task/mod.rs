@@ -12,6 +12,7 @@ pub mod metadata;
 pub mod output;
 pub mod params;
 pub mod runner;
+pub mod wrapper;
 
 pub use loader::{Loader, Task, TaskFile};
 pub use params::Prepared;

@@ -87,7 +87,7 @@ impl Shell {
     ) -> Result<Shell, TransportError> {
         let q = quote(dir).map_err(|e| TransportError::Command(e.to_string()))?;
         let mut channel = handle.channel_open_session().await.map_err(lost)?;
-        channel.exec(true, "exec sh").await.map_err(lost)?;
+        channel.exec(true, "exec /bin/sh").await.map_err(lost)?;
         let token = format!("ferry{}", nonce("open"));
         let replace = match previous {
             Some(pid) => format!("kill -9 {pid} 2>/dev/null\nrm -rf \"$FERRY_SESSION_DIR\"\n"),
