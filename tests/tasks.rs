@@ -196,6 +196,7 @@ fn multi_file_tasks_get_an_install_dir_that_is_removed() {
     let v = &run.only()["value"];
     assert_eq!(v["greeting"], "hello, ferry", "{run:?}");
     assert_eq!(v["extra"], "extra file");
+    assert_eq!(v["blob"], " b i n 0 a r y 377 n ", "binary files arrive intact");
     let dir = v["installdir"].as_str().unwrap().to_string();
     assert!(!Path::new(&dir).exists(), "{dir} should be removed");
     let run = task(&s, &inv, "demo::multi", &["name=kept"], &["--no-cleanup"]);
@@ -213,7 +214,7 @@ fn multi_file_tasks_get_an_install_dir_that_is_removed() {
 #[test]
 fn the_cache_sends_nothing_twice_and_never_runs_tampered_files() {
     let (s, inv, cache) = setup("root", "");
-    let first = task(&s, &inv, "demo::marker", &[], &[]);
+    let first = task(&s, &inv, "demo::marker", &[], &["--no-cleanup"]);
     assert_eq!(first.only()["value"]["ran"], "original", "{first:?}");
     assert!(sent_bytes(&first) > 0);
     let second = task(&s, &inv, "demo::marker", &[], &[]);
@@ -426,17 +427,22 @@ fn task_files_reach_a_host_without_sftp() {
     let sshd = Sshd::builder().sftp(false).start();
     let s = Scratch::new();
     let cache = s.path().join("cache");
+    // With --no-cleanup the task runs outside the long-lived shell, and its
+    // files go through ferry's file transport (here `cat` over exec).
+    let tmp = s.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let inv = s.inventory(&one_target(
         &sshd,
         "t",
         "root",
         &format!(
-            "{}        cache-dir: {}\n",
+            "{}        cache-dir: {}\n        tmpdir: {}\n",
             key_line(&client_keys().path(KeyType::Ed25519)),
-            cache.display()
+            cache.display(),
+            tmp.display()
         ),
     ));
-    let first = task(&s, &inv, "demo::marker", &[], &[]);
+    let first = task(&s, &inv, "demo::marker", &[], &["--no-cleanup"]);
     assert_eq!(first.only()["value"]["ran"], "original", "{first:?}");
     assert!(sent_bytes(&first) > 0);
     let cached = walk_files(&cache);

@@ -189,14 +189,22 @@ pub async fn run(
         run_as: settings.run_as.as_ref(),
         params: &params,
         token: &token,
+        deliver: None,
     };
-    let wrapper = wrapper::build(&layout)?;
-    let mut command = Command::shell(wrapper.script)
-        .with_stdin(wrapper.stdin)
-        .with_inline_run_as(settings.run_as.clone());
-    if session.is_some() {
-        command = command.in_session();
-    }
+    let command_for = |layout: &Layout<'_>| -> Result<Command, TransportError> {
+        let wrapper = wrapper::build(layout)?;
+        let command = Command::shell(wrapper.script)
+            .with_stdin(wrapper.stdin)
+            .with_inline_run_as(settings.run_as.clone());
+        Ok(match session {
+            Some(_) => command.in_session(),
+            None => command,
+        })
+    };
+    let mut command = command_for(&layout)?;
+    // Files the long-lived shell can write itself go in the retry's text:
+    // no SFTP channel, no process per file.
+    let through_shell = session.is_some() && wrapper::deliverable(&files);
     let mut sent = 0u64;
     for attempt in 0..2 {
         let (done, out) = run_collect(
@@ -218,7 +226,24 @@ pub async fn run(
                     "task files still fail their sha256 check on the target after sending them:{report}"
                 )));
             }
-            sent += send_missing(t, &files, report, session.map(|_| installdir.as_str())).await?;
+            if through_shell {
+                let missing: BTreeSet<String> = report
+                    .split_whitespace()
+                    .skip(1)
+                    .map(String::from)
+                    .collect();
+                command = command_for(&Layout {
+                    deliver: Some(&missing),
+                    ..layout
+                })?;
+                sent += files
+                    .iter()
+                    .map(|f| f.bytes.len() as u64 * (1 + u64::from(missing.contains(&f.sha256))))
+                    .sum::<u64>();
+            } else {
+                sent +=
+                    send_missing(t, &files, report, session.map(|_| installdir.as_str())).await?;
+            }
             continue;
         }
         if attempt == 0 {

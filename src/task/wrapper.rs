@@ -16,6 +16,8 @@
 //! value quoted by ferry) up to a one-time token line, then the JSON object
 //! for the task's own stdin.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use super::loader::TaskFile;
@@ -33,6 +35,7 @@ fn terr(msg: impl Into<String>) -> TransportError {
 }
 
 /// Everything one run's wrapper is made of.
+#[derive(Clone, Copy)]
 pub struct Layout<'a> {
     pub files: &'a [&'a TaskFile],
     pub exe: &'a TaskFile,
@@ -48,6 +51,23 @@ pub struct Layout<'a> {
     pub run_as: Option<&'a RunAs>,
     pub params: &'a Map<String, Value>,
     pub token: &'a str,
+    /// After a miss in a reused install dir, when every file can pass
+    /// through the shell ([`deliverable`]): the sha256s the cache lacks.
+    /// The wrapper then writes those cache files and every install copy
+    /// itself, from the bytes in its text, before its checks.
+    pub deliver: Option<&'a BTreeSet<String>>,
+}
+
+/// The most task file bytes a wrapper carries in its text.
+const DELIVER_MAX: usize = 1 << 20;
+
+/// Whether these files can be written by the wrapper itself: text a shell
+/// word can hold (UTF-8, no NUL), up to [`DELIVER_MAX`] bytes in all.
+pub fn deliverable(files: &[&TaskFile]) -> bool {
+    files.iter().map(|f| f.bytes.len()).sum::<usize>() <= DELIVER_MAX
+        && files
+            .iter()
+            .all(|f| !f.bytes.contains(&0) && std::str::from_utf8(&f.bytes).is_ok())
 }
 
 /// A wrapper script and the stdin it reads.
@@ -200,6 +220,9 @@ fn script(layout: &Layout<'_>, cache_expr: &str) -> Result<String, TransportErro
     }
 
     let mut s = format!("c={cache_expr}\nd={installdir}\nok=\n");
+    if let Some(missing) = layout.deliver.filter(|_| reuse) {
+        s.push_str(&deliver(files, missing, &dirs)?);
+    }
     if reuse {
         s.push_str(&format!("if [ -d \"$d\" ] && {check}; then ok=1; fi\n"));
     }
@@ -226,7 +249,7 @@ fn script(layout: &Layout<'_>, cache_expr: &str) -> Result<String, TransportErro
         let path = q(&format!("{}/{}", layout.installdir, exe.relative))?;
         s.push_str(&read_params);
         s.push_str(&format!(
-            "unset c d ok m x tok frag line FERRY_SESSION_DIR FERRY_SHA256_PID _n _ok _r\nunset -f h miss ferry_sha256_check\n. {path}\n"
+            "unset c d f ok m x tok frag line FERRY_SESSION_DIR FERRY_SHA256_PID _n _ok _r\nunset -f h miss ferry_sha256_check\n. {path}\n"
         ));
         return Ok(s);
     }
@@ -262,6 +285,45 @@ fn script(layout: &Layout<'_>, cache_expr: &str) -> Result<String, TransportErro
         s.push_str("rm -rf \"$d\"\n");
     }
     s.push_str("exit $rc\n");
+    Ok(s)
+}
+
+/// Writes the missing cache files and every install copy from the bytes
+/// in the script (no process but `mkdir`, and that only for missing dirs).
+fn deliver(
+    files: &[&TaskFile],
+    missing: &BTreeSet<String>,
+    dirs: &[String],
+) -> Result<String, TransportError> {
+    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
+    let mut s = String::new();
+    let mut need = Vec::new();
+    for f in files.iter().filter(|f| missing.contains(&f.sha256)) {
+        need.push(format!("\"$c\"/{}", q(&f.sha256)?));
+    }
+    for d in dirs {
+        need.push(format!("\"$d\"/{}", q(d)?));
+    }
+    for dir in need {
+        s.push_str(&format!("[ -d {dir} ] || mkdir -p {dir} || exit 125\n"));
+    }
+    for f in files {
+        let text = std::str::from_utf8(&f.bytes)
+            .map_err(|_| terr(format!("task file {} is not text", f.relative)))?;
+        s.push_str(&format!("f={}\n", q(text)?));
+        if missing.contains(&f.sha256) {
+            s.push_str(&format!(
+                "printf '%s' \"$f\" >\"$c\"/{}/{} || exit 125\n",
+                q(&f.sha256)?,
+                q(basename(&f.relative))?
+            ));
+        }
+        s.push_str(&format!(
+            "printf '%s' \"$f\" >\"$d\"/{} || exit 125\n",
+            q(&f.relative)?
+        ));
+    }
+    s.push_str("f=\n");
     Ok(s)
 }
 
