@@ -196,7 +196,10 @@ fn multi_file_tasks_get_an_install_dir_that_is_removed() {
     let v = &run.only()["value"];
     assert_eq!(v["greeting"], "hello, ferry", "{run:?}");
     assert_eq!(v["extra"], "extra file");
-    assert_eq!(v["blob"], " b i n 0 a r y 377 n ", "binary files arrive intact");
+    assert_eq!(
+        v["blob"], " b i n 0 a r y 377 n ",
+        "binary files arrive intact"
+    );
     let dir = v["installdir"].as_str().unwrap().to_string();
     assert!(!Path::new(&dir).exists(), "{dir} should be removed");
     let run = task(&s, &inv, "demo::multi", &["name=kept"], &["--no-cleanup"]);

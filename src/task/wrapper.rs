@@ -12,9 +12,10 @@
 //! wrapper's own subshell instead of exec'ing a new shell.
 //!
 //! Every path in a wrapper is ferry's own or a validated module-relative
-//! name; parameters reach it only through stdin: `PT_` assignments (each
-//! value quoted by ferry) up to a one-time token line, then the JSON object
-//! for the task's own stdin.
+//! name. Parameters never reach a command line: `PT_` assignments (each
+//! value quoted by ferry) come through stdin up to a one-time token line,
+//! or, in the long-lived shell, whose stdin the script itself is, as part
+//! of the script; then the JSON object for the task's own stdin.
 
 use std::collections::BTreeSet;
 
@@ -142,7 +143,11 @@ fn folders(files: &[&TaskFile]) -> Vec<String> {
     dirs
 }
 
-fn script(layout: &Layout<'_>, cache_expr: &str) -> Result<String, TransportError> {
+/// The script. `exports` are the `PT_` assignments: in a reused install
+/// dir (the long-lived shell, whose script text is its stdin, never a
+/// command line) they are part of the script; elsewhere the script reads
+/// them from its stdin, up to the token line.
+fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String, TransportError> {
     let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
     let Layout {
         files,
@@ -240,10 +245,14 @@ fn script(layout: &Layout<'_>, cache_expr: &str) -> Result<String, TransportErro
         "if [ -z \"$ok\" ]; then\n  h() {{ if command -v sha256sum >/dev/null 2>&1; then sha256sum \"$1\"; elif command -v shasum >/dev/null 2>&1; then shasum -a 256 \"$1\"; else openssl dgst -sha256 -r \"$1\"; fi | cut -d' ' -f1; }}\n{one_by_one}  if [ -n \"$m\" ]; then rm -rf \"$d\"; miss; fi\nfi\nfi\n"
     ));
     let exe_path = in_d(&exe.relative)?;
-    let read_params = format!(
-        "tok={}; frag=\nwhile IFS= read -r line; do [ \"$line\" = \"$tok\" ] && break; frag=\"$frag$line\n\"; done\neval \"$frag\"\n",
-        q(token)?
-    );
+    let read_params = if reuse {
+        exports.to_string()
+    } else {
+        format!(
+            "tok={}; frag=\nwhile IFS= read -r line; do [ \"$line\" = \"$tok\" ] && break; frag=\"$frag$line\n\"; done\neval \"$frag\"\n",
+            q(token)?
+        )
+    };
     if reuse && run_as.is_none() && sourceable(&exe.bytes) {
         // Nothing of the wrapper's is left for the task to see.
         let path = q(&format!("{}/{}", layout.installdir, exe.relative))?;
@@ -342,9 +351,7 @@ pub fn build(layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
     } else {
         format!("\"$HOME\"/{}", q(cache)?)
     };
-    let script = script(layout, &cache_expr)?;
-
-    let mut stdin = Vec::new();
+    let mut exports = String::new();
     if matches!(method, InputMethod::Environment | InputMethod::Both) {
         for (k, v) in params {
             let text = match v {
@@ -356,10 +363,14 @@ pub fn build(layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
                     "a parameter value contains the run's one-time token; run again",
                 ));
             }
-            stdin.extend(format!("export PT_{k}={}\n", q(&text)?).into_bytes());
+            exports.push_str(&format!("export PT_{k}={}\n", q(&text)?));
         }
     }
-    stdin.extend(format!("{token}\n").into_bytes());
+    let script = script(layout, &cache_expr, &exports)?;
+    let mut stdin = Vec::new();
+    if !layout.reuse {
+        stdin.extend(format!("{exports}{token}\n").into_bytes());
+    }
     if matches!(
         method,
         InputMethod::Stdin | InputMethod::Both | InputMethod::Powershell
