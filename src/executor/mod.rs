@@ -103,9 +103,11 @@ impl Connections {
             .lock()
             .map(|mut m| m.drain().map(|(_, t)| t).collect())
             .unwrap_or_default();
-        for t in all {
+        // Together: each close waits for the target's shell to clean up.
+        futures_util::future::join_all(all.iter().map(|t| async move {
             t.lock().await.close().await;
-        }
+        }))
+        .await;
     }
 }
 
