@@ -70,10 +70,11 @@ async fn scripts_share_one_shell_and_get_exactly_their_own_output() {
         (3, "no newline", "to stderr")
     );
 
-    // stdin arrives whole; the shell and its private directory persist.
+    // stdin arrives whole; the shell persists, and makes its private
+    // directory on request (`ferry_mkdirs`), with the dirs asked for in it.
     let piped = run(
         &*t,
-        session("cat; echo \"$$ $FERRY_SESSION_DIR\"; ls -ld \"$FERRY_SESSION_DIR\" | cut -c1-10")
+        session("cat; ferry_mkdirs \"$FERRY_SESSION_DIR/a\" && echo \"$$ $FERRY_SESSION_DIR\"; ls -ld \"$FERRY_SESSION_DIR\" \"$FERRY_SESSION_DIR/a\" | cut -c1-10")
             .with_stdin(b"line one\n'quoted' $HOME `x`\n".to_vec()),
     )
     .await
@@ -87,7 +88,34 @@ async fn scripts_share_one_shell_and_get_exactly_their_own_output() {
     );
     let (pid, seen_dir) = lines[2].split_once(' ').unwrap();
     assert_eq!(seen_dir, dir);
-    assert_eq!(lines[3], "drwx------", "the shell's directory is private");
+    assert_eq!(
+        lines[3..5],
+        ["drwx------"; 2],
+        "the shell's directory is private"
+    );
+    let again = run(&*t, session("ferry_mkdirs && echo made again"))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.stdout, "made again\n",
+        "an existing dir of the user's own is fine"
+    );
+    let foreign = run(
+        &*t,
+        session(
+            "o=$(mktemp -d) && chown nobody \"$o\" && ln -s / \"$o.l\" || exit 1
+            (FERRY_SESSION_DIR=$o; ferry_mkdirs || echo refused)
+            (FERRY_SESSION_DIR=$o.l; ferry_mkdirs || echo refused link)
+            rm -rf \"$o\" \"$o.l\"",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        foreign.stdout, "refused\nrefused link\n",
+        "a dir of another user's, or a link, is refused: {}",
+        foreign.stderr
+    );
 
     let again = run(&*t, session("echo $$")).await.unwrap();
     assert_eq!(again.stdout.trim(), pid, "the same shell runs every script");

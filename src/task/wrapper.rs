@@ -209,36 +209,64 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
             format!("{sums}FERRY_SUMS\n"),
         )
     };
-    // On a miss in a reused dir ferry also writes the install copies itself
-    // (the next run checks them), so the wrapper makes their folders too.
-    let mut miss_dirs = String::new();
+    // In a reused install dir every dir the run needs — the shell's
+    // private dir, the install dir, the cache's — is made by one process,
+    // `mk` (see `ferry_mkdirs` in transport::ssh::shell); on a miss ferry
+    // also writes the install copies itself, so `mk` makes their folders.
+    let mut mk = String::new();
     if reuse {
+        let mut wanted = vec!["\"$d\"".to_string()];
+        for d in &dirs {
+            wanted.push(in_d(d)?);
+        }
+        wanted.extend(cache_dirs(layout.cache)?);
+        let mut test = Vec::new();
         for d in dirs
             .iter()
             .filter(|d| !dirs.iter().any(|o| o.starts_with(&format!("{d}/"))))
         {
-            miss_dirs.push_str(&format!(" {}", in_d(d)?));
+            test.push(format!("[ -d {} ]", in_d(d)?));
         }
-        if dirs.is_empty() {
-            miss_dirs.push_str(" \"$d\"");
+        for f in files {
+            let sha = format!("\"$c\"/{}", q(&f.sha256)?);
+            if !wanted.contains(&sha) {
+                test.push(format!("[ -d {sha} ]"));
+                wanted.push(sha);
+            }
         }
+        mk = format!(
+            "dirs_ok() {{ {}; }}\nmk() {{ ferry_mkdirs {} && dirs_ok || {{ echo \"ferry: cannot make $d or the task cache's dirs\" >&2; exit 125; }}; }}\n",
+            test.join(" && "),
+            wanted.join(" ")
+        );
     }
+    let make_missing = if reuse {
+        "mk".to_string()
+    } else {
+        "set --; for x in $m; do set -- \"$@\" \"$c/$x\"; done\n  mkdir -p \"$@\" || exit 125"
+            .to_string()
+    };
+    let make_fresh = if reuse {
+        "mk".to_string()
+    } else {
+        format!("{mkdir} || exit 125")
+    };
 
-    let mut s = format!("c={cache_expr}\nd={installdir}\nok=\n");
+    let mut s = format!("c={cache_expr}\nd={installdir}\nok=\n{mk}");
     if let Some(missing) = layout.deliver.filter(|_| reuse) {
-        s.push_str(&deliver(files, missing, &dirs)?);
+        s.push_str(&deliver(files, missing)?);
     }
     if reuse {
         s.push_str(&format!("if [ -d \"$d\" ] && {check}; then ok=1; fi\n"));
     }
     s.push_str(&format!(
-        "if [ -z \"$ok\" ]; then\nmiss() {{ set --; for x in $m; do set -- \"$@\" \"$c/$x\"; done\n  mkdir -p \"$@\"{miss_dirs} || exit 125\n  echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; }}\n{missing}"
+        "if [ -z \"$ok\" ]; then\nmiss() {{ {make_missing}\n  echo \"{MISS_MARKER} $c$m\"; exit {CACHE_MISS}; }}\n{missing}"
     ));
     if reuse {
         s.push_str("[ ! -d \"$d\" ] || rm -rf \"$d\"\n");
     }
     s.push_str(&format!(
-        "[ -z \"$m\" ] || miss\n{mkdir} || exit 125\n{{ {copy}; }} 2>/dev/null && {verify} && ok=1\n{verify_doc}"
+        "[ -z \"$m\" ] || miss\n{make_fresh}\n{{ {copy}; }} 2>/dev/null && {verify} && ok=1\n{verify_doc}"
     ));
     // An altered cache file, or no sha256sum: find out which, file by file.
     s.push_str(&format!(
@@ -258,7 +286,7 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
         let path = q(&format!("{}/{}", layout.installdir, exe.relative))?;
         s.push_str(&read_params);
         s.push_str(&format!(
-            "unset c d f ok m x tok frag line FERRY_SESSION_DIR FERRY_SHA256_PID _n _ok _r\nunset -f h miss ferry_sha256_check\n. {path}\n"
+            "unset c d f ok m x tok frag line FERRY_SESSION_DIR FERRY_SHA256_PID _n _ok _r _b _p\nunset -f h miss mk dirs_ok ferry_sha256_check ferry_mkdirs\n. {path}\n"
         ));
         return Ok(s);
     }
@@ -298,24 +326,10 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
 }
 
 /// Writes the missing cache files and every install copy from the bytes
-/// in the script (no process but `mkdir`, and that only for missing dirs).
-fn deliver(
-    files: &[&TaskFile],
-    missing: &BTreeSet<String>,
-    dirs: &[String],
-) -> Result<String, TransportError> {
+/// in the script (no process but `mk`, and that only for missing dirs).
+fn deliver(files: &[&TaskFile], missing: &BTreeSet<String>) -> Result<String, TransportError> {
     let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
-    let mut s = String::new();
-    let mut need = Vec::new();
-    for f in files.iter().filter(|f| missing.contains(&f.sha256)) {
-        need.push(format!("\"$c\"/{}", q(&f.sha256)?));
-    }
-    for d in dirs {
-        need.push(format!("\"$d\"/{}", q(d)?));
-    }
-    for dir in need {
-        s.push_str(&format!("[ -d {dir} ] || mkdir -p {dir} || exit 125\n"));
-    }
+    let mut s = String::from("dirs_ok || mk\n");
     for f in files {
         let text = std::str::from_utf8(&f.bytes)
             .map_err(|_| terr(format!("task file {} is not text", f.relative)))?;
@@ -334,6 +348,27 @@ fn deliver(
     }
     s.push_str("f=\n");
     Ok(s)
+}
+
+/// Every dir of the cache path, outermost first, as shell words (`"$HOME"/`
+/// in front of a relative path): made one by one, as `mkdir -p` would.
+fn cache_dirs(cache: &str) -> Result<Vec<String>, TransportError> {
+    let (base, rest) = match cache.strip_prefix('/') {
+        Some(rest) => ("", rest),
+        None => ("\"$HOME\"", cache),
+    };
+    let mut at = String::new();
+    let mut out = Vec::new();
+    for seg in rest.split('/').filter(|seg| !seg.is_empty()) {
+        at = if at.is_empty() {
+            seg.to_string()
+        } else {
+            format!("{at}/{seg}")
+        };
+        let word = quote(&format!("/{at}")).map_err(|e| terr(e.to_string()))?;
+        out.push(format!("{base}{word}"));
+    }
+    Ok(out)
 }
 
 /// The wrapper for one run, and its stdin.

@@ -9,9 +9,10 @@
 //! token on stdout (followed by the exit status) and on stderr; the token
 //! is fresh for every script, so no output can forge it.
 //!
-//! The shell owns a private directory (`mkdir -m 700`, which fails rather
-//! than reuse a directory someone else made) and removes it when it exits,
-//! which it does when ferry closes the connection or the connection drops.
+//! The shell owns a private directory (mode 700, made by the first script
+//! that needs it through `ferry_mkdirs`, which refuses a directory someone
+//! else made) and removes it when it exits, which it does when ferry closes
+//! the connection or the connection drops.
 //! Only scripts marked [`Command::in_session`](crate::transport::Command)
 //! run here (ferry's own, with no secret in their stdin: some shells keep
 //! here-documents in temporary files), and only one at a time; a script that is cancelled midway (a
@@ -57,6 +58,18 @@ printf '%s  %s\\n' \"$@\" | sha256sum -c >/dev/null 2>&1
 }
 ";
 
+/// Defined when the shell starts: `ferry_mkdirs DIR...` makes the shell's
+/// private directory, unless an earlier script made it, and the given
+/// dirs, all mode 700, in one `mkdir` (no `-p`: parents first), then
+/// succeeds only if the private directory is a directory of the user's own
+/// and not a link. Errors for dirs that exist already are silent: callers
+/// check what they need.
+const MKDIRS_FUNCTION: &str = "ferry_mkdirs() {
+mkdir -m 700 \"$FERRY_SESSION_DIR\" \"$@\" 2>/dev/null
+[ -d \"$FERRY_SESSION_DIR\" ] && [ ! -h \"$FERRY_SESSION_DIR\" ] && [ -O \"$FERRY_SESSION_DIR\" ]
+}
+";
+
 /// Started before the shell's second script, so that one-off runs do not
 /// pay for it: the checksum service behind `ferry_sha256_check`. One
 /// `sha256sum -c` stays running, line-buffered, between two FIFOs in the
@@ -65,11 +78,21 @@ printf '%s  %s\\n' \"$@\" | sha256sum -c >/dev/null 2>&1
 /// itself holds both FIFOs open (fds 8 and 9), so the service lives exactly
 /// as long as the shell; scripts run with those fds closed and the function
 /// opens the FIFOs by name, so nothing a script leaves running can keep the
-/// service alive. Where coreutils' `stdbuf` is missing the service is not
-/// started.
-const CHECKSUM_SERVICE: &str = "if command -v stdbuf >/dev/null 2>&1 && command -v sha256sum >/dev/null 2>&1 \\
+/// service alive. Line buffering is coreutils' `stdbuf`; where its library
+/// is at a known path the shell sets what `stdbuf` would (`_STDBUF_O`,
+/// `LD_PRELOAD`) and saves starting it. Where neither is there, or the
+/// private directory does not exist yet, the service is not started.
+const CHECKSUM_SERVICE: &str = "_b=
+for _p in /usr/libexec/coreutils/libstdbuf.so /usr/lib/coreutils/libstdbuf.so /usr/lib64/coreutils/libstdbuf.so; do
+[ -f \"$_p\" ] && _b=$_p && break
+done
+if { [ -n \"$_b\" ] || command -v stdbuf >/dev/null 2>&1; } && command -v sha256sum >/dev/null 2>&1 \\
 && mkfifo -m 600 \"$FERRY_SESSION_DIR/.sum-in\" \"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null; then
+if [ -n \"$_b\" ]; then
+_STDBUF_O=L LD_PRELOAD=\"${LD_PRELOAD:+$LD_PRELOAD:}$_b\" sha256sum -c <\"$FERRY_SESSION_DIR/.sum-in\" >\"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null &
+else
 stdbuf -oL sha256sum -c <\"$FERRY_SESSION_DIR/.sum-in\" >\"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null &
+fi
 FERRY_SHA256_PID=$!
 exec 8>\"$FERRY_SESSION_DIR/.sum-in\" 9<\"$FERRY_SESSION_DIR/.sum-out\"
 fi
@@ -94,9 +117,9 @@ impl Shell {
             None => String::new(),
         };
         let preamble = format!(
-            "FERRY_SESSION_DIR={q}\n{replace}mkdir -m 700 \"$FERRY_SESSION_DIR\" || exit 1\n\
+            "FERRY_SESSION_DIR={q}\n{replace}\
              trap 'rm -rf \"$FERRY_SESSION_DIR\"' EXIT\ntrap 'exit 129' HUP\ntrap 'exit 143' TERM\n\
-             {CHECK_FUNCTION}printf '%s %s\\n' {token} $$\n"
+             {MKDIRS_FUNCTION}{CHECK_FUNCTION}printf '%s %s\\n' {token} $$\n"
         );
         channel.data(preamble.as_bytes()).await.map_err(lost)?;
         let mut ready = Framer::new(&token);
