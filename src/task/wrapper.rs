@@ -209,37 +209,11 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
             format!("{sums}FERRY_SUMS\n"),
         )
     };
-    // In a reused install dir every dir the run needs — the shell's
-    // private dir, the install dir, the cache's — is made by one process,
-    // `mk` (see `ferry_mkdirs` in transport::ssh::shell); on a miss ferry
-    // also writes the install copies itself, so `mk` makes their folders.
-    let mut mk = String::new();
-    if reuse {
-        let mut wanted = vec!["\"$d\"".to_string()];
-        for d in &dirs {
-            wanted.push(in_d(d)?);
-        }
-        wanted.extend(cache_dirs(layout.cache)?);
-        let mut test = Vec::new();
-        for d in dirs
-            .iter()
-            .filter(|d| !dirs.iter().any(|o| o.starts_with(&format!("{d}/"))))
-        {
-            test.push(format!("[ -d {} ]", in_d(d)?));
-        }
-        for f in files {
-            let sha = format!("\"$c\"/{}", q(&f.sha256)?);
-            if !wanted.contains(&sha) {
-                test.push(format!("[ -d {sha} ]"));
-                wanted.push(sha);
-            }
-        }
-        mk = format!(
-            "dirs_ok() {{ {}; }}\nmk() {{ ferry_mkdirs {} && dirs_ok || {{ echo \"ferry: cannot make $d or the task cache's dirs\" >&2; exit 125; }}; }}\n",
-            test.join(" && "),
-            wanted.join(" ")
-        );
-    }
+    let mk = if reuse {
+        mk_function(layout, &dirs)?
+    } else {
+        String::new()
+    };
     let make_missing = if reuse {
         "mk".to_string()
     } else {
@@ -323,6 +297,40 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
     }
     s.push_str("exit $rc\n");
     Ok(s)
+}
+
+/// In a reused install dir every dir a run needs — the shell's private
+/// dir, the install dir and its folders, the cache's — is made by one
+/// process: the wrapper's `mk` (through `ferry_mkdirs`, see
+/// transport::ssh::shell), which `dirs_ok` checks. On a miss ferry writes
+/// the install copies itself, so `mk` makes their folders too.
+fn mk_function(layout: &Layout<'_>, dirs: &[String]) -> Result<String, TransportError> {
+    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
+    let in_d = |rel: &str| Ok::<_, TransportError>(format!("\"$d\"/{}", q(rel)?));
+    let mut wanted = vec!["\"$d\"".to_string()];
+    for d in dirs {
+        wanted.push(in_d(d)?);
+    }
+    wanted.extend(cache_dirs(layout.cache)?);
+    let mut test = Vec::new();
+    for d in dirs
+        .iter()
+        .filter(|d| !dirs.iter().any(|o| o.starts_with(&format!("{d}/"))))
+    {
+        test.push(format!("[ -d {} ]", in_d(d)?));
+    }
+    for f in layout.files {
+        let sha = format!("\"$c\"/{}", q(&f.sha256)?);
+        if !wanted.contains(&sha) {
+            test.push(format!("[ -d {sha} ]"));
+            wanted.push(sha);
+        }
+    }
+    Ok(format!(
+        "dirs_ok() {{ {}; }}\nmk() {{ ferry_mkdirs {} && dirs_ok || {{ echo \"ferry: cannot make $d or the task cache's dirs\" >&2; exit 125; }}; }}\n",
+        test.join(" && "),
+        wanted.join(" ")
+    ))
 }
 
 /// Writes the missing cache files and every install copy from the bytes
