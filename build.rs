@@ -45,7 +45,8 @@ fn links_with_lld() -> bool {
         return false;
     }
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    if (flags.contains("linker") || flags.contains("fuse-ld"))
+    if flags.contains("linker")
+        || flags.contains("fuse-ld")
         || env::var_os("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_some()
     {
         return false;
