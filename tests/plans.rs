@@ -145,19 +145,7 @@ fn plan_errors_name_file_line_and_column() {
 fn a_copy_altered_between_steps_is_replaced_and_never_run() {
     let sshd = Sshd::builder().start();
     let s = Scratch::new();
-    let tmp = s.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    let inv = s.inventory(&one_target(
-        &sshd,
-        "t",
-        "root",
-        &format!(
-            "{}        tmpdir: {}\n        cache-dir: {}\n",
-            key_line(&client_keys().path(KeyType::Ed25519)),
-            tmp.display(),
-            s.path().join("cache").display()
-        ),
-    ));
+    let (inv, tmp, _) = s.private_target(&sshd);
     let pwned = s.path().join("pwned");
     let copies = format!("copies={}/ferry-*/*/demo/tasks/marker.sh", tmp.display());
     let pwned_arg = format!("pwned={}", pwned.display());

@@ -13,18 +13,28 @@ use common::sshd::{
     self, JumpPair, KEY_PASSPHRASE, KeyType, NOPW_USER, PW_USER, Sshd, USER_PASSWORD, client_keys,
 };
 
-fn run_id(s: &Scratch, inv: &std::path::Path) -> common::ferry::Run {
+/// `ferry command run CMD -t TARGETS -i INV --format json`.
+fn run_cmd(s: &Scratch, inv: &std::path::Path, cmd: &str, targets: &str) -> common::ferry::Run {
     s.ferry(&[
         "command",
         "run",
-        "id -un",
+        cmd,
         "-t",
-        "all",
+        targets,
         "-i",
         inv.to_str().unwrap(),
         "--format",
         "json",
     ])
+}
+
+fn run_id(s: &Scratch, inv: &std::path::Path) -> common::ferry::Run {
+    run_cmd(s, inv, "id -un", "all")
+}
+
+/// The issue code of the only result's error.
+fn issue(run: &common::ferry::Run) -> serde_json::Value {
+    run.only()["value"]["_error"]["issue_code"].clone()
 }
 
 #[test]
@@ -201,19 +211,8 @@ fn host_key_check_modes_with_right_unknown_and_wrong_keys() {
     let s = Scratch::new();
     let run_with = |kh: &std::path::Path, check: &str| {
         let inv = s.inventory(&with_known_hosts(sshd, kh, check));
-        s.ferry(&[
-            "command",
-            "run",
-            "true",
-            "-t",
-            "t",
-            "-i",
-            inv.to_str().unwrap(),
-            "--format",
-            "json",
-        ])
+        run_cmd(&s, &inv, "true", "t")
     };
-    let issue = |run: &common::ferry::Run| run.only()["value"]["_error"]["issue_code"].clone();
     let unknown = s.path().join("unknown_kh");
     std::fs::write(&unknown, "").unwrap();
 
@@ -313,19 +312,8 @@ fn host_certificates_are_checked_against_cert_authority_lines() {
         let kh = s.path().join("cert_known_hosts");
         std::fs::write(&kh, format!("{line}\n")).unwrap();
         let inv = s.inventory(&with_known_hosts(&sshd, &kh, "true"));
-        s.ferry(&[
-            "command",
-            "run",
-            "true",
-            "-t",
-            "t",
-            "-i",
-            inv.to_str().unwrap(),
-            "--format",
-            "json",
-        ])
+        run_cmd(&s, &inv, "true", "t")
     };
-    let issue = |run: &common::ferry::Run| run.only()["value"]["_error"]["issue_code"].clone();
     let port = sshd.port();
 
     // Only the CA is known: the host's certificate is what gets it in.
@@ -359,17 +347,7 @@ fn a_host_certificate_for_another_name_is_refused() {
     let kh = s.path().join("cert_known_hosts");
     std::fs::write(&kh, format!("@cert-authority * {ca}\n")).unwrap();
     let inv = s.inventory(&with_known_hosts(&sshd, &kh, "true"));
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "true",
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let run = run_cmd(&s, &inv, "true", "t");
     assert_eq!(
         run.only()["value"]["_error"]["issue_code"],
         "HOST_KEY_ERROR",
@@ -506,17 +484,7 @@ fn proxyjump_reaches_a_host_only_the_jump_host_can_reach() {
         &pair.known_hosts_path().display().to_string(),
         &inner_only.display().to_string(),
     ));
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "true",
-        "-t",
-        "inner",
-        "-i",
-        inv.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let run = run_cmd(&s, &inv, "true", "inner");
     assert_eq!(
         run.only()["value"]["_error"]["issue_code"],
         "HOST_KEY_ERROR",

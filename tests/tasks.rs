@@ -429,22 +429,9 @@ fn builtin_facts_task_runs_over_ssh() {
 fn task_files_reach_a_host_without_sftp() {
     let sshd = Sshd::builder().sftp(false).start();
     let s = Scratch::new();
-    let cache = s.path().join("cache");
     // With --no-cleanup the task runs outside the long-lived shell, and its
     // files go through ferry's file transport (here `cat` over exec).
-    let tmp = s.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    let inv = s.inventory(&one_target(
-        &sshd,
-        "t",
-        "root",
-        &format!(
-            "{}        cache-dir: {}\n        tmpdir: {}\n",
-            key_line(&client_keys().path(KeyType::Ed25519)),
-            cache.display(),
-            tmp.display()
-        ),
-    ));
+    let (inv, _, cache) = s.private_target(&sshd);
     let first = task(&s, &inv, "demo::marker", &[], &["--no-cleanup"]);
     assert_eq!(first.only()["value"]["ran"], "original", "{first:?}");
     assert!(sent_bytes(&first) > 0);

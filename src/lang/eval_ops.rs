@@ -52,15 +52,7 @@ fn a_an(t: &str) -> String {
 }
 
 fn arith(op: BinOp, a: &Value, b: &Value, loc: &Loc) -> LResult<Value> {
-    let sym = match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Mod => "%",
-        BinOp::Shl => "<<",
-        _ => ">>",
-    };
+    let sym = op_text(op);
     let x = to_num(a, sym, loc)?;
     let y = to_num(b, sym, loc)?;
     let overflow = || LangError::eval(format!("integer overflow in operator '{sym}'"), loc);

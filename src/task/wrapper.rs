@@ -35,6 +35,16 @@ fn terr(msg: impl Into<String>) -> TransportError {
     TransportError::Command(msg.into())
 }
 
+/// One word for the wrapper, quoted for a POSIX shell.
+fn q(word: &str) -> Result<String, TransportError> {
+    quote(word).map_err(|e| terr(e.to_string()))
+}
+
+/// A path inside the install dir (`$d`), as a shell word.
+fn in_d(rel: &str) -> Result<String, TransportError> {
+    Ok(format!("\"$d\"/{}", q(rel)?))
+}
+
 /// Everything one run's wrapper is made of.
 #[derive(Clone, Copy)]
 pub struct Layout<'a> {
@@ -148,7 +158,6 @@ fn folders(files: &[&TaskFile]) -> Vec<String> {
 /// command line) they are part of the script; elsewhere the script reads
 /// them from its stdin, up to the token line.
 fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String, TransportError> {
-    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
     let Layout {
         files,
         exe,
@@ -165,13 +174,6 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
     }
     let installdir = q(layout.installdir)?;
     let dirs = folders(files);
-    let in_d = |rel: &str| Ok::<_, TransportError>(format!("\"$d\"/{}", q(rel)?));
-    // The run-as user must read the install dir; nothing in it is secret.
-    let mode = if run_as.is_some() { "755" } else { "700" };
-    let mut mkdir = format!("mkdir -m {mode} \"$d\"");
-    for d in &dirs {
-        mkdir.push_str(&format!(" {}", in_d(d)?));
-    }
     // A reused install dir is checked by the shell's checksum service (see
     // transport::ssh::shell); a fresh one by one sha256sum.
     let mut check = String::from("ferry_sha256_check");
@@ -223,6 +225,12 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
     let make_fresh = if reuse {
         "mk".to_string()
     } else {
+        // The run-as user must read the install dir; nothing in it is secret.
+        let mode = if run_as.is_some() { "755" } else { "700" };
+        let mut mkdir = format!("mkdir -m {mode} \"$d\"");
+        for d in &dirs {
+            mkdir.push_str(&format!(" {}", in_d(d)?));
+        }
         format!("{mkdir} || exit 125")
     };
 
@@ -305,8 +313,6 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
 /// transport::ssh::shell), which `dirs_ok` checks. On a miss ferry writes
 /// the install copies itself, so `mk` makes their folders too.
 fn mk_function(layout: &Layout<'_>, dirs: &[String]) -> Result<String, TransportError> {
-    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
-    let in_d = |rel: &str| Ok::<_, TransportError>(format!("\"$d\"/{}", q(rel)?));
     let mut wanted = vec!["\"$d\"".to_string()];
     for d in dirs {
         wanted.push(in_d(d)?);
@@ -336,7 +342,6 @@ fn mk_function(layout: &Layout<'_>, dirs: &[String]) -> Result<String, Transport
 /// Writes the missing cache files and every install copy from the bytes
 /// in the script (no process but `mk`, and that only for missing dirs).
 fn deliver(files: &[&TaskFile], missing: &BTreeSet<String>) -> Result<String, TransportError> {
-    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
     let mut s = String::from("dirs_ok || mk\n");
     for f in files {
         let text = std::str::from_utf8(&f.bytes)
@@ -373,7 +378,7 @@ fn cache_dirs(cache: &str) -> Result<Vec<String>, TransportError> {
         } else {
             format!("{at}/{seg}")
         };
-        let word = quote(&format!("/{at}")).map_err(|e| terr(e.to_string()))?;
+        let word = q(&format!("/{at}"))?;
         out.push(format!("{base}{word}"));
     }
     Ok(out)
@@ -388,7 +393,6 @@ pub fn build(layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
         token,
         ..
     } = *layout;
-    let q = |s: &str| quote(s).map_err(|e| terr(e.to_string()));
     let cache_expr = if cache.starts_with('/') {
         q(cache)?
     } else {

@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use super::sshd::Sshd;
+use super::sshd::{KeyType, Sshd, client_keys};
 
 /// A scratch directory holding an inventory and an empty HOME.
 pub struct Scratch {
@@ -27,6 +27,26 @@ impl Scratch {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// An inventory of one root target `t` on `sshd` with the ed25519 client
+    /// key, whose `tmpdir` (made here) and task `cache-dir` are inside this
+    /// scratch dir: (inventory, tmpdir, cache dir).
+    pub fn private_target(&self, sshd: &Sshd) -> (PathBuf, PathBuf, PathBuf) {
+        let (tmp, cache) = (self.path().join("tmp"), self.path().join("cache"));
+        std::fs::create_dir(&tmp).expect("tmpdir");
+        let inv = self.inventory(&one_target(
+            sshd,
+            "t",
+            "root",
+            &format!(
+                "{}        tmpdir: {}\n        cache-dir: {}\n",
+                key_line(&client_keys().path(KeyType::Ed25519)),
+                tmp.display(),
+                cache.display()
+            ),
+        ));
+        (inv, tmp, cache)
     }
 
     pub fn home(&self) -> PathBuf {
