@@ -64,6 +64,10 @@ MAX_LISTEN_SOCKS = 16
 UPLOAD_SIZE = int(os.environ.get("FERRY_BENCH_UPLOAD_SIZE", 1 << 20))
 LAUNCHER: str | None = None  # compiled peers/rusage.c, see build_launcher()
 
+# The TASKS benchmark's ops (benches/tasks.py), one per kind of work a step
+# does: shell builtins only, or mkdir and cat as processes. `--ops tasks`
+# runs both.
+TASK_OPS = ("tasks-builtins", "tasks-procs")
 ALL_TOOLS = [
     "ferry",
     "ferry-plan",  # --ops tasks only: one `ferry plan run` (see tasks.py)
@@ -706,9 +710,9 @@ ansible_python_interpreter=/usr/bin/python3
         return "unknown tool"
 
     def run(self, tool, op):
-        if op == "tasks":
+        if op.startswith("tasks-"):
             import tasks
-            res = tasks.run(self, tool)  # verifies every target itself
+            res = tasks.run(self, tool, op)  # verifies every target itself
         elif tool == "ferry-plan":
             return None  # plans only exist for --ops tasks
         else:
@@ -962,11 +966,62 @@ def fmt_ratio(x, ref):
     return f"{x / ref:.1f}×"
 
 
+def median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def combine(runs: list[Result]) -> Result:
+    """One row for the repeated runs of a tool and op: the median of each
+    time, the largest memory, the worst success count."""
+    if len(runs) == 1:
+        return runs[0]
+    r = Result(tool=runs[0].tool, op=runs[0].op, targets=runs[0].targets)
+    for name in ("wall_s", "client_cpu_s", "client_user_s", "client_sys_s", "target_cpu_s"):
+        setattr(r, name, median([getattr(x, name) for x in runs]))
+    r.max_rss_kib = max(x.max_rss_kib for x in runs)
+    r.peak_tree_pss_kib = max(x.peak_tree_pss_kib for x in runs)
+    worst = min(runs, key=lambda x: (x.ok, x.success))
+    r.ok, r.success, r.exit_code, r.errors = worst.ok, worst.success, worst.exit_code, worst.errors
+    walls = ", ".join(f"{x.wall_s:.2f}" for x in runs)
+    r.note = f"median of {len(runs)} runs (wall s: {walls}); " + "".join(
+        dict.fromkeys(x.note for x in runs))
+    return r
+
+
+def reference(tools, op):
+    """The ferry row the others are compared with: the plan for tasks."""
+    if op.startswith("tasks-") and "ferry-plan" in tools:
+        return "ferry-plan"
+    return "ferry" if "ferry" in tools else None
+
+
+def paired_ratios(runs: dict, tools, op) -> list[str]:
+    """Per round, each tool's wall time over the reference ferry row's in the
+    same round (the two ran minutes apart at most, so slow spells of a shared
+    host hit both); the median of those is the figure to quote."""
+    ref = reference(tools, op)
+    base = runs.get((ref, op), [])
+    lines = []
+    for tool in tools:
+        mine = runs.get((tool, op), [])
+        if tool == ref or not mine or len(mine) != len(base):
+            continue
+        ratios = [m.wall_s / b.wall_s for m, b in zip(mine, base) if b.wall_s and m.ok and b.ok]
+        if ratios:
+            each = ", ".join(f"{x:.2f}" for x in ratios)
+            lines.append(f"- {op}: {tool} wall ÷ {ref} wall, per round: {each} → median "
+                         f"{median(ratios):.2f}×")
+    return lines
+
+
 def markdown_table(results: list[Result], op: str, n: int, c: int) -> str:
     rows = [r for r in results if r.op == op and r.skipped is None]
-    ferry = next((r for r in rows if r.tool == "ferry"), None)
+    ref = reference([r.tool for r in rows], op)
+    ferry = next((r for r in rows if r.tool == ref), None)
     hdr = ("| tool | ok/N | wall s | client CPU ms/target | target CPU ms/target | "
-           "max RSS MiB (1 proc) | peak tree PSS MiB | CPU/target vs ferry | wall vs ferry |\n"
+           f"max RSS MiB (1 proc) | peak tree PSS MiB | CPU/target vs {ref} | wall vs {ref} |\n"
            "|---|---|---|---|---|---|---|---|---|\n")
     body = ""
     for r in rows:
@@ -975,7 +1030,9 @@ def markdown_table(results: list[Result], op: str, n: int, c: int) -> str:
                  f"{fmt_ratio(r.client_ms_per_target, ferry.client_ms_per_target) if ferry else '–'} | "
                  f"{fmt_ratio(r.wall_s, ferry.wall_s) if ferry else '–'} |\n")
     title = {"command": "`echo ok` on every target", "upload": "1 MiB upload to every target",
-             "tasks": "Ten tasks in a row on every target"}.get(op, op)
+             "tasks-builtins": "Ten tasks in a row on every target, builtin work",
+             "tasks-procs": "Ten tasks in a row on every target, mkdir and cat as processes",
+             }.get(op, op)
     return f"**{title}** (N={n}, concurrency={c})\n\n" + hdr + body
 
 
@@ -987,7 +1044,8 @@ def main():
     ap.add_argument("--concurrency", "-c", type=int, default=50)
     ap.add_argument("--only", help=f"comma-separated subset of: {','.join(ALL_TOOLS)}")
     ap.add_argument("--ops", default="command,upload",
-                    help="comma-separated: command,upload,tasks (tasks: see benches/tasks.py)")
+                    help="comma-separated: command,upload,tasks (= tasks-builtins,tasks-procs: "
+                         "see benches/tasks.py)")
     ap.add_argument("--port", type=int, default=2222)
     ap.add_argument("--ferry", default=os.path.join(REPO, "target", "release", "ferry"))
     ap.add_argument("--json", default=os.path.join(BENCH_DIR, "results", "latest.json"))
@@ -996,6 +1054,9 @@ def main():
                          "fine for --ops command, makes upload checks per-sshd only)")
     ap.add_argument("--real-home", action="store_true",
                     help="don't override HOME for target sessions (root's ~/.bashrc then runs on every session)")
+    ap.add_argument("--repeat", "-r", type=int, default=1,
+                    help="rounds: every tool runs every op once per round, in a rotating order; "
+                         "the table gives medians and each tool's per-round ratio to ferry")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (logs, outputs)")
     ap.add_argument("--no-install", action="store_true", help="don't pip install missing peers")
     a = ap.parse_args()
@@ -1004,14 +1065,17 @@ def main():
     for t in tools:
         if t not in ALL_TOOLS:
             ap.error(f"unknown tool {t!r}; choose from {ALL_TOOLS}")
-    ops = [o for o in a.ops.split(",") if o]
-    for o in ops:
-        if o not in ("command", "upload", "tasks"):
+    ops = []
+    for o in (o for o in a.ops.split(",") if o):
+        if o not in ("command", "upload", "tasks", *TASK_OPS):
             ap.error(f"unknown op {o!r}")
-    if "tasks" in ops and "ferry" in tools and "ferry-plan" not in tools:
+        ops += [x for x in (TASK_OPS if o == "tasks" else (o,)) if x not in ops]
+    if any(o in TASK_OPS for o in ops) and "ferry" in tools and "ferry-plan" not in tools:
         tools.insert(tools.index("ferry") + 1, "ferry-plan")  # both ferry rows
     if a.targets > 250 * 250:
         ap.error("too many targets")
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
 
     if not a.no_install:
         ensure_venv(tools)
@@ -1034,7 +1098,8 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    results: list[Result] = []
+    runs: dict[tuple[str, str], list[Result]] = {}
+    skipped: list[Result] = []
     bench = None
     try:
         log(f"starting {a.targets} targets in {workdir}")
@@ -1042,26 +1107,27 @@ def main():
         fleet.setup()
         log(f"fleet ready: {len(fleet.listener_pids)} sshd listeners, {time.monotonic() - t0:.1f}s")
         bench = Bench(fleet, a.concurrency, a.ferry)
-        for tool in tools:
-            why = bench.available(tool)
+        missing = {tool: bench.available(tool) for tool in tools}
+        for tool, why in missing.items():
             for op in ops:
-                if why:
-                    if tool == "ferry-plan" and op != "tasks":
-                        continue
+                if why and not (tool == "ferry-plan" and op not in TASK_OPS):
                     log(f"skip {tool} {op}: {why}")
-                    results.append(Result(tool=tool, op=op, skipped=why, targets=a.targets))
-                    continue
-                log(f"run {tool} {op} ...")
+                    skipped.append(Result(tool=tool, op=op, skipped=why, targets=a.targets))
+        present = [t for t in tools if not missing[t]]
+        for rnd in range(a.repeat):
+            order = present[rnd % len(present):] + present[:rnd % len(present)] if present else []
+            for tool, op in ((t, o) for t in order for o in ops):
+                log(f"run {tool} {op}" + (f" (round {rnd + 1}/{a.repeat})" if a.repeat > 1 else "") + " ...")
                 try:
                     r = bench.run(tool, op)
                 except Exception as e:  # noqa: BLE001 - record and go on with the next tool
                     log(f"  {tool} {op} crashed: {e!r}")
-                    results.append(Result(tool=tool, op=op, skipped=f"harness error: {e!r}",
+                    skipped.append(Result(tool=tool, op=op, skipped=f"harness error: {e!r}",
                                           targets=a.targets))
                     continue
                 if r is None:
                     continue
-                results.append(r)
+                runs.setdefault((tool, op), []).append(r)
                 log(f"  {tool} {op}: {r.success}/{r.targets} ok, wall {r.wall_s:.2f}s, "
                     f"client {r.client_ms_per_target:.2f} ms/target, target {r.target_ms_per_target:.2f} ms/target, "
                     f"maxrss {r.max_rss_kib / 1024:.1f} MiB, tree PSS {r.peak_tree_pss_kib / 1024:.1f} MiB"
@@ -1085,6 +1151,7 @@ def main():
         else:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    results = [combine(runs[(t, o)]) for t in tools for o in ops if (t, o) in runs] + skipped
     if not results:
         return 1
     doc = {
@@ -1093,9 +1160,12 @@ def main():
         "targets": a.targets,
         "concurrency": a.concurrency,
         "upload_bytes": UPLOAD_SIZE,
+        "repeat": a.repeat,
         "versions": bench.versions if bench else {},
         "results": [dict(asdict(r), client_ms_per_target=r.client_ms_per_target,
                          target_ms_per_target=r.target_ms_per_target) for r in results],
+        "runs": [dict(asdict(r), round=i + 1) for rs in runs.values() for i, r in enumerate(rs)]
+        if a.repeat > 1 else [],
     }
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as fh:
@@ -1104,9 +1174,10 @@ def main():
     print()
     for op in ops:
         print(markdown_table(results, op, a.targets, a.concurrency))
-    skipped = [r for r in results if r.skipped]
+        if a.repeat > 1:
+            print("\n".join(paired_ratios(runs, tools, op)) + "\n")
     for r in skipped:
-        if r.op == next(o for o in ops if r.tool != "ferry-plan" or o == "tasks"):
+        if r.op == next(o for o in ops if r.tool != "ferry-plan" or o in TASK_OPS):
             print(f"- {r.tool}: skipped ({r.skipped})")
     notes = sorted({(r.tool, r.op, r.note) for r in results if r.note and not r.skipped})
     for tool, op, note in notes:

@@ -12,6 +12,9 @@ Every step i does the same work on every target with every tool: write
 "value-<i>" to <dir>/step-<i>, read it back, print it. <dir> is on each
 target's private tmpfs (fleet.Fleet.dest_dir), so the harness can read all ten
 files on every target afterwards and checks them, whatever the tool reported.
+Two ops do it two ways: tasks-builtins with shell builtins alone, and
+tasks-procs with `mkdir -p` and `cat` as processes (step.sh, deploy.py and
+playbook.yml spell both out); `--ops tasks` runs both.
 
 This module holds only what is specific to the op; the fleet, the
 measurement and the tool set-up (inventories, environments) are fleet.py's.
@@ -36,11 +39,6 @@ DEPLOY = os.path.join(TASKS_DIR, "deploy.py")
 TASK = "benchmod::step"
 STEPS = 10
 TOOLS = ("ferry", "ferry-plan", "pyinfra", "ansible")
-# What each step's shell commands are made of (benches/README.md): "procs"
-# (mkdir and cat as processes, the default) or "builtins" (shell builtins).
-WORK = os.environ.get("FERRY_BENCH_TASK_WORK", "procs")
-if WORK not in ("procs", "builtins"):
-    raise SystemExit(f"FERRY_BENCH_TASK_WORK must be procs or builtins, not {WORK!r}")
 
 # 10 ferry invocations in a row; each one's JSON goes to its own file.
 FERRY_LOOP = r"""
@@ -100,11 +98,14 @@ def clean(bench, tool: str):
             shutil.rmtree(bench.f.target_path(a, d), ignore_errors=True)
 
 
-def run(bench, tool: str) -> Result | None:
+def run(bench, tool: str, op: str) -> Result | None:
+    """Runs op (one of fleet.TASK_OPS: tasks-<work>, where work is what
+    each step's commands are made of, "builtins" or "procs") with tool."""
     if tool not in TOOLS:
         return None  # pssh / openssh have no notion of tasks
+    work = op.removeprefix("tasks-")
     clean(bench, tool)
-    res = {"ferry": _ferry, "ferry-plan": _ferry_plan, "pyinfra": _pyinfra, "ansible": _ansible}[tool](bench)
+    res = {"ferry": _ferry, "ferry-plan": _ferry_plan, "pyinfra": _pyinfra, "ansible": _ansible}[tool](bench, op, work)
     verify(bench, res)
     clean(bench, tool)
     res.note += f"{STEPS} steps; "
@@ -113,12 +114,12 @@ def run(bench, tool: str) -> Result | None:
 
 # -- per tool ---------------------------------------------------------------
 
-def _ferry(bench) -> Result:
+def _ferry(bench, op: str, work: str) -> Result:
     f = bench.f
-    out = os.path.join(f.dir, "out.ferry.tasks.step")
+    out = os.path.join(f.dir, f"out.ferry.{op}.step")
     argv = ["sh", "-c", FERRY_LOOP, "sh", bench.ferry, _ferry_inventory(bench), MODULEPATH,
-            str(bench.c), step_dir(bench, "ferry"), out, str(STEPS), WORK]
-    res, _, err = measure(f, "ferry", "tasks", argv, env=bench.base_env, cwd=f.dir)
+            str(bench.c), step_dir(bench, "ferry"), out, str(STEPS), work]
+    res, _, err = measure(f, "ferry", op, argv, env=bench.base_env, cwd=f.dir)
     good = None
     for i in range(1, STEPS + 1):
         try:
@@ -149,14 +150,14 @@ def _ferry_step_ok(text: str, i: int) -> set[str] | None:
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         return None
-    want = {"n": i, "value": f"value-{i}"}
+    want = {"_output": expected(i)}  # step.sh prints plain text
     return {str(it.get("target")) for it in items
             if isinstance(it, dict) and it.get("status") == "success" and it.get("value") == want}
 
 
-def _ferry_plan(bench) -> Result:
+def _ferry_plan(bench, op: str, work: str) -> Result:
     f = bench.f
-    argv = [bench.ferry, "plan", "run", PLAN, "targets=all", f"dir={step_dir(bench, 'ferry-plan')}", f"work={WORK}",
+    argv = [bench.ferry, "plan", "run", PLAN, "targets=all", f"dir={step_dir(bench, 'ferry-plan')}", f"work={work}",
             "-i", _ferry_inventory(bench), "--modulepath", MODULEPATH]
     help_text = subprocess.run([bench.ferry, "plan", "run", "--help"], capture_output=True, text=True).stdout
     if "--concurrency" in help_text:
@@ -165,7 +166,7 @@ def _ferry_plan(bench) -> Result:
         bench.versions.setdefault("ferry-plan-note", "plan run has no --concurrency; default used")
     if "--format" in help_text:
         argv += ["--format", "json"]
-    res, out, err = measure(f, "ferry-plan", "tasks", argv, env=bench.base_env, cwd=f.dir)
+    res, out, err = measure(f, "ferry-plan", op, argv, env=bench.base_env, cwd=f.dir)
     # --format json: {"status": ..., "steps": {"s1": {"items": [...]}, ...}, "value": ...}
     good = None
     try:
@@ -183,12 +184,12 @@ def _ferry_plan(bench) -> Result:
     return res
 
 
-def _pyinfra(bench) -> Result:
+def _pyinfra(bench, op: str, work: str) -> Result:
     f = bench.f
     argv = bench.pyinfra_argv() + [DEPLOY]
     env = dict(bench.pyinfra_env(), FERRY_BENCH_TASKS_DIR=step_dir(bench, "pyinfra"),
-               FERRY_BENCH_TASK_WORK=WORK)
-    res, out, err = measure(f, "pyinfra", "tasks", argv, env=env, cwd=f.dir)
+               FERRY_BENCH_TASK_WORK=work)
+    res, out, err = measure(f, "pyinfra", op, argv, env=env, cwd=f.dir)
     text = ANSI.sub("", out + err)
     # pyinfra prints "[host] Success" once per host and operation.
     per_host: dict[str, int] = {}
@@ -201,12 +202,12 @@ def _pyinfra(bench) -> Result:
     return res
 
 
-def _ansible(bench) -> Result:
+def _ansible(bench, op: str, work: str) -> Result:
     f = bench.f
     exe = os.path.join(VENV_BIN, "ansible-playbook")
-    argv = [exe, "-i", bench.ansible_inv, "-f", str(bench.c), "-e", f"dir={step_dir(bench, 'ansible')}", "-e", f"work={WORK}",
+    argv = [exe, "-i", bench.ansible_inv, "-f", str(bench.c), "-e", f"dir={step_dir(bench, 'ansible')}", "-e", f"work={work}",
             PLAYBOOK]
-    res, out, err = measure(f, "ansible", "tasks", argv, env=bench.ansible_env(), cwd=f.dir)
+    res, out, err = measure(f, "ansible", op, argv, env=bench.ansible_env(), cwd=f.dir)
     # PLAY RECAP: "127.42.0.1 : ok=10 changed=10 unreachable=0 failed=0 ..."
     ok = 0
     for m in re.finditer(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)",
