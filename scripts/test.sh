@@ -38,6 +38,9 @@ REQUIREMENTS=(
   "pg_ctlcluster postgresql"
   "psql postgresql-client"
   "runuser util-linux"
+  "dnf dnf"
+  "rpmbuild rpm"
+  "createrepo_c createrepo-c"
 )
 
 have() {

@@ -8,12 +8,15 @@
 //! userland). Fixture trees for the facts task live in tests/builtin_tasks/.
 //!
 //! The package install/uninstall test needs apt and a reachable package
-//! registry; it prints a notice and skips itself otherwise. The service
+//! registry; it prints a notice and skips itself otherwise. The dnf one
+//! builds its own rpm and serves it from a local repository (Debian's dnf,
+//! rpm and createrepo_c, which scripts/test.sh installs). The service
 //! lifecycle test needs root and SysV init scripts (no systemd as PID 1).
 //!
 //! The tests are grouped by task in modules under tests/builtin_tasks/
-//! (facts, JSON escaping, package, service); this file holds what they
-//! share: the shells, running a task, and checking its JSON result.
+//! (facts, JSON escaping, package with apt and with dnf, service); this
+//! file holds what they share: the shells, running a task, and checking
+//! its JSON result.
 
 #[path = "builtin_tasks/facts.rs"]
 mod facts;
@@ -21,6 +24,8 @@ mod facts;
 mod json;
 #[path = "builtin_tasks/package.rs"]
 mod package;
+#[path = "builtin_tasks/package_rpm.rs"]
+mod package_rpm;
 #[path = "builtin_tasks/service.rs"]
 mod service;
 
