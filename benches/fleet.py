@@ -710,7 +710,7 @@ ansible_python_interpreter=/usr/bin/python3
         return "unknown tool"
 
     def run(self, tool, op):
-        if op.startswith("tasks-"):
+        if op in TASK_OPS:
             import tasks
             res = tasks.run(self, tool, op)  # verifies every target itself
         elif tool == "ferry-plan":
@@ -992,7 +992,7 @@ def combine(runs: list[Result]) -> Result:
 
 def reference(tools, op):
     """The ferry row the others are compared with: the plan for tasks."""
-    if op.startswith("tasks-") and "ferry-plan" in tools:
+    if op in TASK_OPS and "ferry-plan" in tools:
         return "ferry-plan"
     return "ferry" if "ferry" in tools else None
 
