@@ -1019,7 +1019,7 @@ def paired_ratios(runs: dict, tools, op) -> list[str]:
 def markdown_table(results: list[Result], op: str, n: int, c: int) -> str:
     rows = [r for r in results if r.op == op and r.skipped is None]
     ref = reference([r.tool for r in rows], op)
-    ferry = next((r for r in rows if r.tool == ref), None)
+    base = next((r for r in rows if r.tool == ref), None)
     hdr = ("| tool | ok/N | wall s | client CPU ms/target | target CPU ms/target | "
            f"max RSS MiB (1 proc) | peak tree PSS MiB | CPU/target vs {ref} | wall vs {ref} |\n"
            "|---|---|---|---|---|---|---|---|---|\n")
@@ -1027,8 +1027,8 @@ def markdown_table(results: list[Result], op: str, n: int, c: int) -> str:
     for r in rows:
         body += (f"| {r.tool} | {r.success}/{r.targets} | {r.wall_s:.2f} | {r.client_ms_per_target:.2f} | "
                  f"{r.target_ms_per_target:.2f} | {r.max_rss_kib / 1024:.1f} | {r.peak_tree_pss_kib / 1024:.1f} | "
-                 f"{fmt_ratio(r.client_ms_per_target, ferry.client_ms_per_target) if ferry else '–'} | "
-                 f"{fmt_ratio(r.wall_s, ferry.wall_s) if ferry else '–'} |\n")
+                 f"{fmt_ratio(r.client_ms_per_target, base.client_ms_per_target) if base else '–'} | "
+                 f"{fmt_ratio(r.wall_s, base.wall_s) if base else '–'} |\n")
     title = {"command": "`echo ok` on every target", "upload": "1 MiB upload to every target",
              "tasks-builtins": "Ten tasks in a row on every target, builtin work",
              "tasks-procs": "Ten tasks in a row on every target, mkdir and cat as processes",

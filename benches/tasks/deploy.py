@@ -1,6 +1,7 @@
 """The TASKS benchmark for pyinfra: ten server.shell operations in a row, the
 same commands as benchmod::step (modules/benchmod/tasks/step.sh).
-Run by benches/tasks.py with FERRY_BENCH_TASKS_DIR=<per-target tmpfs>."""
+Run by benches/tasks.py with FERRY_BENCH_TASKS_DIR=<per-target tmpfs> and
+FERRY_BENCH_TASK_WORK=builtins|procs (the op's work; tasks.py sets it)."""
 
 import os
 import shlex

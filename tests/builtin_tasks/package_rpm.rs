@@ -61,11 +61,17 @@ fn build_rpm(top: &Path, repo: &Path, version: &str) {
     run(&["createrepo_c", "-q", "--update", repo.to_str().unwrap()]);
 }
 
-/// The repository definition dnf reads, removed again on drop.
+fn remove_package() {
+    let _ = Command::new("rpm").args(["-e", PKG]).output();
+}
+
+/// The repository definition dnf reads, with the test package absent;
+/// both removed again on drop.
 struct RepoFile;
 
 impl RepoFile {
     fn new(repo: &Path) -> RepoFile {
+        remove_package();
         std::fs::create_dir_all("/etc/yum.repos.d").unwrap();
         std::fs::write(
             REPO_FILE,
@@ -83,7 +89,7 @@ impl RepoFile {
 impl Drop for RepoFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(REPO_FILE);
-        let _ = Command::new("rpm").args(["-e", PKG]).output();
+        remove_package();
     }
 }
 
@@ -123,7 +129,6 @@ fn package_lifecycle_with_dnf() {
     std::fs::create_dir(&repo).unwrap();
     build_rpm(top.path(), &repo, "1.0");
     let _repo_file = RepoFile::new(&repo);
-    let _ = Command::new("rpm").args(["-e", PKG]).output();
     let dash = shell_without_apt();
     let task = |params: serde_json::Value| run_task(&dash, "package.sh", params, &[]).ok();
 
