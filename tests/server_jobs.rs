@@ -495,3 +495,30 @@ async fn postgres_store_same_behaviour() {
     killed_mid_job(&pki, dir.path(), &format!("store: \"{url}\"\n")).await;
     drop(pg);
 }
+
+/// A query nested far beyond the limit is a 400 on `scope.query`, and the
+/// server still answers: it used to overflow a worker's stack and abort the
+/// whole process, running jobs with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_query_is_a_400() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let inv = dir.path().join("inventory.yaml");
+    std::fs::write(&inv, "targets:\n  - name: web1\n    uri: 127.0.0.1\n").expect("inventory");
+    let extra = format!("inventory: {}\n", inv.display());
+    let server = TestServer::start(&pki, dir.path(), &extra).await;
+    let client = Client::new(&pki, Some(&pki.client));
+    for query in ["(".repeat(5_000), "not ".repeat(10_000)] {
+        let body = json!({"command": "id", "scope": {"query": query}});
+        let r = client
+            .post(server.addr, "/orchestrator/v1/command/command", &body)
+            .await;
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert_eq!(r.json()["details"]["field"], "scope.query");
+        let msg = r.json()["msg"].as_str().unwrap_or_default().to_string();
+        assert!(msg.contains("deeper than 64 levels"), "{msg}");
+    }
+    let r = client.get(server.addr, "/orchestrator/v1/jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    server.stop().await;
+}
