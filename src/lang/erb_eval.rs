@@ -153,9 +153,15 @@ impl<'a, 'l> Interp<'a, 'l> {
         if matches!(
             e,
             RExpr::Bin(..) | RExpr::Call(..) | RExpr::Array(_) | RExpr::Str(_) | RExpr::Assign(..)
-        ) && crate::lang::value::exceeds_size(&v, crate::lang::value::MAX_VALUE_SIZE)
+        ) && let Some(excess) = crate::lang::value::excess(&v)
         {
-            return fail("template value too large");
+            return fail(match excess {
+                crate::lang::value::Excess::Size => "template value too large".to_string(),
+                crate::lang::value::Excess::Depth => format!(
+                    "template value nested too deeply (more than {} levels)",
+                    crate::lang::value::MAX_VALUE_DEPTH
+                ),
+            });
         }
         Ok(v)
     }

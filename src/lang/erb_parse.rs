@@ -10,8 +10,13 @@ use crate::lang::erb_lex::{StrPart, Tok, Token, lex};
 mod calls;
 mod forms;
 
-/// Maximum nesting of Ruby expressions in a template.
-const MAX_DEPTH: usize = 200;
+/// Maximum nesting of Ruby expressions in a template (chains such as
+/// `a + b + c` or `x.f.g` nest one level per link).
+pub const MAX_DEPTH: usize = 200;
+
+fn too_deep() -> String {
+    format!("template code nested too deeply (the limit is {MAX_DEPTH} levels)")
+}
 
 #[derive(Debug, Clone)]
 pub enum RExpr {
@@ -198,11 +203,26 @@ impl Parser {
         }
     }
 
-    fn stmt(&mut self) -> PResult<RExpr> {
+    fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err("template code nested too deeply".into());
+            return Err(too_deep());
         }
+        Ok(())
+    }
+
+    /// One more link of a chain built in a loop (`a + b + c`, `x.f.g`,
+    /// `e if c if d`): each wraps the expression so far once more.
+    fn link(&self, chain: &mut usize) -> PResult<()> {
+        *chain += 1;
+        if self.depth + *chain > MAX_DEPTH {
+            return Err(too_deep());
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self) -> PResult<RExpr> {
+        self.enter()?;
         let r = self.stmt_inner();
         self.depth -= 1;
         r
@@ -210,7 +230,11 @@ impl Parser {
 
     fn stmt_inner(&mut self) -> PResult<RExpr> {
         let mut e = self.expr_stmt()?;
+        let mut chain = 0;
         loop {
+            if self.is_kw("if") || self.is_kw("unless") {
+                self.link(&mut chain)?;
+            }
             if self.eat_kw("if") {
                 let c = self.expr_stmt()?;
                 e = RExpr::If(vec![(c, vec![e])], Vec::new());
@@ -226,7 +250,11 @@ impl Parser {
     /// `not`, `and`, `or` level.
     fn expr_stmt(&mut self) -> PResult<RExpr> {
         let mut l = self.not_expr()?;
+        let mut chain = 0;
         loop {
+            if self.is_kw("and") || self.is_kw("or") {
+                self.link(&mut chain)?;
+            }
             if self.eat_kw("and") {
                 let r = self.not_expr()?;
                 l = RExpr::And(Box::new(l), Box::new(r));
@@ -241,17 +269,17 @@ impl Parser {
 
     fn not_expr(&mut self) -> PResult<RExpr> {
         if self.eat_kw("not") {
-            return Ok(RExpr::Not(Box::new(self.not_expr()?)));
+            self.enter()?;
+            let e = self.not_expr()?;
+            self.depth -= 1;
+            return Ok(RExpr::Not(Box::new(e)));
         }
         self.expr()
     }
 
     /// Assignment and everything tighter.
     pub fn expr(&mut self) -> PResult<RExpr> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err("template code nested too deeply".into());
-        }
+        self.enter()?;
         let r = self.assignment();
         self.depth -= 1;
         r
@@ -291,12 +319,14 @@ impl Parser {
     fn ternary(&mut self) -> PResult<RExpr> {
         let c = self.range()?;
         if self.eat_op("?") {
+            self.enter()?;
             self.skip_nl();
             let a = self.ternary()?;
             self.skip_nl();
             self.expect_op(":")?;
             self.skip_nl();
             let b = self.ternary()?;
+            self.depth -= 1;
             return Ok(RExpr::Ternary(Box::new(c), Box::new(a), Box::new(b)));
         }
         Ok(c)
@@ -315,7 +345,9 @@ impl Parser {
 
     fn oror(&mut self) -> PResult<RExpr> {
         let mut l = self.andand()?;
+        let mut chain = 0;
         while self.eat_op("||") {
+            self.link(&mut chain)?;
             self.skip_nl();
             let r = self.andand()?;
             l = RExpr::Or(Box::new(l), Box::new(r));
@@ -325,7 +357,9 @@ impl Parser {
 
     fn andand(&mut self) -> PResult<RExpr> {
         let mut l = self.unary_not()?;
+        let mut chain = 0;
         while self.eat_op("&&") {
+            self.link(&mut chain)?;
             self.skip_nl();
             let r = self.unary_not()?;
             l = RExpr::And(Box::new(l), Box::new(r));
@@ -352,6 +386,7 @@ impl Parser {
             return self.unary();
         };
         let mut l = self.binary(level + 1)?;
+        let mut chain = 0;
         loop {
             let Some(Tok::Op(op)) = self.peek() else {
                 return Ok(l);
@@ -359,6 +394,7 @@ impl Parser {
             let Some(op) = ops.iter().find(|o| **o == *op).copied() else {
                 return Ok(l);
             };
+            self.link(&mut chain)?;
             self.pos += 1;
             self.skip_nl();
             let r = self.binary(level + 1)?;
@@ -367,10 +403,7 @@ impl Parser {
     }
 
     fn unary(&mut self) -> PResult<RExpr> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err("template code nested too deeply".into());
-        }
+        self.enter()?;
         let r = if self.eat_op("!") {
             self.unary().map(|e| RExpr::Not(Box::new(e)))
         } else if self.eat_op("-") {
@@ -397,7 +430,11 @@ impl Parser {
 
     fn postfix(&mut self) -> PResult<RExpr> {
         let mut e = self.primary()?;
+        let mut chain = 0;
         loop {
+            if self.is_op(".") || self.is_op("&.") || self.is_op("::") || self.is_op("[") {
+                self.link(&mut chain)?;
+            }
             if self.is_op(".") || self.is_op("&.") {
                 self.pos += 1;
                 self.skip_nl();

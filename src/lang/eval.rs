@@ -270,7 +270,8 @@ impl<'l> Evaluator<'l> {
         self.enter(&e.loc)?;
         let r = self.eval_inner(e, sc);
         self.leave();
-        // Expressions that build values are checked against the size bound.
+        // Expressions that build values are checked against the size and
+        // depth bounds.
         if let Ok(v) = &r
             && matches!(
                 e.kind,
@@ -278,19 +279,23 @@ impl<'l> Evaluator<'l> {
                     | ExprKind::Hash(_)
                     | ExprKind::Interp(_)
                     | ExprKind::Binary(..)
+                    | ExprKind::Access(..)
                     | ExprKind::Call { .. }
                     | ExprKind::MethodCall { .. }
             )
-            && matches!(v, Value::Array(_) | Value::Hash(_) | Value::Str(_))
-            && crate::lang::value::exceeds_size(v, crate::lang::value::MAX_VALUE_SIZE)
+            && matches!(
+                v,
+                Value::Array(_)
+                    | Value::Hash(_)
+                    | Value::Str(_)
+                    | Value::Type(_)
+                    | Value::Sensitive(_)
+                    | Value::Iterator(_)
+                    | Value::Rich(_)
+            )
+            && let Some(excess) = crate::lang::value::excess(v)
         {
-            return Err(LangError::eval(
-                format!(
-                    "Value too large (more than {} elements)",
-                    crate::lang::value::MAX_VALUE_SIZE
-                ),
-                &e.loc,
-            ));
+            return Err(LangError::eval(excess.to_string(), &e.loc));
         }
         r
     }

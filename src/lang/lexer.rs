@@ -96,6 +96,10 @@ pub struct Lexer<'a> {
     file: &'a Arc<str>,
     line_base: u32,
     heredoc_resume: Option<usize>,
+    /// Open `${` interpolations around the current position, and how many
+    /// may nest (lexing them recurses).
+    depth: usize,
+    max_depth: usize,
 }
 
 #[path = "lexer_str.rs"]
@@ -125,7 +129,16 @@ impl<'a> Lexer<'a> {
             file,
             line_base,
             heredoc_resume: None,
+            depth: 0,
+            max_depth: crate::lang::parser::MAX_DEPTH,
         }
+    }
+
+    /// At most `max_depth` interpolations may nest (the default is the
+    /// parser's [`crate::lang::parser::MAX_DEPTH`]).
+    pub fn with_max_depth(mut self, max_depth: usize) -> Lexer<'a> {
+        self.max_depth = max_depth;
+        self
     }
 
     fn line_col(&self, pos: usize) -> (u32, u32) {

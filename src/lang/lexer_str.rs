@@ -97,9 +97,20 @@ impl<'a> Lexer<'a> {
                     if !lit.is_empty() {
                         parts.push(StrPart::Lit(std::mem::take(&mut lit)));
                     }
+                    self.depth += 1;
+                    if self.depth > self.max_depth {
+                        return self.err(
+                            format!(
+                                "Interpolation nesting is too deep (the limit is {} levels)",
+                                self.max_depth
+                            ),
+                            self.pos,
+                        );
+                    }
                     self.pos += 2;
                     let mut toks = Vec::new();
                     self.lex_tokens(&mut toks, true)?;
+                    self.depth -= 1;
                     parts.push(StrPart::Expr(toks));
                 }
                 '$' if self
@@ -267,6 +278,8 @@ impl<'a> Lexer<'a> {
             file,
             body_line.saturating_sub(1 + self.line_base) + self.line_base,
         );
+        sub.depth = self.depth;
+        sub.max_depth = self.max_depth;
         let parts = if interpolate {
             sub.scan_interp_body(None, &escapes, 0)?
         } else {

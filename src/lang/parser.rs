@@ -6,10 +6,18 @@ use std::sync::Arc;
 
 use crate::lang::ast::{BinOp, Expr, ExprKind, Lambda, Param, RelOp, UnOp};
 use crate::lang::error::{LResult, LangError, Loc};
-use crate::lang::lexer::{P, StrPart, Tok, Token, tokenize};
+use crate::lang::lexer::{Lexer, P, StrPart, Tok, Token, tokenize};
 
-/// Maximum nesting depth of expressions before the parser gives up.
+/// Maximum nesting depth of expressions (and of string interpolations)
+/// in manifests and templates before the parser gives up. They are parsed
+/// on the compiler's own thread, whose stack (64 MiB) holds this depth of
+/// the costliest nesting many times over.
 pub const MAX_DEPTH: usize = 400;
+
+/// Maximum nesting depth of a data type string (a task's or a plan's
+/// parameter type), parsed and evaluated on the caller's thread, whose
+/// stack may be as small as a tokio worker's (2 MiB).
+pub const MAX_TYPE_DEPTH: usize = 64;
 
 const STATEMENT_CALLS: &[&str] = &[
     "include",
@@ -37,6 +45,7 @@ pub struct Parser {
     pub(crate) pos: usize,
     pub(crate) file: Arc<str>,
     pub(crate) depth: usize,
+    pub(crate) max_depth: usize,
     /// While parsing a condition, `name {` is not a resource expression.
     pub(crate) no_resource: bool,
     pub(crate) end_loc: (u32, u32),
@@ -50,15 +59,64 @@ pub fn parse(src: &str, file: &Arc<str>) -> LResult<Vec<Expr>> {
     p.parse_program()
 }
 
-/// Parse a single expression (used for interpolation and type strings).
+/// Parse a single expression.
 pub fn parse_expression(src: &str, file: &Arc<str>) -> LResult<Expr> {
-    let toks = tokenize(src, file)?;
+    parse_one(src, file, MAX_DEPTH)
+}
+
+fn parse_one(src: &str, file: &Arc<str>, max_depth: usize) -> LResult<Expr> {
+    let toks = Lexer::new(src, file).with_max_depth(max_depth).tokenize()?;
     let mut p = Parser::new(toks, file.clone(), (1, 1));
+    p.max_depth = max_depth;
     let e = p.parse_expr(0)?;
     if let Some(t) = p.peek_tok() {
         return Err(p.syntax_at(t));
     }
     Ok(e)
+}
+
+/// Parse a data type string such as `Optional[Array[String[1]]]`, as
+/// Puppet's type parser does: type names with `[...]` arguments, literals
+/// (numbers, strings without interpolation, regexes, `default`, `undef`),
+/// arrays and hashes of them, and nothing that calls or refers to
+/// anything. Nesting is bounded by [`MAX_TYPE_DEPTH`], so evaluating the
+/// result cannot run deep either.
+pub fn parse_type(src: &str, file: &Arc<str>) -> LResult<Expr> {
+    let e = parse_one(src, file, MAX_TYPE_DEPTH)?;
+    check_type_expr(&e)?;
+    Ok(e)
+}
+
+/// Refuses anything but type syntax (recursion bounded by the parse depth).
+fn check_type_expr(e: &Expr) -> LResult<()> {
+    match &e.kind {
+        ExprKind::Undef
+        | ExprKind::Default
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Regex(_)
+        | ExprKind::Bare(_)
+        | ExprKind::TypeRef(_) => Ok(()),
+        ExprKind::Unary(UnOp::Neg, x)
+            if matches!(x.kind, ExprKind::Int(_) | ExprKind::Float(_)) =>
+        {
+            Ok(())
+        }
+        ExprKind::Array(items) => items.iter().try_for_each(check_type_expr),
+        ExprKind::Hash(pairs) => pairs
+            .iter()
+            .try_for_each(|(k, v)| check_type_expr(k).and_then(|()| check_type_expr(v))),
+        ExprKind::Access(base, args) => {
+            check_type_expr(base)?;
+            args.iter().try_for_each(check_type_expr)
+        }
+        _ => Err(LangError::syntax(
+            "A data type may only hold type names, literals, arrays and hashes",
+            e.loc.clone(),
+        )),
+    }
 }
 
 impl Parser {
@@ -68,6 +126,7 @@ impl Parser {
             pos: 0,
             file,
             depth: 0,
+            max_depth: MAX_DEPTH,
             no_resource: false,
             end_loc,
         }
@@ -137,13 +196,31 @@ impl Parser {
 
     pub(crate) fn enter(&mut self) -> LResult<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(LangError::syntax(
-                "Expression nesting is too deep",
-                self.loc(),
-            ));
+        if self.depth > self.max_depth {
+            return Err(self.too_deep());
         }
         Ok(())
+    }
+
+    /// One more link of a chain built in a loop (`a + b + c`, `$x[1][2]`,
+    /// `$x.f.g`): each wraps the expression so far once more, so a chain
+    /// nests as deeply as its length.
+    fn link(&self, chain: &mut usize) -> LResult<()> {
+        *chain += 1;
+        if self.depth + *chain > self.max_depth {
+            return Err(self.too_deep());
+        }
+        Ok(())
+    }
+
+    fn too_deep(&self) -> LangError {
+        LangError::syntax(
+            format!(
+                "Expression nesting is too deep (the limit is {} levels)",
+                self.max_depth
+            ),
+            self.loc(),
+        )
     }
 
     pub fn parse_program(&mut self) -> LResult<Vec<Expr>> {
@@ -226,11 +303,13 @@ impl Parser {
     }
 
     fn parse_infix(&mut self, mut lhs: Expr, min_bp: u8) -> LResult<Expr> {
+        let mut chain = 0;
         while let Some(tok) = self.peek() {
             if matches!(tok, Tok::P(P::Question)) {
                 if 9 < min_bp {
                     break;
                 }
+                self.link(&mut chain)?;
                 self.pos += 1;
                 lhs = self.parse_selector(lhs)?;
                 continue;
@@ -241,6 +320,7 @@ impl Parser {
             if l < min_bp {
                 break;
             }
+            self.link(&mut chain)?;
             let loc = if matches!(op, Infix::Rel(_)) {
                 lhs.loc.clone()
             } else {
@@ -311,9 +391,11 @@ impl Parser {
     }
 
     pub(crate) fn parse_postfix(&mut self, mut e: Expr) -> LResult<Expr> {
+        let mut chain = 0;
         loop {
             match self.peek_tok() {
                 Some(t) if t.tok == Tok::P(P::LBrack) && !t.space_before => {
+                    self.link(&mut chain)?;
                     self.pos += 1;
                     let args = self.parse_list(P::RBrack)?;
                     let loc = e.loc.clone();
@@ -324,6 +406,7 @@ impl Parser {
                         Some(Tok::Name(n)) => n.clone(),
                         _ => break,
                     };
+                    self.link(&mut chain)?;
                     self.pos += 2;
                     let mut args = Vec::new();
                     if matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LParen) && !t.space_before)
@@ -430,7 +513,9 @@ impl Parser {
             return Err(self.unexpected());
         };
         let mut e = Expr::new(ExprKind::TypeRef(n), loc);
+        let mut chain = 0;
         while matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LBrack)) {
+            self.link(&mut chain)?;
             self.pos += 1;
             let args = self.parse_list(P::RBrack)?;
             let l = e.loc.clone();
@@ -471,6 +556,7 @@ impl Parser {
                     let end = self.end_loc;
                     let mut sub = Parser::new(toks, self.file.clone(), end);
                     sub.depth = self.depth;
+                    sub.max_depth = self.max_depth;
                     let e = sub.parse_expr(0)?;
                     if let Some(t) = sub.peek_tok() {
                         return Err(sub.syntax_at(t));

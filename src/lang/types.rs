@@ -186,6 +186,27 @@ fn type_arg(v: &Value) -> Result<PType, String> {
     }
 }
 
+/// How deeply `t` nests (a type without type parameters is 1), counted
+/// up to `limit + 1` at most, so the walk never goes deeper than `limit`.
+pub fn depth(t: &PType, limit: usize) -> usize {
+    if limit == 0 {
+        return 1;
+    }
+    let inner = |t: &PType| depth(t, limit - 1);
+    1 + match t {
+        PType::Array(e, ..)
+        | PType::Optional(e)
+        | PType::NotUndef(e)
+        | PType::Sensitive(e)
+        | PType::Alias(_, e)
+        | PType::Type(Some(e)) => inner(e),
+        PType::Hash(k, v, ..) => inner(k).max(inner(v)),
+        PType::Tuple(ts) | PType::Variant(ts) => ts.iter().map(inner).max().unwrap_or(0),
+        PType::Struct(fields) => fields.iter().map(|(_, _, t)| inner(t)).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// Apply `Type[args]`. Resource references with several titles yield arrays.
 pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
     let a0 = args.first();

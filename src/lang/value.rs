@@ -282,10 +282,42 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 /// stops inputs that double a value until memory runs out.
 pub const MAX_VALUE_SIZE: usize = 1_000_000;
 
-/// Deep size of `v` (nodes plus string bytes / 64), counted up to
-/// `limit + 1` at most.
-pub fn deep_size(v: &Value, limit: usize) -> usize {
-    fn walk(v: &Value, budget: &mut usize) -> bool {
+/// How deeply values may nest: arrays, hashes, `Sensitive`, iterators,
+/// `Deferred` arguments and the data types they hold, together. Far deeper
+/// than data read from JSON (128) or YAML (64) can be; it bounds every
+/// recursive walk over a value (comparison, conversion, output, drop), and
+/// values nested by a loop at run time stop here with an error.
+pub const MAX_VALUE_DEPTH: usize = 256;
+
+/// What makes a value too big to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Excess {
+    /// More than [`MAX_VALUE_SIZE`].
+    Size,
+    /// Nested deeper than [`MAX_VALUE_DEPTH`].
+    Depth,
+}
+
+impl std::fmt::Display for Excess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Excess::Size => write!(f, "Value too large (more than {MAX_VALUE_SIZE} elements)"),
+            Excess::Depth => write!(
+                f,
+                "Value nested too deeply (more than {MAX_VALUE_DEPTH} levels)"
+            ),
+        }
+    }
+}
+
+/// The deep size of `v` counted up to `limit + 1`, and whether it nests
+/// deeper than [`MAX_VALUE_DEPTH`] (the walk never goes deeper).
+fn measure(v: &Value, limit: usize) -> (usize, bool) {
+    fn walk(v: &Value, budget: &mut usize, depth: usize, deep: &mut bool) -> bool {
+        if depth > MAX_VALUE_DEPTH {
+            *deep = true;
+            return true;
+        }
         let cost = 1 + match v {
             Value::Str(s) | Value::Regex(s) => s.len() / 64,
             _ => 0,
@@ -295,22 +327,48 @@ pub fn deep_size(v: &Value, limit: usize) -> usize {
             return true;
         }
         *budget -= cost;
+        let mut inner = |x: &Value| walk(x, budget, depth + 1, deep);
         match v {
-            Value::Array(a) => a.iter().any(|x| walk(x, budget)),
-            Value::Hash(h) => h.iter().any(|(k, x)| walk(k, budget) || walk(x, budget)),
-            Value::Sensitive(x) => walk(x, budget),
+            Value::Array(a) | Value::Iterator(a) => a.iter().any(inner),
+            Value::Hash(h) => h.iter().any(|(k, x)| inner(k) || inner(x)),
+            Value::Sensitive(x) => inner(x),
+            Value::Rich(r) => match &**r {
+                crate::lang::rich::Rich::Deferred { args, .. } => args.iter().any(inner),
+                _ => false,
+            },
+            Value::Type(t) => {
+                let room = MAX_VALUE_DEPTH + 1 - depth;
+                if crate::lang::types::depth(t, room) > room {
+                    *deep = true;
+                    return true;
+                }
+                false
+            }
             _ => false,
         }
     }
     let mut budget = limit;
-    if walk(v, &mut budget) {
-        limit.saturating_add(1)
+    let mut deep = false;
+    if walk(v, &mut budget, 1, &mut deep) {
+        (limit.saturating_add(1), deep)
     } else {
-        limit - budget
+        (limit - budget, false)
     }
 }
 
-/// Is the deep size of `v` above `limit`?
-pub fn exceeds_size(v: &Value, limit: usize) -> bool {
-    deep_size(v, limit) > limit
+/// Deep size of `v` (nodes plus string bytes / 64), counted up to
+/// `limit + 1` at most; a value nested deeper than [`MAX_VALUE_DEPTH`]
+/// counts as `limit + 1`.
+pub fn deep_size(v: &Value, limit: usize) -> usize {
+    measure(v, limit).0
+}
+
+/// Whether `v` is too large ([`MAX_VALUE_SIZE`]) or too deep
+/// ([`MAX_VALUE_DEPTH`]) to keep.
+pub fn excess(v: &Value) -> Option<Excess> {
+    match measure(v, MAX_VALUE_SIZE) {
+        (_, true) => Some(Excess::Depth),
+        (size, false) if size > MAX_VALUE_SIZE => Some(Excess::Size),
+        _ => None,
+    }
 }

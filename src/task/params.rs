@@ -89,7 +89,7 @@ impl crate::lang::loader::Loader for NoFiles {
 /// Checks a JSON value against a Puppet type string.
 pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
     let file: Arc<str> = Arc::from("<parameter type>");
-    let expr = crate::lang::parser::parse_expression(ty, &file)
+    let expr = crate::lang::parser::parse_type(ty, &file)
         .map_err(|e| format!("invalid type '{ty}': {}", e.message))?;
     let loader = NoFiles;
     let mut ev = Evaluator::new(&loader, Vec::new(), None, "task", &Map::new());
