@@ -41,6 +41,7 @@ REQUIREMENTS=(
   "dnf dnf"
   "rpmbuild rpm"
   "createrepo_c createrepo-c"
+  "/usr/bin/time time"
 )
 
 have() {

@@ -147,6 +147,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
         run_as: args.run_as.clone(),
         connect_timeout: args.connect_timeout.map(Duration::from_secs),
         command_timeout: args.command_timeout.map(Duration::from_secs),
+        max_output: args.max_output,
     };
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {

@@ -101,6 +101,8 @@ pub enum ScriptAction {
     },
 }
 
+// Parsed once per process: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum TaskAction {
     /// Run task NAME (module::task) with parameters given as name=value.
@@ -234,6 +236,11 @@ pub struct RunArgs {
     /// Seconds each command may run before it fails with ferry/timeout.
     #[arg(long)]
     pub command_timeout: Option<u64>,
+    /// Bytes of each output stream (stdout, stderr, merged) kept per target:
+    /// the first and last halves, with a marker and `truncated` in the
+    /// result when more arrived. Bytes or K/M/G, 1K to 1G [default: 1M].
+    #[arg(long, value_name = "SIZE", value_parser = crate::executor::capture::parse_size)]
+    pub max_output: Option<usize>,
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
     pub stream: bool,

@@ -47,6 +47,7 @@ pub async fn run(
             run_as: args.run_as.clone(),
             connect_timeout: args.connect_timeout.map(Duration::from_secs),
             command_timeout: args.command_timeout.map(Duration::from_secs),
+            max_output: args.max_output,
         },
     };
     let format = args.format;

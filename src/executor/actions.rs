@@ -1,15 +1,18 @@
 //! The actions the executor can carry out on a target: a command, a script,
 //! a file upload and a file download. Each builds its commands as typed
-//! values and turns what happened into Bolt's result value.
+//! values and turns what happened into Bolt's result value. Output is kept
+//! within the run's limit (see [`super::capture`]); a result whose output
+//! was cut says so in `truncated`.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::capture::{Collected, DEFAULT_MAX_OUTPUT};
 use super::result::{Status, error_value};
 use crate::events::{Event, Sink};
 use crate::inventory::Target;
-use crate::transport::{Command, Stream, Transport, TransportError};
+use crate::transport::{Command, Transport, TransportError};
 
 #[derive(Clone, Debug)]
 pub enum Action {
@@ -18,14 +21,6 @@ pub enum Action {
     Upload { src: PathBuf, dest: String },
     Download { src: String, dest: PathBuf },
     Task(std::sync::Arc<crate::task::Prepared>),
-}
-
-/// Output collected from one command.
-#[derive(Default)]
-pub struct Collected {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub merged: Vec<u8>,
 }
 
 impl Action {
@@ -50,20 +45,27 @@ impl Action {
         }
     }
 
+    /// Carries out the action on a connected target, keeping at most
+    /// `max_output` bytes of each output stream in the result.
     pub async fn perform(
         &self,
         target: &Target,
         t: &dyn Transport,
         sink: &dyn Sink,
+        max_output: usize,
     ) -> Result<(Status, Value), TransportError> {
         match self {
             Action::Command { line } => {
-                let (done, out) =
-                    run_collect(target, t, &Command::shell(line.clone()), sink).await?;
+                let command = Command::shell(line.clone());
+                let (done, out) = run_collect(target, t, &command, sink, max_output).await?;
                 Ok(command_value(done.exit_code, &out))
             }
-            Action::Script { path, args } => run_script(target, t, path, args, sink).await,
-            Action::Task(prepared) => crate::task::runner::run(target, t, prepared, sink).await,
+            Action::Script { path, args } => {
+                run_script(target, t, path, args, sink, max_output).await
+            }
+            Action::Task(prepared) => {
+                crate::task::runner::run(target, t, prepared, sink, max_output).await
+            }
             Action::Upload { src, dest } => {
                 if t.posix().run_as.is_some() {
                     upload_as(target, t, src, dest).await?;
@@ -114,14 +116,16 @@ pub fn safe_dir_name(name: &str) -> String {
     }
 }
 
-/// Runs a command, reporting output as events and collecting it.
+/// Runs a command, reporting output as events as it arrives and keeping
+/// at most `limit` bytes of each stream.
 pub async fn run_collect(
     target: &Target,
     t: &dyn Transport,
     command: &Command,
     sink: &dyn Sink,
+    limit: usize,
 ) -> Result<(crate::transport::Finished, Collected), TransportError> {
-    let mut out = Collected::default();
+    let mut out = Collected::new(limit);
     let done = t
         .run(command, &mut |stream, data| {
             sink.event(&Event::Output {
@@ -129,28 +133,24 @@ pub async fn run_collect(
                 stream,
                 data,
             });
-            match stream {
-                Stream::Stdout => out.stdout.extend_from_slice(data),
-                Stream::Stderr => out.stderr.extend_from_slice(data),
-            }
-            out.merged.extend_from_slice(data);
+            out.push(stream, data);
         })
         .await?;
     Ok((done, out))
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Bolt's value for a finished command; non-zero exit is a failure.
+/// Bolt's value for a finished command; non-zero exit is a failure. When
+/// output was cut, `truncated` gives the bytes each stream lost.
 pub fn command_value(exit_code: i32, out: &Collected) -> (Status, Value) {
     let mut value = json!({
-        "stdout": text(&out.stdout),
-        "stderr": text(&out.stderr),
-        "merged_output": text(&out.merged),
+        "stdout": out.stdout.text(),
+        "stderr": out.stderr.text(),
+        "merged_output": out.merged.text(),
         "exit_code": exit_code,
     });
+    if let (Some(cut), Some(map)) = (out.truncated(), value.as_object_mut()) {
+        map.insert("truncated".into(), cut);
+    }
     if exit_code == 0 {
         return (Status::Success, value);
     }
@@ -187,13 +187,13 @@ async fn upload_as(
     let result = async {
         t.upload(src, &staged).await?;
         let open = Command::argv(["chmod", "-R", "a+rX", &dir]).as_login_user();
-        run_collect(target, t, &open, &quiet).await?;
+        run_collect(target, t, &open, &quiet, DEFAULT_MAX_OUTPUT).await?;
         let copy = Command::argv(["cp", "-R", &staged, dest]);
-        let (done, out) = run_collect(target, t, &copy, &quiet).await?;
+        let (done, out) = run_collect(target, t, &copy, &quiet, DEFAULT_MAX_OUTPUT).await?;
         if done.exit_code != 0 {
             return Err(TransportError::File(format!(
                 "cannot copy into {dest} as the run-as user: {}",
-                text(&out.stderr).trim()
+                out.stderr.text().trim()
             )));
         }
         Ok(())
@@ -209,12 +209,13 @@ async fn make_tempdir(target: &Target, t: &dyn Transport) -> Result<String, Tran
         None => "/tmp/ferry.XXXXXXXX".to_string(),
     };
     let mktemp = Command::argv(["mktemp", "-d", &template]).as_login_user();
-    let (done, out) = run_collect(target, t, &mktemp, &crate::events::Discard).await?;
-    let dir = text(&out.stdout).trim().to_string();
-    if done.exit_code != 0 || dir.is_empty() {
+    let quiet = crate::events::Discard;
+    let (done, out) = run_collect(target, t, &mktemp, &quiet, DEFAULT_MAX_OUTPUT).await?;
+    let dir = out.stdout.text().trim().to_string();
+    if done.exit_code != 0 || dir.is_empty() || out.stdout.is_truncated() {
         return Err(TransportError::File(format!(
             "cannot make a temporary directory: {}",
-            text(&out.stderr).trim()
+            out.stderr.text().trim()
         )));
     }
     Ok(dir)
@@ -222,7 +223,7 @@ async fn make_tempdir(target: &Target, t: &dyn Transport) -> Result<String, Tran
 
 async fn remove_tempdir(target: &Target, t: &dyn Transport, dir: &str) {
     let rm = Command::argv(["rm", "-rf", dir]).as_login_user();
-    let _ = run_collect(target, t, &rm, &crate::events::Discard).await;
+    let _ = run_collect(target, t, &rm, &crate::events::Discard, DEFAULT_MAX_OUTPUT).await;
 }
 
 async fn run_script(
@@ -231,6 +232,7 @@ async fn run_script(
     path: &Path,
     args: &[String],
     sink: &dyn Sink,
+    max_output: usize,
 ) -> Result<(Status, Value), TransportError> {
     let quiet = crate::events::Discard;
     let dir = make_tempdir(target, t).await?;
@@ -243,10 +245,10 @@ async fn run_script(
         t.upload(path, &remote).await?;
         // A run-as user other than the login user must be able to read it too.
         let chmod = Command::argv(["chmod", "-R", "a+rx", &dir]).as_login_user();
-        run_collect(target, t, &chmod, &quiet).await?;
+        run_collect(target, t, &chmod, &quiet, DEFAULT_MAX_OUTPUT).await?;
         let mut argv = vec![remote.clone()];
         argv.extend(args.iter().cloned());
-        let (done, out) = run_collect(target, t, &Command::argv(argv), sink).await?;
+        let (done, out) = run_collect(target, t, &Command::argv(argv), sink, max_output).await?;
         Ok(command_value(done.exit_code, &out))
     }
     .await;

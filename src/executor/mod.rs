@@ -6,6 +6,7 @@
 //! others.
 
 pub mod actions;
+pub mod capture;
 pub mod result;
 
 use std::sync::Arc;
@@ -201,7 +202,10 @@ async fn on_target(
         Err(e) => Err(e),
         Ok(shared) => {
             let mut t = shared.lock().await;
-            let value = action.perform(target, t.as_ref(), sink).await;
+            let max_output = overrides
+                .max_output
+                .unwrap_or(capture::DEFAULT_MAX_OUTPUT);
+            let value = action.perform(target, t.as_ref(), sink, max_output).await;
             match keep {
                 None => t.close().await,
                 // A connection that broke is not kept for the next step.

@@ -1,6 +1,8 @@
 //! The human printer: a progress bar while targets run (only on a
 //! terminal), a block per finished target, and a closing summary. With
-//! `--stream`, output lines are printed live, prefixed with the target name.
+//! `--stream`, output lines are printed live, prefixed with the target name;
+//! a line longer than [`MAX_LINE`] is printed in pieces, so a target that
+//! never prints a newline cannot make the printer hold its output.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -11,6 +13,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::{Shared, write_out};
 use crate::events::{Event, Sink};
 use crate::executor::TargetResult;
+
+/// The longest piece of a line held back while waiting for its newline.
+pub const MAX_LINE: usize = 64 * 1024;
 
 pub struct HumanPrinter {
     out: Shared,
@@ -44,10 +49,25 @@ impl HumanPrinter {
         let buf = partial.entry(target.to_string()).or_default();
         buf.extend_from_slice(data);
         let mut lines = String::new();
-        while let Some(at) = buf.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = buf.drain(..=at).collect();
-            lines.push_str(&format!("[{target}] {}", String::from_utf8_lossy(&line)));
+        let mut from = 0;
+        while let Some(at) = buf[from..].iter().position(|&b| b == b'\n') {
+            let end = from + at + 1;
+            let line = String::from_utf8_lossy(&buf[from..end]);
+            lines.push_str(&format!("[{target}] {line}"));
+            from = end;
         }
+        while buf.len() - from >= MAX_LINE {
+            // At a character boundary where one is near, so that no
+            // character is split across two printed pieces.
+            let end = (from + MAX_LINE - 3..=from + MAX_LINE)
+                .rev()
+                .find(|&i| buf.get(i).is_none_or(|b| b & 0xC0 != 0x80))
+                .unwrap_or(from + MAX_LINE);
+            let piece = String::from_utf8_lossy(&buf[from..end]);
+            lines.push_str(&format!("[{target}] {piece}\n"));
+            from = end;
+        }
+        buf.drain(..from);
         drop(partial);
         if !lines.is_empty() {
             self.print(&lines);
@@ -92,6 +112,17 @@ pub fn block(result: &TargetResult, with_output: bool) -> String {
                 }
             }
         }
+    }
+    let cut = result.value.get("truncated").and_then(|t| t.as_object());
+    if let Some(cut) = cut.filter(|c| with_output && c.values().all(|n| n.is_u64())) {
+        let lost: Vec<String> = cut
+            .iter()
+            .map(|(stream, n)| format!("{n} bytes of {stream}"))
+            .collect();
+        s.push_str(&format!(
+            "  Output truncated (--max-output): {} omitted\n",
+            lost.join(", ")
+        ));
     }
     if let Some(msg) = result
         .error()

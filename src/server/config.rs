@@ -104,6 +104,7 @@ struct Raw {
     request_timeout: Option<u64>,
     file_server_uri: Option<String>,
     file_cache_ttl: Option<u64>,
+    max_output: Option<u64>,
 }
 
 /// The checked configuration.
@@ -134,6 +135,8 @@ pub struct ServerConfig {
     pub file_server_uri: Option<String>,
     /// How long an unused fetched file stays in the cache.
     pub file_cache_ttl: Duration,
+    /// Bytes of each output stream a node's result keeps (`max-output`).
+    pub max_output: usize,
 }
 
 impl ServerConfig {
@@ -206,6 +209,11 @@ impl ServerConfig {
         if file_cache_ttl == 0 {
             return Err(bad("file-cache-ttl", "must be at least 1 second".into()));
         }
+        let max_output = match raw.max_output {
+            None => crate::executor::capture::DEFAULT_MAX_OUTPUT,
+            Some(n) => crate::executor::capture::check_size(n)
+                .map_err(|e| bad("max-output", e.to_string()))?,
+        };
         if let Some(uri) = &raw.file_server_uri {
             super::filecache::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;
         }
@@ -260,6 +268,7 @@ impl ServerConfig {
             request_timeout: Duration::from_secs(request_timeout),
             file_server_uri: raw.file_server_uri,
             file_cache_ttl: Duration::from_secs(file_cache_ttl),
+            max_output,
         })
     }
 

@@ -139,6 +139,10 @@ pub async fn launch(
     state: &Arc<AppState>,
     spec: JobSpec,
 ) -> Result<(JobRecord, JoinHandle<Option<Summary>>), crate::store::StoreError> {
+    // Each node's result, stored and returned, keeps at most `max-output`
+    // bytes of each stream, whatever the target prints.
+    let mut spec = spec;
+    spec.options.overrides.max_output = Some(state.config.max_output);
     let names: Vec<String> = spec.targets.iter().map(|t| t.name.clone()).collect();
     let record = state
         .store

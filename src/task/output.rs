@@ -2,10 +2,14 @@
 //! stdout is the value; anything else becomes `{"_output": stdout}`. A
 //! non-zero exit without the task's own `_error` becomes a
 //! `ferry/task-error`. `_sensitive` values and the values of sensitive
-//! parameters are redacted everywhere.
+//! parameters are redacted everywhere, pieces of them at the edges of a
+//! cut in truncated output too. A stdout over the output limit is never
+//! parsed: when it began like a JSON result the task fails with
+//! `ferry/output-truncated`; otherwise it is `_output` with `truncated`.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::executor::capture::{Captured, Collected, marker};
 use crate::executor::result::{Status, error_value};
 use crate::inventory::REDACTED;
 
@@ -34,6 +38,71 @@ pub fn redact(value: &mut Value, secrets: &[String]) {
         }
         _ => {}
     }
+}
+
+/// A stream's kept text, with a piece of a secret cut in two at either
+/// side of the marker redacted (whole secrets are [`redact`]'s).
+fn kept_text(c: &Captured, secrets: &[String]) -> String {
+    let parts = c.parts();
+    let Some(cut) = parts.cut else {
+        return parts.head;
+    };
+    let (mut head, mut tail) = (parts.head, cut.tail);
+    for s in secrets.iter().filter(|s| !s.is_empty()) {
+        let piece = (1..s.len())
+            .rev()
+            .find(|&k| s.get(..k).is_some_and(|p| head.ends_with(p)));
+        if let Some(k) = piece {
+            head.truncate(head.len() - k);
+            head.push_str(REDACTED);
+        }
+        let piece = (1..s.len()).find(|&k| s.get(k..).is_some_and(|p| tail.starts_with(p)));
+        if let Some(k) = piece {
+            tail.replace_range(..s.len() - k, REDACTED);
+        }
+    }
+    format!("{head}{}{tail}", marker(cut.omitted, cut.limit))
+}
+
+/// The status and value of a finished task from its kept output.
+pub fn from_collected(exit_code: i32, out: &Collected, secrets: &[String]) -> (Status, Value) {
+    let stdout = kept_text(&out.stdout, secrets);
+    let stderr = kept_text(&out.stderr, secrets);
+    if !out.stdout.is_truncated() {
+        return result(exit_code, &stdout, &stderr, secrets);
+    }
+    let truncated: Map<String, Value> = [("stdout", &out.stdout), ("stderr", &out.stderr)]
+        .into_iter()
+        .filter(|(_, c)| c.is_truncated())
+        .map(|(k, c)| (k.to_string(), Value::from(c.shown_omitted())))
+        .collect();
+    let (status, mut value) = if stdout.trim_start().starts_with('{') {
+        let mut details = json!({
+            "exit_code": exit_code,
+            "stdout_bytes": out.stdout.total(),
+            "max_output": out.stdout.limit(),
+        });
+        if !stderr.trim().is_empty() {
+            details["stderr"] = Value::String(stderr);
+        }
+        let msg = format!(
+            "The task printed {} bytes, more than the output limit of {} bytes, so its JSON result cannot be read (raise --max-output, or the server's max-output)",
+            out.stdout.total(),
+            out.stdout.limit()
+        );
+        let mut value = json!({
+            "_output": stdout,
+            "_error": error_value("ferry/output-truncated", &msg, None, details),
+        });
+        redact(&mut value, secrets);
+        (Status::Failure, value)
+    } else {
+        result(exit_code, &stdout, &stderr, secrets)
+    };
+    if let Some(map) = value.as_object_mut() {
+        map.insert("truncated".into(), Value::Object(truncated));
+    }
+    (status, value)
 }
 
 /// The status and value of a finished task.
@@ -95,6 +164,58 @@ mod tests {
         let (s, v) = result(1, own, "", &[]);
         assert_eq!(s, Status::Failure);
         assert_eq!(v["_error"]["kind"], "mine/bad");
+    }
+
+    fn collected(limit: usize, stdout: &str, stderr: &str) -> Collected {
+        let mut out = Collected::new(limit);
+        out.push(crate::transport::Stream::Stdout, stdout.as_bytes());
+        out.push(crate::transport::Stream::Stderr, stderr.as_bytes());
+        out
+    }
+
+    #[test]
+    fn a_cut_json_result_is_a_clear_failure() {
+        let doc = format!("{{\"list\": \"{}\"}}", "x".repeat(1000));
+        let (s, v) = from_collected(0, &collected(100, &doc, ""), &[]);
+        assert_eq!(s, Status::Failure);
+        assert_eq!(v["_error"]["kind"], "ferry/output-truncated");
+        assert_eq!(v["_error"]["details"]["stdout_bytes"], doc.len());
+        assert_eq!(v["truncated"]["stdout"], doc.len() - 100);
+        let text = v["_output"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("{\"list\"") && text.ends_with("xx\"}"),
+            "{text}"
+        );
+        assert!(text.contains("bytes of output omitted"), "{text}");
+        // Within the limit it is the value as before.
+        let (s, v) = from_collected(0, &collected(2000, &doc, ""), &[]);
+        assert_eq!(s, Status::Success);
+        assert_eq!(v["list"].as_str().map(str::len), Some(1000));
+    }
+
+    #[test]
+    fn cut_plain_output_keeps_the_exit_status() {
+        let text = "line\n".repeat(100);
+        let (s, v) = from_collected(0, &collected(50, &text, ""), &[]);
+        assert_eq!(s, Status::Success);
+        assert_eq!(v["truncated"]["stdout"], 450);
+        assert!(v.get("_error").is_none());
+        let (s, v) = from_collected(4, &collected(50, &text, &text), &[]);
+        assert_eq!(s, Status::Failure);
+        assert_eq!(v["_error"]["kind"], "ferry/task-error");
+        assert_eq!(v["truncated"], json!({"stdout": 450, "stderr": 450}));
+    }
+
+    #[test]
+    fn secrets_cut_in_two_are_redacted() {
+        let secrets = vec!["hunter2".to_string()];
+        // The head ends with "hun", the tail starts with "ter2".
+        let text = format!("aaaaahun{}ter2bbbb", "z".repeat(40));
+        let v = from_collected(0, &collected(16, &text, ""), &secrets).1;
+        let shown = v["_output"].as_str().unwrap_or_default();
+        assert!(!shown.contains("hun") && !shown.contains("ter2"), "{shown}");
+        assert!(shown.starts_with("aaaaa[redacted]"), "{shown}");
+        assert!(shown.ends_with("[redacted]bbbb"), "{shown}");
     }
 
     #[test]

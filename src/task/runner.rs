@@ -126,12 +126,14 @@ async fn send_missing(
     Ok(sent)
 }
 
-/// Runs a prepared task on a connected target.
+/// Runs a prepared task on a connected target, keeping at most
+/// `max_output` bytes of each output stream.
 pub async fn run(
     target: &Target,
     t: &dyn Transport,
     prepared: &Arc<Prepared>,
     sink: &dyn Sink,
+    max_output: usize,
 ) -> Result<(Status, Value), TransportError> {
     let (exe, method) = choose_executable(prepared, target)?;
     let mut files: Vec<&TaskFile> = vec![exe];
@@ -216,9 +218,10 @@ pub async fn run(
             } else {
                 sink
             },
+            max_output,
         )
         .await?;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stdout = out.stdout.text();
         let report = stdout.lines().find_map(|l| l.strip_prefix(MISS_MARKER));
         if let Some(report) = report.filter(|_| done.exit_code == CACHE_MISS) {
             if attempt == 1 {
@@ -247,26 +250,25 @@ pub async fn run(
             continue;
         }
         if attempt == 0 {
-            // Output went to the discard sink while the cache was unknown; pass it on now.
-            for (stream, data) in [
-                (crate::transport::Stream::Stdout, &out.stdout),
-                (crate::transport::Stream::Stderr, &out.stderr),
+            // Output went to the discard sink while the cache was unknown;
+            // pass on what was kept of it now.
+            for (stream, kept) in [
+                (crate::transport::Stream::Stdout, &stdout),
+                (crate::transport::Stream::Stderr, &out.stderr.text()),
             ] {
-                if !data.is_empty() {
+                if !kept.is_empty() {
                     sink.event(&crate::events::Event::Output {
                         target: &target.name,
                         stream,
-                        data,
+                        data: kept.as_bytes(),
                     });
                 }
             }
         }
         tracing::info!(target_name = %target.name, "task {}: sent {sent} bytes of task files", prepared.task.name);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        return Ok(super::output::result(
+        return Ok(super::output::from_collected(
             done.exit_code,
-            &stdout,
-            &stderr,
+            &out,
             &prepared.secrets,
         ));
     }

@@ -166,6 +166,9 @@ pub struct Overrides {
     pub connect_timeout: Option<Duration>,
     /// How long each command may run (a job's or request's `timeout`).
     pub command_timeout: Option<Duration>,
+    /// Bytes of each output stream a result keeps (`--max-output`, the
+    /// server's `max-output`); `None` is the executor's default.
+    pub max_output: Option<usize>,
 }
 
 /// Makes the transport a target asks for, checking its options first.
