@@ -23,6 +23,7 @@ REQUIREMENTS=(
   "sshpass sshpass"
   "busybox busybox"
   "pgrep procps"
+  "python3 python3"
   "puppet puppet"
   "/usr/share/puppet/modules/stdlib puppet-module-puppetlabs-stdlib"
   "/usr/share/puppet/modules/ntp puppet-module-puppetlabs-ntp"

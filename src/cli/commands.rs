@@ -148,6 +148,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
         connect_timeout: args.connect_timeout.map(Duration::from_secs),
         command_timeout: args.command_timeout.map(Duration::from_secs),
         max_output: args.max_output,
+        identities: transport::Identities::UserDefaults,
     };
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {

@@ -220,21 +220,33 @@ pub struct SelectArgs {
     pub rerun: Option<rerun::Rerun>,
 }
 
+/// The longest timeout the command line takes: a year, in seconds.
+const MAX_SECONDS: u64 = 365 * 24 * 3600;
+
+/// `--concurrency`: a whole number from 1 to [`crate::executor::MAX_CONCURRENCY`].
+fn parse_concurrency(text: &str) -> Result<usize, String> {
+    let max = crate::executor::MAX_CONCURRENCY;
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from 1 to {max}")),
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// How many targets to work on at once (default 100, lower when the open-file limit is small).
-    #[arg(long)]
+    /// How many targets to work on at once, 1 to 10000 (default 100, lower when the open-file limit is small).
+    #[arg(long, value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
     /// Run as this user (through sudo).
     #[arg(long)]
     pub run_as: Option<String>,
-    /// Seconds to wait for a connection.
-    #[arg(long)]
+    /// Seconds to wait for a connection (1 to 31536000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub connect_timeout: Option<u64>,
-    /// Seconds each command may run before it fails with ferry/timeout.
-    #[arg(long)]
+    /// Seconds each command may run before it fails with ferry/timeout (1 to 31536000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub command_timeout: Option<u64>,
     /// Bytes of each output stream (stdout, stderr, merged) kept per target:
     /// the first and last halves, with a marker and `truncated` in the

@@ -48,6 +48,7 @@ pub async fn run(
             connect_timeout: args.connect_timeout.map(Duration::from_secs),
             command_timeout: args.command_timeout.map(Duration::from_secs),
             max_output: args.max_output,
+            identities: crate::transport::Identities::UserDefaults,
         },
     };
     let format = args.format;

@@ -35,11 +35,16 @@ pub fn save(summary: &Summary) {
             status: r.status,
         })
         .collect();
+    // A new file with a random name (created exclusively, never through a
+    // link someone left there), renamed over the record when complete.
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(".ferry")?;
-        let tmp = Path::new(".ferry").join("rerun.json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&entries)?)?;
-        std::fs::rename(tmp, path())
+        let mut tmp = tempfile::Builder::new()
+            .prefix("rerun.")
+            .suffix(".tmp")
+            .tempfile_in(".ferry")?;
+        std::io::Write::write_all(&mut tmp, &serde_json::to_vec_pretty(&entries)?)?;
+        tmp.persist(path()).map(drop).map_err(|e| e.error)
     };
     if let Err(e) = write() {
         tracing::warn!("cannot record this run in {}: {e}", path().display());

@@ -96,24 +96,21 @@ impl Action {
     }
 }
 
-/// A directory name for a target's downloads: the name with anything
-/// outside letters, digits, `.`, `_` and `-` replaced by `_`.
+/// A directory name for a target's downloads: the name with every byte
+/// outside letters, digits, `.`, `_` and `-` percent-encoded (as a URI
+/// component is), and a name of dots alone (`.`, `..`) encoded whole. Two
+/// targets never share a directory, and none is `.` or `..`.
 pub fn safe_dir_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if cleaned.chars().all(|c| c == '.') {
-        "_".into()
-    } else {
-        cleaned
+    let all_dots = !name.is_empty() && name.bytes().all(|b| b == b'.');
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if !all_dots && (b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
     }
+    if out.is_empty() { "%".into() } else { out }
 }
 
 /// Runs a command, reporting output as events as it arrives and keeping
@@ -254,4 +251,39 @@ async fn run_script(
     .await;
     remove_tempdir(target, t, &dir).await;
     result
+}
+
+#[cfg(test)]
+mod safe_dir_name_tests {
+    use super::safe_dir_name;
+
+    #[test]
+    fn names_map_to_distinct_plain_directories() {
+        let names = [
+            ".",
+            "..",
+            "...",
+            "_",
+            "a/b",
+            "a_b",
+            "a%2Fb",
+            "web1",
+            "ssh://u@h:22",
+            "%",
+        ];
+        let dirs: Vec<String> = names.iter().map(|n| safe_dir_name(n)).collect();
+        for (i, d) in dirs.iter().enumerate() {
+            assert!(
+                !d.contains('/') && d != "." && d != ".." && !d.is_empty(),
+                "{d}"
+            );
+            assert!(
+                !dirs[..i].contains(d),
+                "{} and another name share {d}",
+                names[i]
+            );
+        }
+        assert_eq!(safe_dir_name("web1.example.com"), "web1.example.com");
+        assert_eq!(safe_dir_name(".."), "%2E%2E");
+    }
 }

@@ -39,6 +39,10 @@ impl Default for RunOptions {
     }
 }
 
+/// The most targets worked on at once, whatever a caller asks for (tokio's
+/// semaphore takes far more; past this, open files run out first).
+pub const MAX_CONCURRENCY: usize = 10_000;
+
 /// 100, or fewer when the open-file limit would not allow that many
 /// connections (each target holds one socket, a jump chain one more per hop).
 pub fn default_concurrency() -> usize {
@@ -140,7 +144,9 @@ pub async fn run_on(
         target_count: targets.len(),
     });
     let action = Arc::new(action);
-    let limit = Arc::new(Semaphore::new(options.concurrency.max(1)));
+    let limit = Arc::new(Semaphore::new(
+        options.concurrency.clamp(1, MAX_CONCURRENCY),
+    ));
     let mut set = JoinSet::new();
     for target in targets {
         let (action, limit, sink, overrides, keep) = (
@@ -202,9 +208,7 @@ async fn on_target(
         Err(e) => Err(e),
         Ok(shared) => {
             let mut t = shared.lock().await;
-            let max_output = overrides
-                .max_output
-                .unwrap_or(capture::DEFAULT_MAX_OUTPUT);
+            let max_output = overrides.max_output.unwrap_or(capture::DEFAULT_MAX_OUTPUT);
             let value = action.perform(target, t.as_ref(), sink, max_output).await;
             match keep {
                 None => t.close().await,

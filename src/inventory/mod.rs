@@ -97,11 +97,7 @@ impl Config {
     pub fn redacted_json(&self) -> serde_json::Value {
         let mut root = serde_json::Map::new();
         for (key, setting) in &self.settings {
-            let value = if is_secret_key(key) {
-                serde_json::Value::String(REDACTED.into())
-            } else {
-                setting.value.clone()
-            };
+            let value = redacted(key, &setting.value);
             match key.split_once('.') {
                 Some((section, rest)) => {
                     let entry = root
@@ -117,6 +113,25 @@ impl Config {
             }
         }
         serde_json::Value::Object(root)
+    }
+}
+
+/// `value` set under `key`, with secrets replaced by the marker: the whole
+/// value when the key names a secret, else every nested value whose key
+/// does (`private-key: {key-data: ...}`).
+fn redacted(key: &str, value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    if is_secret_key(key) {
+        return Value::String(REDACTED.into());
+    }
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redacted(k, v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redacted(key, v)).collect()),
+        other => other.clone(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! jobs. Sensitive parameter values are redacted from stored requests.
 
 use axum::http::StatusCode;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::errors::ApiError;
 use crate::task::{Loader, Prepared, TaskError, params};
@@ -73,20 +73,10 @@ pub fn check_files(prepared: &Prepared, files: &[Value]) -> Result<(), ApiError>
     Ok(())
 }
 
-/// `value` with every string equal to a secret replaced.
+/// `value` with every secret replaced, as task output is redacted
+/// (strings holding one, and numbers that are one).
 pub fn redact_secrets(value: &Value, secrets: &[String]) -> Value {
-    match value {
-        Value::String(s) if secrets.iter().any(|x| x == s) => {
-            json!(crate::inventory::REDACTED)
-        }
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|v| redact_secrets(v, secrets)).collect())
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), redact_secrets(v, secrets)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+    let mut value = value.clone();
+    crate::task::output::redact(&mut value, secrets);
+    value
 }

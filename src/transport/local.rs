@@ -35,8 +35,8 @@ impl Local {
         let mut opts = Options::new(target, "local");
         let settings = PosixSettings {
             run_as: opts.run_as(overrides.run_as.as_deref())?,
-            cache_dir: opts.string("cache-dir")?,
-            tmpdir: opts.string("tmpdir")?,
+            cache_dir: opts.path("cache-dir")?,
+            tmpdir: opts.path("tmpdir")?,
             session_dir: None,
         };
         opts.finish(BOLT_ONLY)?;

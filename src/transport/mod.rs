@@ -169,6 +169,22 @@ pub struct Overrides {
     /// Bytes of each output stream a result keeps (`--max-output`, the
     /// server's `max-output`); `None` is the executor's default.
     pub max_output: Option<usize>,
+    /// Which credentials beyond the target's own a connection may try.
+    pub identities: Identities,
+}
+
+/// Whose credentials a connection may offer besides those its target's
+/// config names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Identities {
+    /// Only the target's configured key and password. The default, and
+    /// what `ferry serve` uses: an API request never logs in with the
+    /// server's own identity.
+    #[default]
+    Configured,
+    /// Also the ssh-agent's keys and the default `~/.ssh/id_*` files (or
+    /// ssh_config's `IdentityFile`s), as OpenSSH does: the CLI user's own.
+    UserDefaults,
 }
 
 /// Makes the transport a target asks for, checking its options first.

@@ -56,6 +56,23 @@ impl<'a> Options<'a> {
         }
     }
 
+    /// A path on the target (`tmpdir`, `cache-dir`): a string that is not
+    /// empty, holds no NUL and does not start with `-`, so that no command
+    /// it is passed to can take it for an option.
+    pub fn path(&mut self, key: &'static str) -> Result<Option<String>, TransportError> {
+        let value = self.string(key)?;
+        match (&value, self.setting(key)) {
+            (Some(v), Some(s)) if v.is_empty() || v.starts_with('-') || v.contains('\0') => {
+                Err(self.wrong(
+                    key,
+                    s,
+                    "a path that is not empty, holds no NUL and does not start with '-'",
+                ))
+            }
+            _ => Ok(value),
+        }
+    }
+
     pub fn secret(
         &mut self,
         key: &'static str,

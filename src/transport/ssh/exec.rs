@@ -1,6 +1,14 @@
 //! Running one command on an open SSH session: a session channel, an exec
 //! request, stdin fed by the [`Feeder`] (sudo password first when asked),
 //! stdout and stderr passed on as they arrive, and the exit status.
+//!
+//! sshd starts each command as a session of its own, so the shell it runs
+//! leads a process group holding everything the command starts. A tracked
+//! run ([`run_tracked`]) has that shell print its pid behind a one-time
+//! marker on stderr first (taken out of the output), and keeps it in a
+//! [`Running`] set until the command ends; a command cut off midway (a
+//! timeout, a stopped job) leaves its pid there, and [`stop_groups`] ends
+//! the whole group on the target. Nothing is left running behind ferry.
 
 use russh::ChannelMsg;
 use russh::client::Handle;
@@ -13,14 +21,33 @@ fn lost(e: impl std::fmt::Display) -> TransportError {
     TransportError::Command(format!("the connection was lost: {e}"))
 }
 
+/// Runs a command to its end (one of ferry's own, short-lived).
 pub async fn run(
     handle: &Handle<Client>,
     command: &Command,
     out: OutputFn<'_>,
 ) -> Result<Finished, TransportError> {
-    let line = command
+    run_tracked(handle, command, out, None).await
+}
+
+/// Runs a command; with `running`, its process group on the target is
+/// recorded there until it ends (not for a tty, where sshd hangs the
+/// group up itself when the channel closes).
+pub async fn run_tracked(
+    handle: &Handle<Client>,
+    command: &Command,
+    out: OutputFn<'_>,
+    running: Option<&Running>,
+) -> Result<Finished, TransportError> {
+    let mut line = command
         .render()
         .map_err(|e| TransportError::Command(e.to_string()))?;
+    let mut pid_watch = None;
+    if let Some(running) = running.filter(|_| !command.tty) {
+        let watch = PidWatch::new(running);
+        line = format!("printf '%s%s\\n' '{}' \"$$\" >&2; {line}", watch.mark);
+        pid_watch = Some(watch);
+    }
     let mut channel = handle.channel_open_session().await.map_err(lost)?;
     if command.tty {
         channel
@@ -47,6 +74,10 @@ pub async fn run(
             }
             ChannelMsg::Data { data } => out(Stream::Stdout, &data),
             ChannelMsg::ExtendedData { data, ext: 1 } => {
+                let data = match pid_watch.as_mut() {
+                    Some(watch) => watch.feed(&data),
+                    None => data.to_vec(),
+                };
                 let (shown, writes) = feeder
                     .stderr(&data)
                     .map_err(|e| TransportError::Command(e.to_string()))?;
@@ -68,7 +99,8 @@ pub async fn run(
             _ => {}
         }
     }
-    let rest = feeder.finish();
+    let mut rest = pid_watch.as_mut().map(PidWatch::finish).unwrap_or_default();
+    rest.extend(feeder.finish());
     if !rest.is_empty() {
         out(Stream::Stderr, &rest);
     }
@@ -129,4 +161,133 @@ where
     code.map(|c| (c, stderr)).ok_or_else(|| {
         TransportError::Command("the connection was lost before the transfer finished".into())
     })
+}
+
+/// Process groups on one target whose commands started and were not seen
+/// to end.
+#[derive(Debug, Default)]
+pub struct Running(std::sync::Mutex<Vec<u32>>);
+
+impl Running {
+    pub fn add(&self, pid: u32) {
+        if let Ok(mut pids) = self.0.lock() {
+            pids.push(pid);
+        }
+    }
+
+    fn remove(&self, pid: u32) {
+        if let Ok(mut pids) = self.0.lock() {
+            pids.retain(|p| *p != pid);
+        }
+    }
+
+    /// Takes every recorded group (the caller stops them).
+    pub fn take(&self) -> Vec<u32> {
+        self.0
+            .lock()
+            .map(|mut pids| std::mem::take(&mut *pids))
+            .unwrap_or_default()
+    }
+}
+
+/// Ends the process groups `pids` on the target: SIGTERM now, and SIGKILL
+/// two seconds later for any process that ignores it. Best effort, bounded
+/// in time: a target that has gone away is not waited for.
+pub async fn stop_groups(handle: &Handle<Client>, pids: &[u32]) {
+    if pids.is_empty() {
+        return;
+    }
+    let groups: Vec<String> = pids.iter().map(|p| format!("-{p}")).collect();
+    let groups = groups.join(" ");
+    let line = format!(
+        "kill -TERM -- {groups} 2>/dev/null; (sleep 2; kill -KILL -- {groups}) >/dev/null 2>&1 </dev/null &"
+    );
+    let command = Command::shell(line);
+    let mut ignore = |_: Stream, _: &[u8]| {};
+    let stop = run(handle, &command, &mut ignore);
+    if tokio::time::timeout(std::time::Duration::from_secs(10), stop)
+        .await
+        .is_err()
+    {
+        tracing::debug!("stopping cut-off commands timed out");
+    }
+}
+
+/// Takes the pid line a tracked command's shell prints first on stderr out
+/// of the stream and records the pid in [`Running`] until [`finish`]
+/// (reached only when the command ended; a cut-off run never gets there).
+///
+/// [`finish`]: PidWatch::finish
+struct PidWatch<'a> {
+    running: &'a Running,
+    mark: String,
+    pending: Vec<u8>,
+    pid: Option<u32>,
+    done: bool,
+}
+
+/// How much stderr may come before the pid line (a login shell's own
+/// messages) before ferry stops looking for it.
+const PID_LINE_WITHIN: usize = 64 * 1024;
+
+impl<'a> PidWatch<'a> {
+    fn new(running: &'a Running) -> Self {
+        PidWatch {
+            running,
+            mark: format!("ferry-pid-{}:", super::super::command::nonce("pid")),
+            pending: Vec::new(),
+            pid: None,
+            done: false,
+        }
+    }
+
+    /// The stderr to show for `chunk`.
+    fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if self.done {
+            return chunk.to_vec();
+        }
+        self.pending.extend_from_slice(chunk);
+        let mark = self.mark.as_bytes();
+        let found = self
+            .pending
+            .windows(mark.len())
+            .position(|w| w == mark)
+            .and_then(|at| {
+                let digits = at + mark.len();
+                let nl = self.pending[digits..].iter().position(|b| *b == b'\n')?;
+                Some((at, digits, digits + nl))
+            });
+        match found {
+            Some((at, digits, nl)) => {
+                let pid = std::str::from_utf8(&self.pending[digits..nl])
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u32>().ok())
+                    .filter(|p| *p > 1);
+                if let Some(pid) = pid {
+                    self.running.add(pid);
+                    self.pid = Some(pid);
+                }
+                self.done = true;
+                let mut shown = self.pending[..at].to_vec();
+                shown.extend_from_slice(&self.pending[nl + 1..]);
+                self.pending.clear();
+                shown
+            }
+            None if self.pending.len() > PID_LINE_WITHIN => {
+                self.done = true;
+                std::mem::take(&mut self.pending)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// What is held back when the stream ends; the command has ended, so
+    /// its group is no longer recorded as running.
+    fn finish(&mut self) -> Vec<u8> {
+        self.done = true;
+        if let Some(pid) = self.pid.take() {
+            self.running.remove(pid);
+        }
+        std::mem::take(&mut self.pending)
+    }
 }

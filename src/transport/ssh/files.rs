@@ -152,21 +152,48 @@ async fn set_mode(sftp: &SftpSession, path: &str, mode: u32) -> Result<(), Trans
         .map_err(|e| ferr(format!("cannot set the mode of {path}: {e}")))
 }
 
-/// Downloads a file or a tree over SFTP into `dest` (the local path to create).
+/// How deep a downloaded tree may go: a target that lists a directory
+/// inside itself forever stops here.
+const MAX_DOWNLOAD_DEPTH: usize = 64;
+
+/// Downloads a file or a tree over SFTP into `dest` (the local path to
+/// create). Files are streamed to disk in chunks. The names a directory
+/// listing gives are the target's word, so each is checked before it is
+/// joined onto `dest` (see [`entry_name`]); a refused entry is skipped and
+/// named in the error, and the rest of the tree still comes. Modes are
+/// kept without set-id and sticky bits, and nothing is written through a
+/// symbolic link that was already in the destination.
 pub async fn download_sftp(
     sftp: &SftpSession,
     src: &str,
     dest: &Path,
 ) -> Result<(), TransportError> {
+    let mut refused = Vec::new();
+    download_entry(sftp, src, dest, 0, &mut refused).await?;
+    refused_error(src, refused)
+}
+
+/// One file or directory of a download; refused names go to `refused`.
+async fn download_entry(
+    sftp: &SftpSession,
+    src: &str,
+    dest: &Path,
+    depth: usize,
+    refused: &mut Vec<String>,
+) -> Result<(), TransportError> {
     let meta = sftp
         .metadata(src)
         .await
         .map_err(|e| ferr(format!("{src}: {e}")))?;
-    let mode = meta.permissions.unwrap_or(0o644) & 0o7777;
+    let mode = local_mode(meta.permissions.unwrap_or(0o644));
     if meta.is_dir() {
-        tokio::fs::create_dir_all(dest)
-            .await
-            .map_err(|e| ferr(format!("{}: {e}", dest.display())))?;
+        if depth >= MAX_DOWNLOAD_DEPTH {
+            refused.push(format!(
+                "{src} (deeper than {MAX_DOWNLOAD_DEPTH} directories)"
+            ));
+            return Ok(());
+        }
+        local_dir(dest)?;
         let entries = sftp
             .read_dir(src)
             .await
@@ -176,23 +203,96 @@ pub async fn download_sftp(
             if name == "." || name == ".." {
                 continue;
             }
-            Box::pin(download_sftp(
+            let Some(name) = entry_name(&name) else {
+                refused.push(format!("{name:?} in {src}"));
+                continue;
+            };
+            Box::pin(download_entry(
                 sftp,
                 &format!("{src}/{name}"),
-                &dest.join(&name),
+                &dest.join(name),
+                depth + 1,
+                refused,
             ))
             .await?;
         }
     } else {
-        let data = sftp
-            .read(src)
+        let mut remote = sftp
+            .open(src)
             .await
             .map_err(|e| ferr(format!("{src}: {e}")))?;
-        tokio::fs::write(dest, data)
+        let mut local = local_file(dest).await?;
+        tokio::io::copy(&mut remote, &mut local)
+            .await
+            .map_err(|e| ferr(format!("{src}: {e}")))?;
+        local
+            .flush()
             .await
             .map_err(|e| ferr(format!("{}: {e}", dest.display())))?;
+        let _ = remote.shutdown().await;
     }
     set_local_mode(dest, mode)
+}
+
+/// A name from a remote directory listing, if it is one plain name: not
+/// empty, `.` or `..`, with no `/` and no NUL. Anything else would put a
+/// file outside the directory it was listed in.
+pub fn entry_name(name: &str) -> Option<&str> {
+    let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0']);
+    plain.then_some(name)
+}
+
+/// A remote mode as ferry keeps it locally: permission bits only, never
+/// set-user-id, set-group-id or sticky.
+fn local_mode(mode: u32) -> u32 {
+    mode & 0o777
+}
+
+/// Makes the local directory `dir` unless it exists as a real directory
+/// (a symbolic link there is refused, not followed).
+fn local_dir(dir: &Path) -> Result<(), TransportError> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(ferr(format!(
+            "{}: exists and is not a directory",
+            dir.display()
+        ))),
+        Err(_) => std::fs::create_dir(dir).map_err(|e| ferr(format!("{}: {e}", dir.display()))),
+    }
+}
+
+/// Opens the local file `path` for writing, truncating it; a symbolic
+/// link there is refused, not followed.
+async fn local_file(path: &Path) -> Result<tokio::fs::File, TransportError> {
+    tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o600)
+        .open(path)
+        .await
+        .map_err(|e| ferr(format!("{}: {e}", path.display())))
+}
+
+/// The download's error when entries were refused.
+fn refused_error(src: &str, refused: Vec<String>) -> Result<(), TransportError> {
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = refused.iter().take(5).map(String::as_str).collect();
+    let more = refused.len().saturating_sub(shown.len());
+    Err(ferr(format!(
+        "{src}: refused {} entr{} the target listed: {}{}",
+        refused.len(),
+        if refused.len() == 1 { "y" } else { "ies" },
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )))
 }
 
 fn set_local_mode(path: &Path, mode: u32) -> Result<(), TransportError> {
@@ -275,37 +375,180 @@ where
     Ok(())
 }
 
-/// Downloads one file without SFTP, through `cat`.
+/// Downloads a file or a tree without SFTP: `cat` for a file, `tar` for a
+/// directory (links followed, so the tree holds what SFTP would bring).
+/// Either is streamed to disk as it arrives; a tar entry that is not a
+/// plain file or directory, or whose path leaves `dest`, is refused and
+/// named in the error, and modes lose their set-id and sticky bits.
 pub async fn download_exec(
     handle: &Handle<Client>,
     src: &str,
     dest: &Path,
 ) -> Result<(), TransportError> {
     let q = quote(src).map_err(ferr)?;
-    // A directory comes as a tar stream (modes kept), a file as itself.
     let line = format!(
-        "if [ -d {q} ]; then printf D && cd {q} && tar -cf - .; else printf F && cat {q}; fi"
+        "if [ -d {q} ]; then printf D && cd {q} && tar -chf - .; else printf F && cat {q}; fi"
     );
-    let data = check(handle, Command::shell(line), src).await?;
-    match data.split_first() {
-        Some((b'F', bytes)) => tokio::fs::write(dest, bytes)
-            .await
-            .map_err(|e| ferr(format!("{}: {e}", dest.display()))),
-        Some((b'D', archive)) => {
-            let (archive, dest) = (archive.to_vec(), dest.to_path_buf());
-            tokio::task::spawn_blocking(move || {
-                std::fs::create_dir_all(&dest)?;
-                let mut tar = tar::Archive::new(archive.as_slice());
-                tar.set_preserve_permissions(true);
-                // unpack() refuses entries that would land outside `dest`.
-                tar.unpack(&dest)
-            })
-            .await
-            .map_err(ferr)?
-            .map_err(|e| ferr(format!("{src}: cannot unpack the directory: {e}")))
+    let mut channel = handle
+        .channel_open_session()
+        .await
+        .map_err(|e| ferr(format!("cannot open a channel: {e}")))?;
+    channel
+        .exec(true, line)
+        .await
+        .map_err(|e| ferr(format!("{src}: {e}")))?;
+    let mut sink = DownloadSink::Undecided;
+    let mut stderr = Vec::new();
+    let mut code = None;
+    while let Some(msg) = channel.wait().await {
+        match msg {
+            russh::ChannelMsg::Data { data } => sink.write(&data, dest).await?,
+            russh::ChannelMsg::ExtendedData { data, .. } => {
+                // Only an error message is expected here: keep its start.
+                let room = 4096usize.saturating_sub(stderr.len());
+                stderr.extend_from_slice(&data[..data.len().min(room)]);
+            }
+            russh::ChannelMsg::ExitStatus { exit_status } => code = Some(exit_status),
+            russh::ChannelMsg::Close => break,
+            _ => {}
         }
-        _ => Err(ferr(format!("{src}: the target sent nothing"))),
     }
+    let unpacked = sink.finish(src).await;
+    match code {
+        Some(0) => unpacked,
+        Some(_) => Err(ferr(format!(
+            "{src}: {}",
+            String::from_utf8_lossy(&stderr).trim()
+        ))),
+        None => Err(ferr(format!(
+            "{src}: the connection was lost before the download finished"
+        ))),
+    }
+}
+
+/// Where a download's bytes go as they arrive: the first byte says
+/// whether a file (`F`) or a tar stream of a directory (`D`) follows.
+enum DownloadSink {
+    Undecided,
+    File(tokio::fs::File),
+    Tar {
+        chunks: tokio::sync::mpsc::Sender<Vec<u8>>,
+        unpacker: tokio::task::JoinHandle<std::io::Result<Vec<String>>>,
+    },
+}
+
+impl DownloadSink {
+    async fn write(&mut self, data: &[u8], dest: &Path) -> Result<(), TransportError> {
+        let data = match self {
+            DownloadSink::Undecided => {
+                let Some((kind, rest)) = data.split_first() else {
+                    return Ok(());
+                };
+                *self = match kind {
+                    b'F' => DownloadSink::File(local_file(dest).await?),
+                    b'D' => {
+                        local_dir(dest)?;
+                        let (chunks, received) = tokio::sync::mpsc::channel(8);
+                        let dest = dest.to_path_buf();
+                        let unpacker = tokio::task::spawn_blocking(move || {
+                            unpack_tar(ChunkReader::new(received), &dest)
+                        });
+                        DownloadSink::Tar { chunks, unpacker }
+                    }
+                    _ => return Err(ferr("the target's reply is not a download")),
+                };
+                rest
+            }
+            _ => data,
+        };
+        match self {
+            DownloadSink::File(f) => f
+                .write_all(data)
+                .await
+                .map_err(|e| ferr(format!("{}: {e}", dest.display()))),
+            // A closed receiver means the unpacker stopped; finish() says why.
+            DownloadSink::Tar { chunks, .. } => {
+                let _ = chunks.send(data.to_vec()).await;
+                Ok(())
+            }
+            DownloadSink::Undecided => Ok(()),
+        }
+    }
+
+    async fn finish(self, src: &str) -> Result<(), TransportError> {
+        match self {
+            DownloadSink::Undecided => Err(ferr(format!("{src}: the target sent nothing"))),
+            DownloadSink::File(mut f) => f.flush().await.map_err(|e| ferr(format!("{src}: {e}"))),
+            DownloadSink::Tar { chunks, unpacker } => {
+                drop(chunks);
+                let refused = unpacker
+                    .await
+                    .map_err(ferr)?
+                    .map_err(|e| ferr(format!("{src}: cannot unpack the directory: {e}")))?;
+                refused_error(src, refused)
+            }
+        }
+    }
+}
+
+/// A blocking reader over the chunks a download task sends.
+struct ChunkReader {
+    chunks: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    current: std::io::Cursor<Vec<u8>>,
+}
+
+impl ChunkReader {
+    fn new(chunks: tokio::sync::mpsc::Receiver<Vec<u8>>) -> ChunkReader {
+        ChunkReader {
+            chunks,
+            current: std::io::Cursor::new(Vec::new()),
+        }
+    }
+}
+
+impl std::io::Read for ChunkReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.current.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            match self.chunks.blocking_recv() {
+                Some(next) => self.current = std::io::Cursor::new(next),
+                None => return Ok(0),
+            }
+        }
+    }
+}
+
+/// Unpacks a tar stream into `dest`, entry by entry: plain files and
+/// directories whose paths stay inside `dest`; anything else (links,
+/// devices, absolute or `..` paths) is refused and named in the result.
+fn unpack_tar(reader: impl std::io::Read, dest: &Path) -> std::io::Result<Vec<String>> {
+    let mut archive = tar::Archive::new(reader);
+    // Permission bits only: no set-id or sticky bits.
+    archive.set_preserve_permissions(false);
+    let mut refused = Vec::new();
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let path = entry.path()?.into_owned();
+        let kind = entry.header().entry_type();
+        let inside = path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        if !inside || !(kind.is_file() || kind.is_dir()) {
+            refused.push(format!("{:?}", path.display().to_string()));
+            continue;
+        }
+        // unpack_in also refuses a path that would pass through a link.
+        if !entry.unpack_in(dest)? {
+            refused.push(format!("{:?}", path.display().to_string()));
+        }
+    }
+    Ok(refused)
 }
 
 async fn check(

@@ -28,7 +28,8 @@ use self::connect::{Endpoint, HostKeys, Plan, Session};
 use self::known_hosts::KnownHosts;
 use self::options::{HostKeyCheck, SshOptions, expand_home, home};
 use super::{
-    Command, ConnectIssue, Finished, OutputFn, Overrides, PosixSettings, Transport, TransportError,
+    Command, ConnectIssue, Finished, Identities, OutputFn, Overrides, PosixSettings, Transport,
+    TransportError,
 };
 use crate::inventory::Target;
 use crate::inventory::uri::Address;
@@ -47,6 +48,8 @@ pub struct Ssh {
     channels: Semaphore,
     /// The long-lived shell for ferry's own scripts, started on first use.
     shell: tokio::sync::Mutex<Option<shell::Shell>>,
+    /// Process groups on the target of commands not seen to end.
+    running: exec::Running,
 }
 
 impl Ssh {
@@ -78,7 +81,17 @@ impl Ssh {
             sftp: OnceCell::new(),
             channels: Semaphore::new(CHANNELS_PER_SESSION),
             shell: tokio::sync::Mutex::new(None),
+            running: exec::Running::default(),
         })
+    }
+
+    /// Ends what cut-off commands left running on the target: the process
+    /// groups recorded in `running` (a tracked command, or the long-lived
+    /// shell while a script ran in it).
+    async fn stop_cut_off(&self) {
+        if let Ok(handle) = self.handle() {
+            exec::stop_groups(handle, &self.running.take()).await;
+        }
     }
 
     fn handle(&self) -> Result<&russh::client::Handle<connect::Client>, TransportError> {
@@ -164,11 +177,24 @@ impl Transport for Ssh {
             .filter(|_| command.in_session && command.run_as.is_none() && !command.tty)
         {
             let fut = self.run_in_shell(handle, dir, &command, out);
-            return super::with_timeout(timeout, fut).await;
+            let result = super::with_timeout(timeout, fut).await;
+            if let Err(TransportError::Timeout { .. }) = &result {
+                // The script still runs in the shell: end the shell's whole
+                // group; the next script starts a new shell.
+                if let Some(shell) = self.shell.lock().await.as_ref() {
+                    self.running.add(shell.pid());
+                }
+                self.stop_cut_off().await;
+            }
+            return result;
         }
         let _permit = self.channel_permit().await?;
-        let fut = exec::run(handle, &command, out);
-        super::with_timeout(timeout, fut).await
+        let fut = exec::run_tracked(handle, &command, out, Some(&self.running));
+        let result = super::with_timeout(timeout, fut).await;
+        if let Err(TransportError::Timeout { .. }) = &result {
+            self.stop_cut_off().await;
+        }
+        result
     }
 
     async fn upload(&self, src: &Path, dest: &str) -> Result<(), TransportError> {
@@ -205,6 +231,7 @@ impl Transport for Ssh {
     }
 
     async fn close(&mut self) {
+        self.stop_cut_off().await;
         if let Some(shell) = self.shell.get_mut().take() {
             shell.close().await;
         }
@@ -216,6 +243,31 @@ impl Transport for Ssh {
                 .handle
                 .disconnect(russh::Disconnect::ByApplication, "", "en")
                 .await;
+        }
+    }
+}
+
+/// A transport dropped without `close` (its job was stopped midway) still
+/// ends what it left running on the target: the commands it was running
+/// and the long-lived shell if a script was in it, from a task of their own
+/// that then closes the connection.
+impl Drop for Ssh {
+    fn drop(&mut self) {
+        let mut pids = self.running.take();
+        if let Some(shell) = self.shell.get_mut().as_ref().filter(|s| s.is_busy()) {
+            pids.push(shell.pid());
+        }
+        let (Some(session), false) = (self.session.take(), pids.is_empty()) else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                exec::stop_groups(&session.handle, &pids).await;
+                let _ = session
+                    .handle
+                    .disconnect(russh::Disconnect::ByApplication, "", "en")
+                    .await;
+            });
         }
     }
 }
@@ -282,7 +334,10 @@ pub fn plan(opts: &SshOptions) -> Result<Plan, TransportError> {
         .first()
         .cloned()
         .unwrap_or_else(|| home().join(".ssh/known_hosts"));
-    let identity_files = if cfg.identity_files.is_empty() {
+    let user_defaults = opts.identities == Identities::UserDefaults;
+    let identity_files = if !user_defaults {
+        Vec::new()
+    } else if cfg.identity_files.is_empty() {
         ["id_ed25519", "id_ecdsa", "id_rsa"]
             .iter()
             .map(|n| home().join(".ssh").join(n))
@@ -318,7 +373,7 @@ pub fn plan(opts: &SshOptions) -> Result<Plan, TransportError> {
             key,
             passphrase: opts.key_passphrase.clone(),
             identity_files,
-            use_agent: true,
+            use_agent: user_defaults,
         },
         host_keys: HostKeys {
             check,

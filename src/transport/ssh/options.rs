@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::super::command::{RunAs, Sensitive};
 use super::super::options::Options;
-use super::super::{Overrides, TransportError};
+use super::super::{Identities, Overrides, TransportError};
 use crate::inventory::Target;
 
 /// How host keys are checked.
@@ -48,6 +48,8 @@ pub struct SshOptions {
     pub cache_dir: Option<String>,
     pub tty: bool,
     pub load_config: bool,
+    /// Whether the agent and default identity files may be tried.
+    pub identities: Identities,
 }
 
 /// Bolt's SSH options that ferry accepts and does not use.
@@ -145,10 +147,11 @@ impl SshOptions {
             command_timeout: overrides.command_timeout.or(o.seconds("command-timeout")?),
             proxyjump,
             run_as: o.run_as(overrides.run_as.as_deref())?,
-            tmpdir: o.string("tmpdir")?,
-            cache_dir: o.string("cache-dir")?,
+            tmpdir: o.path("tmpdir")?,
+            cache_dir: o.path("cache-dir")?,
             tty: o.bool("tty")?.unwrap_or(false),
             load_config: o.bool("load-config")?.unwrap_or(true),
+            identities: overrides.identities,
             host,
         };
         o.finish(BOLT_ONLY)?;

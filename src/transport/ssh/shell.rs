@@ -157,6 +157,11 @@ impl Shell {
         self.pid
     }
 
+    /// Whether a script was sent and its end not yet seen.
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
     /// Drops a shell that is being replaced, without waiting for it.
     pub async fn abandon(self) {
         let _ = self.channel.close().await;

@@ -25,6 +25,8 @@ const BIND_ATTEMPTS: usize = 20;
 pub struct SshdBuilder {
     pub(super) host_key_types: Vec<KeyType>,
     pub(super) sftp: bool,
+    /// The `sftp` subsystem's command, when not OpenSSH's sftp-server.
+    pub(super) sftp_server: Option<String>,
     pub(super) password_auth: bool,
     pub(super) kbd_interactive_auth: bool,
     pub(super) use_pam: Option<bool>,
@@ -40,6 +42,7 @@ impl Default for SshdBuilder {
         SshdBuilder {
             host_key_types: vec![KeyType::Ed25519],
             sftp: true,
+            sftp_server: None,
             password_auth: true,
             kbd_interactive_auth: false,
             use_pam: None,
@@ -69,6 +72,14 @@ impl SshdBuilder {
     /// Configures the `sftp` subsystem (default: yes).
     pub fn sftp(mut self, enabled: bool) -> Self {
         self.sftp = enabled;
+        self
+    }
+
+    /// Runs `command` as the `sftp` subsystem instead of OpenSSH's
+    /// sftp-server (a hostile server, in tests of what ferry accepts).
+    pub fn sftp_server(mut self, command: &str) -> Self {
+        self.sftp = true;
+        self.sftp_server = Some(command.to_string());
         self
     }
 
@@ -220,7 +231,8 @@ fn sshd_config(spec: &SshdBuilder, dir: &Path, host_keys: &[HostKey], port: u16)
     c += "X11Forwarding no\n";
     c += "UseDNS no\n";
     if spec.sftp {
-        let _ = writeln!(c, "Subsystem sftp {SFTP_SERVER}");
+        let server = spec.sftp_server.as_deref().unwrap_or(SFTP_SERVER);
+        let _ = writeln!(c, "Subsystem sftp {server}");
     }
     c
 }
