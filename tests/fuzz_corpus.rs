@@ -56,7 +56,12 @@ fn replay(name: &str) {
     inputs.extend(slice(corpus, SLICE));
     let mut problems = Vec::new();
     for path in &inputs {
-        let data = std::fs::read(path).expect("a corpus file");
+        let data = match std::fs::read(path) {
+            Ok(data) => data,
+            // A fuzzer running on the corpus replaced the file meanwhile.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => panic!("{}: {e}", path.display()),
+        };
         let start = Instant::now();
         if catch_unwind(AssertUnwindSafe(|| entry(&data))).is_err() {
             problems.push(format!("{}: panicked", path.display()));
@@ -66,6 +71,7 @@ fn replay(name: &str) {
             problems.push(format!("{}: took {took:?}", path.display()));
         }
     }
+    targets::remove_scratch();
     assert!(
         problems.is_empty(),
         "{name}: {} of {} inputs failed:\n{}",

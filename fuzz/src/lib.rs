@@ -17,8 +17,11 @@ use ferry::catalog::{CompileRequest, ManifestSource, compile as compile_catalog}
 use ferry::inventory::{Inventory, Target, plugin};
 use serde_json::{Map, Value, json};
 
-/// Every target by name, for the replay test and `fuzz/run.sh`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A fuzzing entry point: any bytes in, nothing out.
+pub type Entry = fn(&[u8]);
+
+/// Every target by name, for the replay test.
+pub const TARGETS: &[(&str, Entry)] = &[
     ("pql", pql),
     ("inventory", inventory),
     ("plan", plan),
@@ -47,6 +50,15 @@ fn scratch_dir() -> PathBuf {
         };
     }
     DIR.with(Clone::clone)
+}
+
+/// Removes this thread's scratch directory (and the process's, once empty).
+pub fn remove_scratch() {
+    let dir = scratch_dir();
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
 }
 
 /// Writes `data` to the scratch file `name` and returns its path.
