@@ -10,7 +10,7 @@
 //! group's targets members too (as Ansible's children do); a cycle of such
 //! references is an error.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -180,8 +180,9 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
     for name in order {
         let Some(a) = acc.remove(&name) else { continue };
         let mut layers: Vec<usize> = Vec::new();
+        let mut seen = HashSet::new();
         for &g in &a.holders {
-            precedence(g, &flat, &referrers, &mut layers);
+            precedence(g, &flat, &referrers, &mut layers, &mut seen);
         }
         let target = build(name, a.origin, &a.defs, &layers, &flat);
         for g in &target.groups {
@@ -201,27 +202,59 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
 }
 
 /// Appends `g`, its parents, and (recursively) the groups that refer to any
-/// of them, skipping the top level and groups already listed.
-fn precedence(g: usize, flat: &[Flat], referrers: &[Vec<usize>], out: &mut Vec<usize>) {
-    let mut chain = Vec::new();
-    let mut cur = Some(g);
-    while let Some(i) = cur {
-        if i == 0 {
-            break;
-        }
-        chain.push(i);
-        cur = flat[i].parent;
+/// of them, skipping the top level and groups already listed (`seen`).
+/// A chain of references can be as long as there are groups, so the walk
+/// keeps its own stack instead of recursing.
+fn precedence(
+    g: usize,
+    flat: &[Flat],
+    referrers: &[Vec<usize>],
+    out: &mut Vec<usize>,
+    seen: &mut HashSet<usize>,
+) {
+    /// A group being visited: itself and its parents, and how far their
+    /// referrers have been followed.
+    struct Visit {
+        chain: Vec<usize>,
+        link: usize,
+        referrer: usize,
     }
-    for &i in &chain {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    for &i in &chain {
-        for &r in &referrers[i] {
-            if !out.contains(&r) {
-                precedence(r, flat, referrers, out);
+    fn enter(g: usize, flat: &[Flat], out: &mut Vec<usize>, seen: &mut HashSet<usize>) -> Visit {
+        let mut chain = Vec::new();
+        let mut cur = Some(g);
+        while let Some(i) = cur {
+            if i == 0 {
+                break;
             }
+            chain.push(i);
+            cur = flat[i].parent;
+        }
+        for &i in &chain {
+            if seen.insert(i) {
+                out.push(i);
+            }
+        }
+        Visit {
+            chain,
+            link: 0,
+            referrer: 0,
+        }
+    }
+    let mut stack = vec![enter(g, flat, out, seen)];
+    while let Some(top) = stack.last_mut() {
+        let Some(&i) = top.chain.get(top.link) else {
+            stack.pop();
+            continue;
+        };
+        let Some(&r) = referrers[i].get(top.referrer) else {
+            top.link += 1;
+            top.referrer = 0;
+            continue;
+        };
+        top.referrer += 1;
+        if !seen.contains(&r) {
+            let next = enter(r, flat, out, seen);
+            stack.push(next);
         }
     }
 }
@@ -276,45 +309,53 @@ fn build(
     }
 }
 
+/// Refuses a cycle of groups (by nesting or by name). References can
+/// chain through every group, so the depth-first walk keeps its own stack.
 fn check_cycles(flat: &[Flat], entries: &[Vec<Entry>]) -> Result<(), InventoryError> {
     // Edges: a group holds its subgroups and the groups it names.
-    fn visit(
-        g: usize,
-        flat: &[Flat],
-        entries: &[Vec<Entry>],
-        state: &mut [u8],
-    ) -> Result<(), InventoryError> {
-        state[g] = 1;
+    let edges = |g: usize| -> Vec<(usize, Option<&Origin>)> {
+        let nested = flat[g].children.iter().map(|&c| (c, None));
         let named = entries[g].iter().filter_map(|e| match e {
             Entry::Group(t, o) => Some((*t, Some(o))),
             Entry::Target(..) => None,
         });
-        let nested = flat[g].children.iter().map(|&c| (c, None));
-        for (next, origin) in nested.chain(named) {
-            match state[next] {
+        nested.chain(named).collect()
+    };
+    // 0: not seen, 1: on the current path, 2: done.
+    let mut state = vec![0u8; flat.len()];
+    for start in 0..flat.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        let mut stack = vec![(start, edges(start), 0usize)];
+        while let Some((g, next, at)) = stack.last_mut() {
+            let g = *g;
+            let Some(&(n, origin)) = next.get(*at) else {
+                state[g] = 2;
+                stack.pop();
+                continue;
+            };
+            *at += 1;
+            match state[n] {
                 1 => {
                     let at = origin
                         .cloned()
-                        .unwrap_or_else(|| flat[next].def.origin.clone());
+                        .unwrap_or_else(|| flat[n].def.origin.clone());
                     return Err(InventoryError::at(
                         at,
                         format!(
                             "group cycle: '{}' includes '{}', which includes it again",
-                            flat[g].def.name, flat[next].def.name
+                            flat[g].def.name, flat[n].def.name
                         ),
                     ));
                 }
-                0 => visit(next, flat, entries, state)?,
+                0 => {
+                    state[n] = 1;
+                    stack.push((n, edges(n), 0));
+                }
                 _ => {}
             }
-        }
-        state[g] = 2;
-        Ok(())
-    }
-    let mut state = vec![0u8; flat.len()];
-    for g in 0..flat.len() {
-        if state[g] == 0 {
-            visit(g, flat, entries, &mut state)?;
         }
     }
     Ok(())
@@ -350,4 +391,64 @@ fn check_aliases(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::inventory::Inventory;
+
+    /// Runs `f` on a thread with the stack of a tokio worker (2 MiB).
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    /// Groups that name each other in a chain as long as the file allows:
+    /// g0 holds g1, which holds g2, ... down to the one target.
+    fn chain(n: usize, cycle: bool) -> String {
+        let mut text = String::from("groups:\n");
+        for i in 0..n {
+            let next = if i + 1 < n {
+                format!("g{}", i + 1)
+            } else if cycle {
+                "g0".to_string()
+            } else {
+                "t1".to_string()
+            };
+            text.push_str(&format!("  - {{name: g{i}, targets: [{next}]}}\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn long_chains_of_group_references_resolve_on_a_small_stack() {
+        let n = 30_000;
+        let inventory = on_small_stack(move || {
+            Inventory::from_str(&chain(n, false), Path::new("inv.yaml"))
+                .map(|i| (i.targets.len(), i.targets[0].groups.len()))
+                .map_err(|e| e.to_string())
+        });
+        assert_eq!(inventory, Ok((1, n)));
+        let err = on_small_stack(move || {
+            Inventory::from_str(&chain(n, true), Path::new("inv.yaml"))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        let last = format!("  - {{name: g{}, targets: [", n - 1);
+        assert_eq!(
+            err,
+            Err(format!(
+                "inv.yaml:{}:{}: group cycle: 'g{}' includes 'g0', which includes it again",
+                n + 1,
+                last.len() + 1,
+                n - 1
+            ))
+        );
+    }
 }

@@ -3,6 +3,12 @@
 //! serde-saphyr with their line and column), then converted by hand into typed
 //! values, so that every later error — an unknown key, a wrong type, a
 //! duplicate group — can name the file, line and column it is about.
+//!
+//! The reader is bounded (serde-saphyr's budget, set explicitly here):
+//! lists and mappings nest at most [`MAX_DEPTH`] levels, a document holds at
+//! most [`MAX_NODES`] values with aliases counted at every use (so "billion
+//! laughs" stops early), and every recursive walk over the tree, here and
+//! in the inventory and plan readers, is as deep as the document at most.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -117,6 +123,13 @@ pub fn key_text(key: &Node) -> String {
     }
 }
 
+/// How deeply lists and mappings may nest in an inventory or a plan.
+pub const MAX_DEPTH: usize = 64;
+
+/// Most values (scalars, lists, mappings) a document may hold, values
+/// reached through aliases counted each time they are used.
+pub const MAX_NODES: usize = 250_000;
+
 /// A YAML syntax error, with the position serde-saphyr gives.
 #[derive(Debug)]
 pub struct SyntaxError {
@@ -124,6 +137,12 @@ pub struct SyntaxError {
     pub column: u64,
     pub message: String,
 }
+
+/// Stack for the reader's own thread. serde-saphyr recurses once per
+/// level with large frames (about 50 KiB a level in debug builds): at
+/// [`MAX_DEPTH`] that is more than a 2 MiB thread (a tokio worker, a test)
+/// holds, so the reading happens on a thread of known size.
+const READER_STACK: usize = 16 * 1024 * 1024;
 
 /// Parses YAML text into a node tree. An empty document is `Null`.
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
@@ -134,10 +153,37 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             value: Value::Null,
         });
     }
+    let failed = |message: String| SyntaxError {
+        line: 0,
+        column: 0,
+        message,
+    };
+    let result = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("ferry-yaml".into())
+            .stack_size(READER_STACK)
+            .spawn_scoped(s, || read(text))
+            .map(|h| h.join())
+    });
+    match result {
+        Ok(Ok(read)) => read,
+        Ok(Err(_)) => Err(failed("internal error: the YAML reader panicked".into())),
+        Err(e) => Err(failed(format!("could not start the YAML reader: {e}"))),
+    }
+}
+
+fn read(text: &str) -> Result<Node, SyntaxError> {
     // YAML 1.2 booleans only: `n`, `y`, `on`, `no` stay strings (as keys
     // they are names; boolean options accept yes/no/on/off themselves).
     let mut options = serde_saphyr::Options::default();
     options.strict_booleans = true;
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_DEPTH;
+    budget.flow_nesting_limit = MAX_DEPTH;
+    budget.max_nodes = MAX_NODES;
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_NODES;
+    options.alias_limits.max_replay_stack_depth = MAX_DEPTH;
     serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| {
         let (line, column) = e
             .location()
@@ -146,9 +192,47 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
         SyntaxError {
             line,
             column,
-            message: first_line(&e.without_snippet().to_string()),
+            message: message(&e),
         }
     })
+}
+
+fn too_deep() -> String {
+    format!("lists and mappings nest deeper than {MAX_DEPTH} levels")
+}
+
+fn too_many() -> String {
+    format!("the document holds more than {MAX_NODES} values (aliases count at every use)")
+}
+
+/// The first line of serde-saphyr's message, or ours for the limits.
+fn message(e: &serde_saphyr::Error) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    // The error itself, without the snippet and alias wrappers around it.
+    let mut inner = e;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = inner
+    {
+        inner = error;
+    }
+    match inner {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Depth { .. } => too_deep(),
+            BudgetBreach::Nodes { .. } => too_many(),
+            _ => first_line(&e.without_snippet().to_string()),
+        },
+        serde_saphyr::Error::AliasReplayLimitExceeded { .. } => too_many(),
+        serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => too_deep(),
+        _ => {
+            let text = first_line(&e.without_snippet().to_string());
+            // The scanner's own limit on nested flow collections (`[[[`).
+            if text == "recursion limit exceeded" {
+                too_deep()
+            } else {
+                text
+            }
+        }
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -283,5 +367,75 @@ mod tests {
     fn duplicate_keys_are_an_error() {
         let err = parse("a: 1\na: 2\n").unwrap_err();
         assert_eq!(err.line, 2, "{err:?}");
+    }
+
+    /// Runs `f` on a thread with the stack of a tokio worker (2 MiB).
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    fn parse_err(text: String) -> SyntaxError {
+        on_small_stack(move || parse(&text).map(|_| ())).unwrap_err()
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_with_a_position() {
+        let n = 100_000;
+        for (text, line) in [
+            (format!("a:\n  b: {}", "[".repeat(n)), 2),
+            (format!("a: {}1{}", "[".repeat(n), "]".repeat(n)), 1),
+            (format!("a: {}", "{a: ".repeat(n)), 1),
+            (format!("{}x", "- ".repeat(n)), 1),
+            (format!("{}x", "? ".repeat(n)), 1),
+            (format!("a: {}", "!!seq [".repeat(n)), 1),
+            (
+                (0..200)
+                    .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+                    .collect::<String>(),
+                65,
+            ),
+        ] {
+            let what = text.chars().take(12).collect::<String>();
+            let err = parse_err(text);
+            assert_eq!(
+                err.message, "lists and mappings nest deeper than 64 levels",
+                "{what}: {err:?}"
+            );
+            assert_eq!(err.line, line, "{what}: {err:?}");
+            assert!(err.column > 0, "{what}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded() {
+        let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (prev, c) in ('a'..='i').zip('b'..='j') {
+            laughs.push_str(&format!(
+                "{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+        }
+        let err = parse_err(laughs);
+        assert!(err.message.contains("more than 250000 values"), "{err:?}");
+        assert!(err.line > 1, "{err:?}");
+        // Aliases that refer to aliases, deeper than the nesting limit.
+        let mut chain = String::from("a0: &a0 [1]\n");
+        for i in 1..100 {
+            chain.push_str(&format!("a{i}: &a{i} [*a{}]\n", i - 1));
+        }
+        let err = parse_err(chain);
+        assert_eq!(err.message, "lists and mappings nest deeper than 64 levels");
+    }
+
+    #[test]
+    fn nesting_up_to_the_limit_reads_and_drops_on_a_small_stack() {
+        let d = MAX_DEPTH - 1;
+        let text = format!("a: {}1{}", "[".repeat(d), "]".repeat(d));
+        let json = on_small_stack(move || parse(&text).map(|n| n.to_json().to_string()));
+        assert!(json.unwrap().starts_with("{\"a\":[[[["));
     }
 }

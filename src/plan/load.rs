@@ -213,3 +213,102 @@ fn step(ctx: &Ctx, n: &Node) -> Result<Step, PlanError> {
         kind,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::run::{check_params, resolve};
+
+    /// Runs `f` on a thread with the stack of a tokio worker (2 MiB).
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    fn load_text(text: String) -> Result<Plan, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.yaml");
+        std::fs::write(&path, text).unwrap();
+        let shown = path.display().to_string();
+        on_small_stack(move || load(&path, "t::plan").map_err(|e| e.to_string()))
+            .map_err(|e| e.replace(&shown, "plan.yaml"))
+    }
+
+    #[test]
+    fn deep_plans_are_errors_with_a_position() {
+        let n = 100_000;
+        let step = "steps:\n  - task: t::x\n    targets: all\n    parameters:\n";
+        for (text, at) in [
+            (
+                format!("{step}      p: {}\n", "[".repeat(n)),
+                "plan.yaml:5:",
+            ),
+            (
+                format!("{step}      p: {}\n", "{a: ".repeat(n)),
+                "plan.yaml:5:",
+            ),
+            (
+                format!(
+                    "parameters:\n  p:\n    default:\n      {}1\n{step}",
+                    "- ".repeat(n)
+                ),
+                "plan.yaml:4:",
+            ),
+        ] {
+            let err = load_text(text).unwrap_err();
+            assert!(
+                err.starts_with(at)
+                    && err.ends_with("lists and mappings nest deeper than 64 levels"),
+                "{err}"
+            );
+        }
+        let mut laughs =
+            String::from("steps:\n  - message: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (prev, c) in ('a'..='i').zip('b'..='j') {
+            laughs.push_str(&format!("  - message: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        let err = load_text(laughs).unwrap_err();
+        assert!(err.contains("more than 250000 values"), "{err}");
+    }
+
+    #[test]
+    fn deep_types_and_references_stay_bounded() {
+        let ty = format!("{}String{}", "Array[".repeat(10_000), "]".repeat(10_000));
+        let text = format!("parameters:\n  p:\n    type: \"{ty}\"\nsteps:\n  - message: $p\n");
+        let plan = load_text(text).unwrap();
+        let err = on_small_stack(move || {
+            let given = serde_json::Map::from_iter([("p".to_string(), serde_json::json!("x"))]);
+            check_params(&plan, given)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .unwrap_err();
+        assert!(
+            err.contains("invalid type") && err.contains("too deep"),
+            "{err:.300}"
+        );
+        // A step as deep as a plan may be, referring to a value as deep as
+        // a step's JSON result may be: resolved on a small stack.
+        let d = 60;
+        let text = format!(
+            "steps:\n  - message: {}$deep{}\n",
+            "[".repeat(d),
+            "]".repeat(d)
+        );
+        let plan = load_text(text).unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&format!("{}1{}", "[".repeat(120), "]".repeat(120))).unwrap();
+        let resolved = on_small_stack(move || {
+            let StepKind::Message { message } = &plan.steps[0].kind else {
+                panic!("not a message step")
+            };
+            let vars = serde_json::Map::from_iter([("deep".to_string(), value)]);
+            resolve(message, &vars).map(|v| v.to_string().len())
+        });
+        assert_eq!(resolved.unwrap(), 2 * (d + 120) + 1);
+    }
+}
