@@ -3,6 +3,8 @@
 //! `allowlist` is set, one of whose names is on it), or a bearer token
 //! whose SHA-256 hash is in the tokens file with the endpoint's action.
 //! Anyone else is refused: 401 when unauthenticated, 403 when not allowed.
+//! A token lets through only what one of its actions covers (HEAD counts
+//! as GET); a request no action covers needs a token with `*`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -130,31 +132,39 @@ impl Tokens {
     }
 }
 
-/// The action a request needs, from its method and path.
+/// The action a request needs, from its method and path: `None` for a
+/// request no route answers. HEAD is GET without the body, so it needs
+/// what GET needs.
 pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
-    let action = match (method, path) {
-        (_, "/check") => "check",
-        (_, "/run_task") => "ace:run_task",
-        (_, "/metrics") => "metrics",
-        (_, "/openapi.json") => "openapi",
-        (&Method::GET, p)
-            if ["/tasks", "/plans", "/puppet/v3/file_content"]
+    let read = method == Method::GET || method == Method::HEAD;
+    let post = method == Method::POST;
+    let under = |root: &str| {
+        path == root
+            || path
+                .strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let action = match path {
+        "/check" if post => "check",
+        "/run_task" if post => "ace:run_task",
+        "/metrics" if read => "metrics",
+        "/openapi.json" if read => "openapi",
+        _ if read
+            && ["/tasks", "/plans", "/puppet/v3/file_content"]
                 .iter()
-                .any(|r| {
-                    p == *r || p.strip_prefix(r).is_some_and(|rest| rest.starts_with('/'))
-                }) =>
+                .any(|r| under(r)) =>
         {
             "catalog:read"
         }
-        (_, "/ssh/check_node_connections") => "ssh:check_node_connections",
-        (_, "/ssh/run_command") => "ssh:run_command",
-        (_, "/ssh/run_script") => "ssh:run_script",
-        (_, "/ssh/upload_file") => "ssh:upload_file",
-        (_, "/ssh/run_task") => "ssh:run_task",
-        (_, "/orchestrator/v1/command/command") => "jobs:command",
-        (_, "/orchestrator/v1/command/task") => "jobs:task",
-        (_, "/orchestrator/v1/command/stop") => "jobs:stop",
-        (&Method::GET, p) if p.starts_with("/orchestrator/v1/jobs") => "jobs:read",
+        "/ssh/check_node_connections" if post => "ssh:check_node_connections",
+        "/ssh/run_command" if post => "ssh:run_command",
+        "/ssh/run_script" if post => "ssh:run_script",
+        "/ssh/upload_file" if post => "ssh:upload_file",
+        "/ssh/run_task" if post => "ssh:run_task",
+        "/orchestrator/v1/command/command" if post => "jobs:command",
+        "/orchestrator/v1/command/task" if post => "jobs:task",
+        "/orchestrator/v1/command/stop" if post => "jobs:stop",
+        _ if read && under("/orchestrator/v1/jobs") => "jobs:read",
         _ => return None,
     };
     Some(action)
@@ -190,12 +200,21 @@ fn identify(state: &AppState, req: &Request) -> Result<Identity, ApiError> {
         let token = tokens
             .find(presented)
             .ok_or_else(|| ApiError::unauthenticated("unknown token"))?;
-        if let Some(action) = action
-            && !token.actions.iter().any(|a| a == "*" || a == action)
-        {
-            return Err(ApiError::forbidden(format!(
-                "this token may not run '{action}'"
-            )));
+        let all = token.actions.iter().any(|a| a == "*");
+        match action {
+            // A token with every action may reach anything (and get 404/405).
+            _ if all => {}
+            Some(action) if token.actions.iter().any(|a| a == action) => {}
+            Some(action) => {
+                return Err(ApiError::forbidden(format!(
+                    "this token may not run '{action}'"
+                )));
+            }
+            None => {
+                return Err(ApiError::forbidden(
+                    "this token may not make this request (no action covers it)",
+                ));
+            }
         }
         return Ok(Identity(format!("token:{}", token.name)));
     }
