@@ -1,6 +1,7 @@
 //! Reading a JSON request body: within `request-timeout`, at most
 //! `request-size-limit` bytes (413 beyond), then parsed into the endpoint's
-//! typed request. A parse or schema error is a 400 that names the field.
+//! typed request. A parse or schema error is a 400 that names the field, as
+//! is a NUL byte in any string of the body.
 
 use std::sync::Arc;
 
@@ -72,6 +73,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         )
         .with_details(json!({ "field": "", "line": e.line(), "column": e.column() }))
     })?;
+    super::limits::no_nul(&value)?;
     typed(value)
 }
 

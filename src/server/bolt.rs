@@ -17,7 +17,10 @@ use super::AppState;
 use super::auth::Identity;
 use super::body::{JsonBody, typed};
 use super::errors::ApiError;
-use super::runner::{self, JobSpec};
+use super::limits;
+use super::runner::{self, JobSpec, Outcome};
+use super::scratch;
+use super::scrub::Scrub;
 use super::targets::{self, FileUri, SshTarget};
 use crate::executor::{Action, RunOptions, Summary};
 use crate::inventory::Target;
@@ -73,17 +76,14 @@ struct UploadRequest {
     target: SshTarget,
 }
 
-/// A per-request directory under the cache dir, removed when dropped.
+/// A per-request private directory under the cache dir, removed when dropped.
 fn scratch(state: &AppState) -> Result<tempfile::TempDir, ApiError> {
-    let dir = state.config.cache_dir.join("requests");
-    std::fs::create_dir_all(&dir).map_err(ApiError::internal)?;
-    tempfile::Builder::new()
-        .prefix("req-")
-        .tempdir_in(&dir)
-        .map_err(ApiError::internal)
+    scratch::request_dir(&state.config.cache_dir)
 }
 
-/// Runs `action` as a stored job and waits for its summary.
+/// Runs `action` as a stored job and waits for its summary; server paths
+/// (the scratch directory `dir` among them) are scrubbed from its results.
+#[allow(clippy::too_many_arguments)]
 async fn run(
     state: &Arc<AppState>,
     who: &Identity,
@@ -92,6 +92,7 @@ async fn run(
     targets: Vec<Target>,
     action: Action,
     secrets: &[String],
+    dir: &Path,
 ) -> Result<Summary, ApiError> {
     let spec = JobSpec {
         kind: format!("ssh/{kind}"),
@@ -104,15 +105,17 @@ async fn run(
             concurrency: state.config.concurrency,
             overrides: Default::default(),
         },
+        scrub: Scrub::for_server(state).with_scratch(dir),
     };
     let (_, handle) = runner::launch(state, spec).await?;
     match handle.await {
-        Ok(Some(summary)) => Ok(summary),
-        Ok(None) => Err(ApiError::new(
+        Ok(Outcome::Finished(summary)) => Ok(summary),
+        Ok(Outcome::Stopped) => Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,
             "ferry/stopped",
             "the job was stopped before it finished",
         )),
+        Ok(Outcome::Failed(why)) => Err(ApiError::internal(format!("the job failed: {why}"))),
         Err(e) => Err(ApiError::internal(e)),
     }
 }
@@ -144,7 +147,17 @@ pub async fn run_command(
     let target = req.target.to_target("target", dir.path(), 0)?;
     let action = Action::Command { line: req.command };
     only(
-        run(&state, &who, "run_command", &raw, vec![target], action, &[]).await?,
+        run(
+            &state,
+            &who,
+            "run_command",
+            &raw,
+            vec![target],
+            action,
+            &[],
+            dir.path(),
+        )
+        .await?,
         None,
     )
 }
@@ -179,6 +192,7 @@ pub async fn check_node_connections(
         targets,
         action,
         &[],
+        dir.path(),
     )
     .await?;
     let status = if summary.all_ok() {
@@ -264,31 +278,32 @@ pub async fn run_script(
     .await?;
     let name = script_name(&req.script.filename)?;
     let path = dir.path().join(&name);
-    write_file(&path, &bytes, 0o755)?;
+    scratch::write(&path, &bytes, 0o700, scratch::DIR_MODE)?;
     let action = Action::Script {
         path,
         args: req.arguments,
     };
     only(
-        run(&state, &who, "run_script", &raw, vec![target], action, &[]).await?,
+        run(
+            &state,
+            &who,
+            "run_script",
+            &raw,
+            vec![target],
+            action,
+            &[],
+            dir.path(),
+        )
+        .await?,
         Some(&name),
     )
-}
-
-fn write_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result<(), ApiError> {
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(ApiError::internal)?;
-    }
-    std::fs::write(path, bytes).map_err(ApiError::internal)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(ApiError::internal)
 }
 
 /// A relative path inside the upload, checked not to leave it.
 fn relative(field: &str, p: &str) -> Result<PathBuf, ApiError> {
     let path = PathBuf::from(p.trim_end_matches('/'));
     let ok = !p.is_empty()
+        && path.components().next().is_some()
         && path
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_)));
@@ -299,6 +314,35 @@ fn relative(field: &str, p: &str) -> Result<PathBuf, ApiError> {
         ));
     }
     Ok(path)
+}
+
+/// Every entry's relative path, checked: inside the upload, not the same
+/// as another's, and not below a file.
+fn upload_paths(files: &[FileSpec]) -> Result<Vec<PathBuf>, ApiError> {
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(files.len());
+    for (i, f) in files.iter().enumerate() {
+        let field = format!("files[{i}].relative_path");
+        let rel = relative(&field, &f.relative_path)?;
+        for (j, (other, spec)) in paths.iter().zip(files).enumerate() {
+            let clash = if *other == rel {
+                Some("is the same path as")
+            } else if rel.starts_with(other) && spec.kind != "directory" {
+                Some("is below the file")
+            } else if other.starts_with(&rel) && f.kind != "directory" {
+                Some("is a file, but holds")
+            } else {
+                None
+            };
+            if let Some(how) = clash {
+                return Err(ApiError::bad_field(
+                    &field,
+                    format!("{how} files[{j}].relative_path"),
+                ));
+            }
+        }
+        paths.push(rel);
+    }
+    Ok(paths)
 }
 
 /// `POST /ssh/upload_file`: one file goes to `destination`; several (or
@@ -312,33 +356,36 @@ pub async fn upload_file(
     if req.files.is_empty() {
         return Err(ApiError::bad_field("files", "must not be empty"));
     }
-    let dir = scratch(&state)?;
-    let target = req.target.to_target("target", dir.path(), 0)?;
-    let root = dir.path().join("upload");
-    std::fs::create_dir_all(&root).map_err(ApiError::internal)?;
     for (i, f) in req.files.iter().enumerate() {
-        let field = format!("files[{i}]");
-        let rel = relative(&format!("{field}.relative_path"), &f.relative_path)?;
-        match f.kind.as_str() {
-            "directory" => std::fs::create_dir_all(root.join(&rel)).map_err(ApiError::internal)?,
-            "file" => {
-                let bytes =
-                    targets::contents(&state, &field, &f.uri, f.content.as_deref(), &f.sha256)
-                        .await?;
-                write_file(&root.join(&rel), &bytes, 0o644)?;
-            }
-            _ => {
-                return Err(ApiError::bad_field(
-                    &format!("{field}.kind"),
-                    "must be file or directory",
-                ));
-            }
+        if f.kind != "file" && f.kind != "directory" {
+            return Err(ApiError::bad_field(
+                &format!("files[{i}].kind"),
+                "must be file or directory",
+            ));
         }
     }
-    let src = match req.files.as_slice() {
-        [one] if one.kind == "file" => {
-            root.join(relative("files[0].relative_path", &one.relative_path)?)
+    let paths = upload_paths(&req.files)?;
+    if req.destination.is_empty() {
+        return Err(ApiError::bad_field("destination", "must not be empty"));
+    }
+    let dir = scratch(&state)?;
+    let target = req.target.to_target("target", dir.path(), 0)?;
+    // The upload tree keeps the modes it gives the remote files; it is
+    // private below the scratch directory.
+    let root = dir.path().join("upload");
+    scratch::dir_all(&root, 0o755).map_err(ApiError::internal)?;
+    for (i, (f, rel)) in req.files.iter().zip(&paths).enumerate() {
+        let field = format!("files[{i}]");
+        if f.kind == "directory" {
+            scratch::dir_all(&root.join(rel), 0o755).map_err(ApiError::internal)?;
+        } else {
+            let bytes =
+                targets::contents(&state, &field, &f.uri, f.content.as_deref(), &f.sha256).await?;
+            scratch::write(&root.join(rel), &bytes, 0o644, 0o755)?;
         }
+    }
+    let src = match (req.files.as_slice(), paths.as_slice()) {
+        ([one], [rel]) if one.kind == "file" => root.join(rel),
         _ => root,
     };
     let object = match req.files.as_slice() {
@@ -350,7 +397,17 @@ pub async fn upload_file(
         src,
         dest: req.destination,
     };
-    let summary = run(&state, &who, "upload_file", &raw, vec![target], action, &[]).await?;
+    let summary = run(
+        &state,
+        &who,
+        "upload_file",
+        &raw,
+        vec![target],
+        action,
+        &[],
+        dir.path(),
+    )
+    .await?;
     let mut response = only(summary, Some(&object))?;
     if let Some(value) = response.0.get_mut("value")
         && value.get("_output").is_some()
@@ -375,7 +432,7 @@ struct TaskRequest {
     #[serde(default)]
     parameters: serde_json::Map<String, Value>,
     target: SshTarget,
-    #[allow(dead_code)]
+    /// Accepted and range-checked; not used yet.
     timeout: Option<u64>,
 }
 
@@ -390,6 +447,9 @@ pub async fn run_task(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let req: TaskRequest = typed(raw.clone())?;
+    if let Some(t) = req.timeout {
+        limits::range("timeout", t, 1, limits::MAX_TIMEOUT)?;
+    }
     let dir = scratch(&state)?;
     let target = req.target.to_target("target", dir.path(), 0)?;
     let prepared = match super::tasks::prepare(
@@ -426,6 +486,7 @@ pub async fn run_task(
             vec![target],
             action,
             &secrets,
+            dir.path(),
         )
         .await?,
         None,
@@ -448,6 +509,7 @@ async fn lay_out_task(state: &AppState, task: &TaskObject, root: &Path) -> Resul
     if !plain(module) || !plain(name) {
         return Err(ApiError::bad_field("task.name", "is not a valid task name"));
     }
+    let mut written: Vec<PathBuf> = Vec::new();
     for (i, f) in task.files.iter().enumerate() {
         let field = format!("task.files[{i}]");
         let uri: FileUri = f
@@ -464,13 +526,23 @@ async fn lay_out_task(state: &AppState, task: &TaskObject, root: &Path) -> Resul
             .ok_or_else(|| ApiError::bad_field(&format!("{field}.sha256"), "is required"))?;
         let (dir, file_module, file) =
             targets::split_uri_path(&format!("{field}.uri.path"), &uri.path)?;
+        let path = root.join(file_module).join(dir).join(file);
+        if let Some(j) = written.iter().position(|p| *p == path) {
+            return Err(ApiError::bad_field(
+                &format!("{field}.uri.path"),
+                format!("names the same file as task.files[{j}]"),
+            ));
+        }
         let bytes = targets::fetched(state, &field, &uri, sha).await?;
         let mode = if dir == "tasks" { 0o755 } else { 0o644 };
-        write_file(&root.join(file_module).join(dir).join(file), &bytes, mode)?;
+        scratch::write(&path, &bytes, mode, 0o755)?;
+        written.push(path);
     }
     if let Some(meta) = task.metadata.as_ref().filter(|m| m.is_object()) {
         let path = root.join(module).join("tasks").join(format!("{name}.json"));
-        write_file(&path, meta.to_string().as_bytes(), 0o644)?;
+        if !written.contains(&path) {
+            scratch::write(&path, meta.to_string().as_bytes(), 0o644, 0o755)?;
+        }
     }
     Ok(())
 }

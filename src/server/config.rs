@@ -41,6 +41,10 @@ pub const DEFAULT_REQUEST_SIZE_LIMIT: u64 = 10 * 1024 * 1024;
 pub const DEFAULT_REQUEST_TIMEOUT: u64 = 30;
 /// Default `file-cache-ttl` in seconds (a day).
 pub const DEFAULT_FILE_CACHE_TTL: u64 = 86400;
+/// Default `max-connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Largest `max-connections`.
+pub const MAX_MAX_CONNECTIONS: usize = 1_000_000;
 /// Default `loglevel`.
 pub const DEFAULT_LOGLEVEL: &str = "info";
 
@@ -105,6 +109,7 @@ struct Raw {
     file_server_uri: Option<String>,
     file_cache_ttl: Option<u64>,
     max_output: Option<u64>,
+    max_connections: Option<usize>,
 }
 
 /// The checked configuration.
@@ -137,6 +142,9 @@ pub struct ServerConfig {
     pub file_cache_ttl: Duration,
     /// Bytes of each output stream a node's result keeps (`max-output`).
     pub max_output: usize,
+    /// Connections open at once; at the cap the oldest idle one is closed
+    /// for a new one (or the new one is refused when none is idle).
+    pub max_connections: usize,
 }
 
 impl ServerConfig {
@@ -184,8 +192,16 @@ impl ServerConfig {
         let concurrency = raw
             .concurrency
             .unwrap_or_else(crate::executor::default_concurrency);
-        if concurrency == 0 {
-            return Err(bad("concurrency", "must be at least 1".into()));
+        let most = super::limits::MAX_CONCURRENCY;
+        if concurrency == 0 || concurrency as u64 > most {
+            return Err(bad("concurrency", format!("must be from 1 to {most}")));
+        }
+        let max_connections = raw.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if !(1..=MAX_MAX_CONNECTIONS).contains(&max_connections) {
+            return Err(bad(
+                "max-connections",
+                format!("must be from 1 to {MAX_MAX_CONNECTIONS}"),
+            ));
         }
         let loglevel = raw.loglevel.unwrap_or_else(|| DEFAULT_LOGLEVEL.into());
         if !["error", "warn", "info", "debug", "trace"].contains(&loglevel.as_str()) {
@@ -269,6 +285,7 @@ impl ServerConfig {
             file_server_uri: raw.file_server_uri,
             file_cache_ttl: Duration::from_secs(file_cache_ttl),
             max_output,
+            max_connections,
         })
     }
 

@@ -16,10 +16,12 @@ use super::AppState;
 use super::auth::Identity;
 use super::body::{JsonBody, typed};
 use super::errors::ApiError;
+use super::limits;
 use super::runner::{self, JobSpec};
+use super::scrub::Scrub;
 use crate::executor::{Action, RunOptions};
 use crate::inventory::{Inventory, Target};
-use crate::store::JobRecord;
+use crate::store::{EventRecord, JobRecord};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +40,7 @@ struct CommandJob {
     description: Option<String>,
     #[allow(dead_code)]
     environment: Option<String>,
-    concurrency: Option<usize>,
+    concurrency: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -173,17 +175,21 @@ fn job_inventory(state: &AppState) -> Result<&Inventory, ApiError> {
 }
 
 /// How a job runs: its concurrency (the server's unless given) and the
-/// seconds each target's work may take.
+/// seconds each target's work may take, both within their bounds.
 fn job_options(
     state: &AppState,
-    concurrency: Option<usize>,
+    concurrency: Option<u64>,
     timeout: Option<u64>,
 ) -> Result<RunOptions, ApiError> {
-    if concurrency == Some(0) {
-        return Err(ApiError::bad_field("concurrency", "must be at least 1"));
+    let concurrency = match concurrency {
+        Some(n) => limits::range("concurrency", n, 1, limits::MAX_CONCURRENCY)? as usize,
+        None => state.config.concurrency,
+    };
+    if let Some(t) = timeout {
+        limits::range("timeout", t, 1, limits::MAX_TIMEOUT)?;
     }
     Ok(RunOptions {
-        concurrency: concurrency.unwrap_or(state.config.concurrency),
+        concurrency,
         overrides: crate::transport::Overrides {
             command_timeout: timeout.map(std::time::Duration::from_secs),
             ..Default::default()
@@ -211,6 +217,7 @@ pub async fn command(
         owner: who.0,
         description: req.description.unwrap_or_default(),
         request: super::targets::redact(&raw),
+        scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
         action: Action::Command { line: req.command },
         options,
@@ -231,7 +238,7 @@ struct TaskJob {
     environment: Option<String>,
     #[serde(default)]
     noop: bool,
-    concurrency: Option<usize>,
+    concurrency: Option<u64>,
     /// Seconds each target's task may run.
     timeout: Option<u64>,
 }
@@ -261,6 +268,7 @@ pub async fn task(
         owner: who.0,
         description: req.description.unwrap_or_default(),
         request,
+        scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
         action: Action::Task(Arc::new(prepared)),
         options,
@@ -301,33 +309,39 @@ pub async fn stop(
         _ => return Err(ApiError::bad_field("job", "must be a job id or job URL")),
     };
     let job = load(&state, id).await?;
-    let sender = state.stops().remove(&id);
-    let state_now = match sender {
-        Some(tx) if !job.is_done() => {
-            state.store.set_job_state(id, "stopping").await?;
-            let _ = tx.send(());
-            "stopping".to_string()
-        }
-        _ => job.state.clone(),
-    };
-    Ok(Json(json!({
-        "job": { "id": job_url(&state, id), "name": id.to_string(), "state": state_now }
-    })))
-}
-
-/// A whole-number query parameter; a bad one is a 400 naming it.
-fn query_number(query: &Option<String>, key: &str) -> Result<Option<i64>, ApiError> {
-    let Some(query) = query else { return Ok(None) };
-    for pair in query.split('&') {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        if k == key {
-            return v
-                .parse()
-                .map(Some)
-                .map_err(|_| ApiError::bad_field(key, "must be a whole number"));
+    if job.is_done() {
+        return Ok(stopped(&state, id, &job.state));
+    }
+    // The runner takes the stop while it lives; when it is gone (it died,
+    // or a server before this one left the job), the job is ended here.
+    let alive = |state: &AppState| state.stops().get(&id).is_some_and(|tx| !tx.is_closed());
+    if alive(&state) {
+        state.store.set_job_state(id, "stopping").await?;
+        let heard = state
+            .stops()
+            .get(&id)
+            .is_some_and(|tx| tx.send(true).is_ok());
+        if heard {
+            return Ok(stopped(&state, id, "stopping"));
         }
     }
-    Ok(None)
+    let next = state.store.next_event_id(id).await?;
+    let event = EventRecord::new(
+        next,
+        "job_finished",
+        None,
+        "The job was stopped (its runner was no longer running)",
+        json!({ "state": "stopped", "reason": "runner-gone" }),
+    );
+    runner::end(&state, id, "stopped", "stopped", event).await;
+    let now = load(&state, id).await?;
+    Ok(stopped(&state, id, &now.state))
+}
+
+fn stopped(state: &AppState, id: i64, job_state: &str) -> Json<Value> {
+    Json(json!({
+        "job": { "id": job_url(state, id), "name": id.to_string(), "state": job_state }
+    }))
 }
 
 /// `GET /orchestrator/v1/jobs?limit=&offset=`.
@@ -335,8 +349,8 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let limit = query_number(&query, "limit")?.unwrap_or(100).clamp(1, 1000);
-    let offset = query_number(&query, "offset")?.unwrap_or(0).max(0);
+    let limit = limits::query_number(&query, "limit", 1, limits::MAX_PAGE)?.unwrap_or(100);
+    let offset = limits::query_number(&query, "offset", 0, limits::MAX_POSITION)?.unwrap_or(0);
     let (jobs, total) = state.store.jobs(limit, offset).await?;
     let items: Vec<Value> = jobs.iter().map(|j| job_json(&state, j)).collect();
     Ok(Json(json!({
@@ -379,7 +393,9 @@ pub async fn events(
 ) -> Result<Json<Value>, ApiError> {
     let id = path_id(&id)?;
     load(&state, id).await?;
-    let from = query_number(&query, "start")?.unwrap_or(1).max(1);
+    let from = limits::query_number(&query, "start", 0, limits::MAX_POSITION)?
+        .unwrap_or(1)
+        .max(1);
     let events = state.store.events(id, from).await?;
     let next = events.last().map(|e| e.id + 1).unwrap_or(from);
     let items: Vec<Value> = events.iter().map(|e| e.to_json()).collect();

@@ -1,12 +1,17 @@
-//! The listening side: a TCP listener, the TLS handshake (with a time
-//! limit), the verified client certificate's names attached to every
-//! request as a [`Peer`], and HTTP/1.1 with a time limit on headers.
+//! The listening side: a TCP listener, at most `max-connections` open
+//! connections (`conns`: the oldest idle one makes room for a new one), the
+//! TLS handshake (within `request-timeout`), the verified client
+//! certificate's names attached to every request as a [`Peer`], and
+//! HTTP/1.1 with `request-timeout` for each request's headers (and for an
+//! idle kept-alive connection's next request).
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use axum::body::Body;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
@@ -14,6 +19,7 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use super::auth::Peer;
+use super::conns::{Busy, Conns};
 use super::{AppState, ServerConfig, ServerError, router, tls};
 
 /// A bound server, ready to run.
@@ -66,6 +72,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let app = router(Arc::clone(&self.state));
         let timeout = self.state.config.request_timeout;
+        let conns = Conns::new(self.state.config.max_connections);
         tokio::pin!(shutdown);
         loop {
             let (tcp, remote) = tokio::select! {
@@ -79,10 +86,17 @@ impl Server {
                 },
                 _ = &mut shutdown => break,
             };
+            let Some(slot) = conns.admit() else {
+                tracing::debug!(%remote, "refused: max-connections reached and none idle");
+                drop(tcp);
+                continue;
+            };
             let _ = tcp.set_nodelay(true);
             let acceptor = self.acceptor.clone();
             let app = app.clone();
-            tokio::spawn(async move {
+            let id = slot.id();
+            let task = tokio::spawn(async move {
+                let _slot = &slot;
                 let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
                     Ok(Ok(stream)) => stream,
                     Ok(Err(e)) => {
@@ -100,11 +114,25 @@ impl Server {
                     },
                     _ => Peer::Anonymous,
                 };
+                let counter = slot.counter();
                 let service =
                     hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
                         req.extensions_mut().insert(peer.clone());
-                        app.clone().oneshot(req)
+                        // Busy from the request until its response body is sent.
+                        let busy = Busy::new(&counter);
+                        let answer = app.clone().oneshot(req);
+                        async move {
+                            let resp = answer.await?;
+                            Ok::<_, std::convert::Infallible>(resp.map(|body| {
+                                Body::new(body.map_frame(move |frame| {
+                                    let _ = &busy;
+                                    frame
+                                }))
+                            }))
+                        }
                     });
+                // The header timer also runs while a kept-alive connection
+                // waits for its next request: idle connections end.
                 let served = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(timeout)
@@ -114,6 +142,7 @@ impl Server {
                     tracing::debug!(%remote, "connection ended: {e}");
                 }
             });
+            conns.closable(id, task.abort_handle());
         }
     }
 }

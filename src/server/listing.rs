@@ -232,6 +232,9 @@ pub async fn file_content(
             "must stay inside the module (no empty, '.' or '..' segments)",
         ));
     }
+    if path.contains('\0') {
+        return Err(ApiError::bad_field("path", "must not contain a NUL byte"));
+    }
     let octets = |bytes: Vec<u8>| {
         ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response()
     };

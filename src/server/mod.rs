@@ -9,7 +9,10 @@
 //! it is refused. Errors are JSON `{kind, msg, details}`.
 //!
 //! Files: `config` (the YAML file), `tls` and `auth` (who may call),
-//! `listen` (the TLS accept loop), `body` (request bodies), `errors`,
+//! `listen` (the TLS accept loop) and `conns` (the cap on connections),
+//! `body` (request bodies), `limits` (the bounds of what a request may
+//! hold), `errors`, `scrub` (server paths out of results), `scratch`
+//! (private per-request directories),
 //! `bolt`, `targets` and `tasks` (bolt-server endpoints), `listing`
 //! (listing tasks and plans, serving module files), `filecache` (files
 //! fetched from `file-server-uri`, cached by sha256), `ace` (`/check`, `/run_task`), `jobs`
@@ -21,27 +24,32 @@ pub mod auth;
 pub mod body;
 pub mod bolt;
 pub mod config;
+pub mod conns;
 pub mod errors;
 pub mod filecache;
 pub mod jobs;
+pub mod limits;
 pub mod listen;
 pub mod listing;
 pub mod metrics;
 pub mod openapi;
 pub mod pql;
 pub mod runner;
+pub mod scratch;
+pub mod scrub;
 pub mod sse;
 pub mod targets;
 pub mod tasks;
 pub mod tls;
 
 use std::collections::HashMap;
+use std::os::unix::fs::DirBuilderExt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, watch};
 
 pub use config::{ConfigError, ServerConfig};
 pub use listen::Server;
@@ -87,17 +95,23 @@ pub struct AppState {
     pub hub: broadcast::Sender<runner::JobEvent>,
     /// `https://host:port`, for job URLs.
     pub base_url: Mutex<String>,
-    stops: Mutex<HashMap<i64, oneshot::Sender<()>>>,
+    /// Each running job's stop signal, while its runner lives.
+    stops: Mutex<HashMap<i64, watch::Sender<bool>>>,
 }
 
 impl AppState {
     /// Loads the inventory and tokens the config names, opens the store,
     /// and fails the jobs a previous server left unfinished.
     pub async fn new(config: ServerConfig) -> Result<Arc<AppState>, ServerError> {
-        std::fs::create_dir_all(&config.cache_dir).map_err(|source| ServerError::CacheDir {
-            path: config.cache_dir.display().to_string(),
-            source,
-        })?;
+        // A cache dir the server makes is private (0700) from the start.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(scratch::DIR_MODE)
+            .create(&config.cache_dir)
+            .map_err(|source| ServerError::CacheDir {
+                path: config.cache_dir.display().to_string(),
+                source,
+            })?;
         let inventory = match &config.inventory {
             Some(path) => Some(Inventory::load(path)?),
             None => None,
@@ -133,7 +147,7 @@ impl AppState {
         }))
     }
 
-    pub(crate) fn stops(&self) -> MutexGuard<'_, HashMap<i64, oneshot::Sender<()>>> {
+    pub(crate) fn stops(&self) -> MutexGuard<'_, HashMap<i64, watch::Sender<bool>>> {
         self.stops.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

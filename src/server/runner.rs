@@ -2,17 +2,22 @@
 //! The sink turns executor events into job events and hands them, in order,
 //! to a writer task that writes each one (with the node's state and result)
 //! in a transaction and only then broadcasts it to event-stream subscribers.
-//! A job ends with `job_finished`, always its last event.
+//! A job ends with `job_finished`, always its last event: the work runs in
+//! a task of its own under a supervisor, so a panic inside it still ends
+//! the job (`failed`, with an event), never leaving it `running`. Results
+//! are scrubbed of server paths before they are stored or returned.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::AppState;
+use super::scrub::Scrub;
 use crate::events::{Event, Sink};
 use crate::executor::{self, Action, RunOptions, Summary, TargetResult};
 use crate::inventory::Target;
@@ -35,6 +40,8 @@ pub struct JobSpec {
     pub targets: Vec<Target>,
     pub action: Action,
     pub options: RunOptions,
+    /// Server paths to take out of results before they are stored or returned.
+    pub scrub: Scrub,
 }
 
 enum Msg {
@@ -74,7 +81,12 @@ fn classify(result: &TargetResult) -> (&'static str, &'static str) {
 }
 
 /// Writes one job's events in order; returns the next free event id.
-async fn writer(state: Arc<AppState>, job: i64, mut rx: mpsc::UnboundedReceiver<Msg>) -> i64 {
+async fn writer(
+    state: Arc<AppState>,
+    job: i64,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    scrub: Scrub,
+) -> i64 {
     let mut next_id = 1;
     let mut started: HashMap<String, Instant> = HashMap::new();
     while let Some(msg) = rx.recv().await {
@@ -90,7 +102,8 @@ async fn writer(state: Arc<AppState>, job: i64, mut rx: mpsc::UnboundedReceiver<
                 );
                 state.store.node_started(job, &event).await.map(|()| event)
             }
-            Msg::Finished(result) => {
+            Msg::Finished(mut result) => {
+                scrub.result(&mut result);
                 let (kind, node_state) = classify(&result);
                 let took = started
                     .remove(&result.target)
@@ -133,85 +146,190 @@ fn node_state_text(kind: &str) -> &'static str {
     }
 }
 
-/// Records a job and starts it. The handle yields the summary, or `None`
-/// when the job was stopped.
+/// How a job ended, as its handle reports it.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It ran to the end (some targets may have failed).
+    Finished(Summary),
+    /// It was stopped before it finished.
+    Stopped,
+    /// Its runner failed (a panic or a store error): the job is `failed`.
+    Failed(String),
+}
+
+/// Records a job and starts it under a supervisor that always ends it
+/// with `job_finished`, even when the work inside panics.
 pub async fn launch(
     state: &Arc<AppState>,
     spec: JobSpec,
-) -> Result<(JobRecord, JoinHandle<Option<Summary>>), crate::store::StoreError> {
+) -> Result<(JobRecord, JoinHandle<Outcome>), crate::store::StoreError> {
+    let JobSpec {
+        kind,
+        owner,
+        description,
+        request,
+        targets,
+        action,
+        options,
+        scrub,
+    } = spec;
     // Each node's result, stored and returned, keeps at most `max-output`
     // bytes of each stream, whatever the target prints.
-    let mut spec = spec;
-    spec.options.overrides.max_output = Some(state.config.max_output);
-    let names: Vec<String> = spec.targets.iter().map(|t| t.name.clone()).collect();
+    let mut options = options;
+    options.overrides.max_output = Some(state.config.max_output);
+    let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
     let record = state
         .store
-        .create_job(
-            &spec.kind,
-            &spec.owner,
-            &spec.description,
-            &spec.request,
-            &names,
-        )
+        .create_job(&kind, &owner, &description, &request, &names)
         .await?;
-    state.metrics.job_started();
-    let (stop_tx, stop_rx) = oneshot::channel();
-    state.stops().insert(record.id, stop_tx);
-    let job = record.id;
-    let state = Arc::clone(state);
-    let handle = tokio::spawn(async move { run(state, job, spec, stop_rx).await });
+    let handle = start(state, record.id, scrub, move |sink| async move {
+        executor::run(targets, action, &options, sink).await
+    });
     Ok((record, handle))
 }
 
-async fn run(
+/// Runs `work` as the recorded job `job`: it gets the sink that writes the
+/// job's events, runs in a task of its own, and whatever becomes of it
+/// (done, stopped through the API, panicked) the job ends with
+/// `job_finished`. The handle reports how it ended.
+pub fn start<W, F>(state: &Arc<AppState>, job: i64, scrub: Scrub, work: W) -> JoinHandle<Outcome>
+where
+    W: FnOnce(Arc<dyn Sink>) -> F + Send + 'static,
+    F: Future<Output = Summary> + Send + 'static,
+{
+    state.metrics.job_started();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    state.stops().insert(job, stop_tx);
+    tokio::spawn(supervise(Arc::clone(state), job, scrub, work, stop_rx))
+}
+
+/// How long the end of a job waits for its events to be written.
+const WRITER_GRACE: Duration = Duration::from_secs(10);
+
+/// Runs the job's work in a task of its own and ends the job whatever
+/// becomes of that task: finished, stopped, or failed when it panicked.
+async fn supervise<W, F>(
     state: Arc<AppState>,
     job: i64,
-    spec: JobSpec,
-    stop: oneshot::Receiver<()>,
-) -> Option<Summary> {
+    scrub: Scrub,
+    work: W,
+    mut stop: watch::Receiver<bool>,
+) -> Outcome
+where
+    W: FnOnce(Arc<dyn Sink>) -> F + Send + 'static,
+    F: Future<Output = Summary> + Send + 'static,
+{
     if let Err(e) = state.store.set_job_state(job, "running").await {
         tracing::error!(job, "cannot mark the job running: {e}");
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let written = tokio::spawn(writer(Arc::clone(&state), job, rx));
+    let mut written = tokio::spawn(writer(Arc::clone(&state), job, rx, scrub.clone()));
     let sink: Arc<dyn Sink> = Arc::new(StoreSink(tx));
-    let summary = tokio::select! {
-        s = executor::run(spec.targets, spec.action, &spec.options, sink) => Some(s),
-        _ = stop => None,
+    let mut work = tokio::spawn(work(sink));
+    // `stop` stays alive until the job is recorded as ended, so a stop that
+    // comes meanwhile is taken by this job, not left unheard.
+    let stopped = async {
+        if stop.wait_for(|s| *s).await.is_err() {
+            std::future::pending::<()>().await;
+        }
     };
-    let next_id = written.await.unwrap_or(1);
-    state.stops().remove(&job);
-    let (job_state, node_state) = match &summary {
-        None => ("stopped", "stopped"),
-        Some(s) if s.all_ok() => ("finished", "failed"),
-        Some(_) => ("failed", "failed"),
+    let outcome = tokio::select! {
+        joined = &mut work => match joined {
+            Ok(mut summary) => {
+                for r in &mut summary.results {
+                    scrub.result(r);
+                }
+                Outcome::Finished(summary)
+            }
+            Err(e) => {
+                tracing::error!(job, "the job's runner failed: {e}");
+                Outcome::Failed(if e.is_panic() { "panicked".into() } else { e.to_string() })
+            }
+        },
+        () = stopped => {
+            work.abort();
+            // Aborted: its sink is dropped, so the writer can finish.
+            let _ = work.await;
+            Outcome::Stopped
+        }
     };
-    let message = match &summary {
-        None => "The job was stopped".to_string(),
-        Some(s) => format!(
-            "The job {} ({} of {} targets succeeded)",
-            job_state,
-            s.succeeded().count(),
-            s.results.len()
+    // The writer drains what the work sent and returns the next event id.
+    let next_id = match tokio::time::timeout(WRITER_GRACE, &mut written).await {
+        Ok(Ok(next)) => Some(next),
+        Ok(Err(e)) => {
+            tracing::error!(job, "the job's event writer failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::error!(job, "the job's event writer did not finish; abandoned");
+            written.abort();
+            None
+        }
+    };
+    let next_id = match next_id {
+        Some(n) => n,
+        None => state.store.next_event_id(job).await.unwrap_or(i64::MAX),
+    };
+    let (job_state, node_state, message, details) = match &outcome {
+        Outcome::Stopped => (
+            "stopped",
+            "stopped",
+            "The job was stopped".to_string(),
+            json!({ "state": "stopped" }),
+        ),
+        Outcome::Finished(s) => {
+            let job_state = if s.all_ok() { "finished" } else { "failed" };
+            (
+                job_state,
+                "failed",
+                format!(
+                    "The job {} ({} of {} targets succeeded)",
+                    job_state,
+                    s.succeeded().count(),
+                    s.results.len()
+                ),
+                json!({ "state": job_state }),
+            )
+        }
+        Outcome::Failed(_) => (
+            "failed",
+            "failed",
+            "The job failed: its runner stopped unexpectedly (see the server's log)".to_string(),
+            json!({ "state": "failed", "reason": "runner-failed" }),
         ),
     };
-    let event = EventRecord::new(
-        next_id,
-        "job_finished",
-        None,
-        &message,
-        json!({ "state": job_state }),
-    );
-    match state
-        .store
-        .finish_job(job, job_state, node_state, &event)
-        .await
-    {
-        Ok(()) => {
-            let _ = state.hub.send(JobEvent { job, event });
+    let event = EventRecord::new(next_id, "job_finished", None, &message, details);
+    end(&state, job, job_state, node_state, event).await;
+    state.stops().remove(&job);
+    drop(stop);
+    outcome
+}
+
+/// Records the end of a job (retrying a failing store a few times) and
+/// broadcasts `job_finished` when this call ended it.
+pub async fn end(
+    state: &AppState,
+    job: i64,
+    job_state: &str,
+    node_state: &str,
+    event: EventRecord,
+) {
+    for attempt in 1..=3u32 {
+        match state
+            .store
+            .finish_job(job, job_state, node_state, &event)
+            .await
+        {
+            Ok(true) => {
+                state.metrics.job_finished(job_state);
+                let _ = state.hub.send(JobEvent { job, event });
+                return;
+            }
+            Ok(false) => return,
+            Err(e) => {
+                tracing::error!(job, attempt, "cannot record the end of the job: {e}");
+                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+            }
         }
-        Err(e) => tracing::error!(job, "cannot record the end of the job: {e}"),
     }
-    state.metrics.job_finished(job_state);
-    summary
 }

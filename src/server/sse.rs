@@ -1,7 +1,8 @@
 //! A job's events as server-sent events
 //! (`GET /orchestrator/v1/jobs/{id}/events/stream?start=N`): first the
 //! stored events from `start`, then live ones as they are recorded, ending
-//! after `job_finished`. The subscription is taken before the store is
+//! after `job_finished` (or at once, after what is stored, when the job
+//! has already ended: a `start` past its last event). The subscription is taken before the store is
 //! read and events are only broadcast after they are written, so nothing
 //! falls between the two; a subscriber that lags re-reads the store.
 
@@ -15,26 +16,18 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::AppState;
 use super::errors::ApiError;
+use super::limits;
 use crate::store::EventRecord;
+
+/// Stored events are replayed this many at a time, so a stream whose
+/// client does not read holds at most a page (and its channel) in memory.
+const PAGE: i64 = 64;
 
 fn sse_event(e: &EventRecord) -> Event {
     Event::default()
         .event(e.kind.clone())
         .id(e.id.to_string())
         .data(e.to_json().to_string())
-}
-
-fn start_param(query: &Option<String>) -> Result<i64, ApiError> {
-    let Some(q) = query else { return Ok(1) };
-    for pair in q.split('&') {
-        if let Some(v) = pair.strip_prefix("start=") {
-            return v
-                .parse::<i64>()
-                .map(|n| n.max(1))
-                .map_err(|_| ApiError::bad_field("start", "must be a whole number"));
-        }
-    }
-    Ok(1)
 }
 
 /// `GET /orchestrator/v1/jobs/{id}/events/stream`.
@@ -46,7 +39,9 @@ pub async fn stream(
     let id: i64 = id
         .parse()
         .map_err(|_| ApiError::not_found(format!("no job '{id}'")))?;
-    let start = start_param(&query)?;
+    let start = limits::query_number(&query, "start", 0, limits::MAX_POSITION)?
+        .unwrap_or(1)
+        .max(1);
     let live = state.hub.subscribe();
     if state.store.job(id).await?.is_none() {
         return Err(ApiError::not_found(format!("no job {id}")));
@@ -78,18 +73,23 @@ async fn feed(
         next: &mut i64,
         tx: &mpsc::Sender<Event>,
     ) -> Option<bool> {
-        let events = match state.store.events(job, *next).await {
-            Ok(events) => events,
-            Err(e) => {
-                tracing::error!(job, "event stream: {e}");
-                return None;
+        loop {
+            let events = match state.store.events_page(job, *next, PAGE).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::error!(job, "event stream: {e}");
+                    return None;
+                }
+            };
+            for e in &events {
+                tx.send(sse_event(e)).await.ok()?;
+                *next = e.id + 1;
+                if e.kind == "job_finished" {
+                    return Some(true);
+                }
             }
-        };
-        for e in &events {
-            tx.send(sse_event(e)).await.ok()?;
-            *next = e.id + 1;
-            if e.kind == "job_finished" {
-                return Some(true);
+            if events.len() < PAGE as usize {
+                break;
             }
         }
         Some(false)
@@ -97,6 +97,20 @@ async fn feed(
     match replay(&state, job, &mut next, &tx).await {
         Some(false) => {}
         _ => return,
+    }
+    // A job that has ended has nothing more to send (a `start` past its
+    // `job_finished` replays nothing): the stream ends. Whatever it wrote
+    // before ending is in the store, so one more replay sends it.
+    match state.store.job(job).await {
+        Ok(Some(record)) if !record.is_done() => {}
+        Ok(_) => {
+            let _ = replay(&state, job, &mut next, &tx).await;
+            return;
+        }
+        Err(e) => {
+            tracing::error!(job, "event stream: {e}");
+            return;
+        }
     }
     loop {
         let received = tokio::select! {

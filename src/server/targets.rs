@@ -17,6 +17,7 @@ use axum::http::StatusCode;
 use super::AppState;
 use super::errors::ApiError;
 use super::filecache::CacheError;
+use super::limits;
 use crate::inventory::{Inventory, Target};
 
 /// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
@@ -29,7 +30,7 @@ pub struct SshTarget {
     private_key_content: Option<String>,
     port: Option<u16>,
     connect_timeout: Option<u64>,
-    #[allow(dead_code)]
+    /// Accepted (bolt-server sends it) and range-checked; not used.
     disconnect_timeout: Option<u64>,
     run_as_command: Option<Vec<String>>,
     run_as: Option<String>,
@@ -79,10 +80,25 @@ impl SshTarget {
             c.set("ssh.private-key", json!({ "key-data": k }));
         }
         if let Some(p) = self.port {
+            limits::range(&format!("{field}.port"), p.into(), 1, 65535)?;
             c.set("ssh.port", json!(p));
         }
         if let Some(t) = self.connect_timeout {
+            limits::range(
+                &format!("{field}.connect-timeout"),
+                t,
+                1,
+                limits::MAX_CONNECT_TIMEOUT,
+            )?;
             c.set("ssh.connect-timeout", json!(t));
+        }
+        if let Some(t) = self.disconnect_timeout {
+            limits::range(
+                &format!("{field}.disconnect-timeout"),
+                t,
+                0,
+                limits::MAX_CONNECT_TIMEOUT,
+            )?;
         }
         if let Some(v) = &self.run_as_command {
             c.set("ssh.run-as-command", json!(v));
@@ -103,7 +119,7 @@ impl SshTarget {
             (Some(false), _) => c.set("ssh.host-key-check", json!(false)),
             (_, Some(content)) => {
                 let path = scratch.join(format!("known_hosts.{index}"));
-                std::fs::write(&path, content).map_err(ApiError::internal)?;
+                super::scratch::write_private(&path, content.as_bytes())?;
                 c.set("ssh.host-key-check", json!(true));
                 c.set("ssh.known-hosts-file", json!(path.display().to_string()));
             }

@@ -5,9 +5,13 @@
 //! `postgres://`. The schema is one portable migration (`schema.sql`),
 //! applied at open. Every change that belongs together (a node's result and
 //! its event, a job's final state and `job_finished`) is written in one
-//! transaction, so a server killed mid-job loses no finished result. Ids are
-//! assigned by the server: one server per store.
+//! transaction, so a server killed mid-job loses no finished result. A job
+//! is finished once: [`Store::finish_job`] only ends a job that has not
+//! ended yet, so two finishers (the runner, a stop) never write two
+//! `job_finished` events. Ids are assigned by the server: one server per
+//! store. A SQLite database is private to the server's user (`private`).
 
+mod private;
 mod records;
 
 use std::borrow::Cow;
@@ -28,6 +32,12 @@ pub enum StoreError {
     Url(String),
     #[error("cannot open the store: {0}")]
     Open(String),
+    #[error("cannot create the store file {path}: {source}")]
+    File {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot migrate the store: {0}")]
     Migrate(String),
     #[error("store {op} failed: {message}")]
@@ -89,6 +99,12 @@ impl Store {
         let sqlite = url.starts_with("sqlite:");
         if !postgres && !sqlite {
             return Err(StoreError::Url(redact_url(url)));
+        }
+        if let Some(path) = private::sqlite_path(url).filter(|_| sqlite) {
+            private::prepare(&path).map_err(|source| StoreError::File {
+                path: path.display().to_string(),
+                source,
+            })?;
         }
         let url = if sqlite && !url.contains('?') {
             format!("{url}?mode=rwc")
@@ -208,9 +224,12 @@ impl Store {
         })
     }
 
-    /// Sets a job's state (not a final one: see [`Store::finish_job`]).
+    /// Sets the state of a job that has not ended (not a final one: see
+    /// [`Store::finish_job`]); an ended job keeps its final state.
     pub async fn set_job_state(&self, job: i64, state: &str) -> Result<(), StoreError> {
-        sqlx::query(&self.sql("UPDATE jobs SET state = ? WHERE id = ?"))
+        sqlx::query(&self.sql(
+            "UPDATE jobs SET state = ? WHERE id = ? AND state NOT IN ('stopped', 'finished', 'failed')",
+        ))
             .bind(state)
             .bind(job)
             .execute(&self.pool)
@@ -261,14 +280,30 @@ impl Store {
 
     /// A job ends: nodes that never finished take `node_state`, the job its
     /// final state, and `job_finished` is written, all in one transaction.
+    /// Only a job that has not ended yet is ended: false (and nothing
+    /// written) when it already had a final state.
     pub async fn finish_job(
         &self,
         job: i64,
         state: &str,
         node_state: &str,
         event: &EventRecord,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await.map_err(query_error("begin"))?;
+        let ended = sqlx::query(&self.sql(
+            "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ? AND state NOT IN ('stopped', 'finished', 'failed')",
+        ))
+        .bind(state)
+        .bind(&event.at)
+        .bind(job)
+        .execute(&mut *tx)
+        .await
+        .map_err(query_error("update job"))?
+        .rows_affected();
+        if ended == 0 {
+            tx.rollback().await.map_err(query_error("rollback"))?;
+            return Ok(false);
+        }
         sqlx::query(&self.sql(
             "UPDATE nodes SET state = ?, finished_at = ? WHERE job_id = ? AND state IN ('new', 'ready', 'running')",
         ))
@@ -278,15 +313,9 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(query_error("update nodes"))?;
-        sqlx::query(&self.sql("UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?"))
-            .bind(state)
-            .bind(&event.at)
-            .bind(job)
-            .execute(&mut *tx)
-            .await
-            .map_err(query_error("update job"))?;
         self.insert_event(&mut tx, job, event).await?;
-        tx.commit().await.map_err(query_error("commit job"))
+        tx.commit().await.map_err(query_error("commit job"))?;
+        Ok(true)
     }
 
     async fn insert_event(
@@ -331,8 +360,9 @@ impl Store {
                 "The server stopped while this job was running; it was marked failed at restart",
                 serde_json::json!({ "state": "failed", "reason": "server-restart" }),
             );
-            self.finish_job(id, "failed", "failed", &event).await?;
-            ids.push(id);
+            if self.finish_job(id, "failed", "failed", &event).await? {
+                ids.push(id);
+            }
         }
         Ok(ids)
     }
@@ -409,6 +439,28 @@ impl Store {
         ))
         .bind(job)
         .bind(start)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(query_error("list events"))?;
+        rows.iter()
+            .map(EventRecord::from_row)
+            .collect::<Result<_, _>>()
+            .map_err(query_error("read events"))
+    }
+
+    /// At most `limit` of a job's events with id >= `start`, in order.
+    pub async fn events_page(
+        &self,
+        job: i64,
+        start: i64,
+        limit: i64,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = sqlx::query(&self.sql(
+            "SELECT id, kind, node, at, message, details FROM events WHERE job_id = ? AND id >= ? ORDER BY id LIMIT ?",
+        ))
+        .bind(job)
+        .bind(start)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await
         .map_err(query_error("list events"))?;
