@@ -7,121 +7,26 @@
 //! why. The PostgreSQL test starts a real cluster.
 
 mod common;
+#[path = "common/jobs.rs"]
+mod jobs;
 #[path = "common/pg.rs"]
 mod pg;
 #[path = "common/tls.rs"]
 mod tls;
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::sshd::{self, KeyType, NOPW_USER, Sshd, client_keys};
-use serde_json::{Value, json};
-use tls::{Client, Pki, TestServer, read_sse};
-
-async fn fixture() -> &'static Sshd {
-    tokio::task::spawn_blocking(sshd::shared)
-        .await
-        .expect("sshd fixture")
-}
+use common::sshd::NOPW_USER;
+use jobs::{Serve, fixture, has, inventory, kinds, start_job, stream, wait_events};
+use serde_json::json;
+use tls::{Client, Pki, TestServer};
 
 fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("ferry-server-jobs-")
         .tempdir()
         .expect("temp dir")
-}
-
-/// web1 (root) and web2 (the no-password sudo user) on the fixture, in
-/// group `web`; `down` on a closed port.
-fn inventory(sshd: &Sshd, dir: &Path) -> PathBuf {
-    let key = client_keys().path(KeyType::Ed25519);
-    let target = |name: &str, user: &str, port: u16| {
-        format!(
-            "      - name: {name}\n        uri: ssh://{user}@{}:{port}\n",
-            sshd.host()
-        )
-    };
-    let text = format!(
-        "config:\n  ssh:\n    private-key: {}\n    known-hosts-file: {}\n    load-config: false\n    connect-timeout: 3\ngroups:\n  - name: web\n    targets:\n{}{}  - name: broken\n    targets:\n{}",
-        key.display(),
-        sshd.known_hosts_path().display(),
-        target("web1", "root", sshd.port()),
-        target("web2", NOPW_USER, sshd.port()),
-        target("down", "root", 1),
-    );
-    let path = dir.join("inventory.yaml");
-    std::fs::write(&path, text).expect("write inventory");
-    path
-}
-
-async fn start_job(client: &Client, addr: SocketAddr, command: &str, scope: Value) -> String {
-    let r = client
-        .post(
-            addr,
-            "/orchestrator/v1/command/command",
-            &json!({"command": command, "scope": scope, "description": "test"}),
-        )
-        .await;
-    assert_eq!(r.status, 202, "{}", r.text());
-    let job = r.json();
-    let name = job["job"]["name"].as_str().expect("name").to_string();
-    assert!(
-        job["job"]["id"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with(&format!("/orchestrator/v1/jobs/{name}"))
-    );
-    name
-}
-
-async fn stream(client: &Client, addr: SocketAddr, job: &str) -> Vec<(String, Value)> {
-    let resp = client
-        .open(
-            addr,
-            "GET",
-            &format!("/orchestrator/v1/jobs/{job}/events/stream"),
-            None,
-        )
-        .await
-        .expect("stream");
-    assert_eq!(resp.status().as_u16(), 200);
-    tokio::time::timeout(Duration::from_secs(60), read_sse(resp))
-        .await
-        .expect("stream ended in time")
-}
-
-fn kinds(events: &[(String, Value)]) -> Vec<&str> {
-    events.iter().map(|(k, _)| k.as_str()).collect()
-}
-
-/// Polls a job's events until `pred` holds for them.
-async fn wait_events(
-    client: &Client,
-    addr: SocketAddr,
-    job: &str,
-    pred: impl Fn(&[Value]) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = client
-            .get(addr, &format!("/orchestrator/v1/jobs/{job}/events"))
-            .await
-            .json();
-        let items = r["items"].as_array().cloned().unwrap_or_default();
-        if pred(&items) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "events never matched: {r}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn has(items: &[Value], kind: &str, node: &str) -> bool {
-    items
-        .iter()
-        .any(|e| e["type"] == kind && e["details"]["node"] == node)
 }
 
 async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
@@ -369,44 +274,15 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
     server.stop().await;
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
 /// The real binary is killed with SIGKILL while web2 still runs; web1's
 /// result survives and the next start fails the job with an event.
 async fn killed_mid_job(pki: &Pki, dir: &Path, store: &str) {
     let sshd = fixture().await;
     let inv = inventory(sshd, dir);
-    let port = free_port();
-    let config = dir.join("killed.yaml");
     let body = format!("inventory: {}\nloglevel: warn\n{store}", inv.display());
-    std::fs::write(
-        &config,
-        format!(
-            "{}host: 127.0.0.1\nport: {port}\ncache-dir: {}\n{body}",
-            pki.config_lines(),
-            dir.display()
-        ),
-    )
-    .expect("write config");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn ferry serve");
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let mut serve = Serve::start(pki, dir, "killed", &body).await;
+    let addr = serve.addr;
     let client = Client::new(pki, Some(&pki.client));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while client.send(addr, "POST", "/check", None).await.is_err() {
-        assert!(Instant::now() < deadline, "ferry serve did not come up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let job = start_job(
         &client,
         addr,
@@ -418,8 +294,7 @@ async fn killed_mid_job(pki: &Pki, dir: &Path, store: &str) {
         has(items, "node_finished", "web1") && has(items, "node_running", "web2")
     })
     .await;
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    serve.kill();
 
     let server = TestServer::start(pki, &dir.join("second"), &body).await;
     let addr = server.addr;
