@@ -24,11 +24,15 @@ pub fn redact_text(text: &str, secrets: &[String]) -> String {
     out
 }
 
-/// Redacts secrets in every string of a JSON value, and the whole
+/// Redacts secrets in every string of a JSON value, every number that is
+/// a secret (a sensitive Integer or Float parameter), and the whole
 /// `_sensitive` value.
 pub fn redact(value: &mut Value, secrets: &[String]) {
     match value {
         Value::String(s) => *s = redact_text(s, secrets),
+        Value::Number(n) if secrets.iter().any(|s| *s == n.to_string()) => {
+            *value = Value::String(REDACTED.into())
+        }
         Value::Array(items) => items.iter_mut().for_each(|i| redact(i, secrets)),
         Value::Object(map) => {
             if let Some(v) = map.get_mut("_sensitive") {
@@ -105,10 +109,28 @@ pub fn from_collected(exit_code: i32, out: &Collected, secrets: &[String]) -> (S
     (status, value)
 }
 
+/// How deeply a task's JSON result may nest to be taken as a value; deeper
+/// output is kept as `_output` text. serde_json parses at most 128 levels,
+/// and a result is stored and read back inside other documents (a job's
+/// node, an event), so it needs room to spare.
+pub const MAX_RESULT_DEPTH: usize = 64;
+
+/// The nesting depth of a JSON object's values (the object itself is 1).
+fn depth(map: &Map<String, Value>) -> usize {
+    fn of(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(of).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(of).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    1 + map.values().map(of).max().unwrap_or(0)
+}
+
 /// The status and value of a finished task.
 pub fn result(exit_code: i32, stdout: &str, stderr: &str, secrets: &[String]) -> (Status, Value) {
     let mut value = match serde_json::from_str::<Value>(stdout.trim()) {
-        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(Value::Object(map)) if depth(&map) <= MAX_RESULT_DEPTH => Value::Object(map),
         _ => json!({ "_output": stdout }),
     };
     let has_error = value.get("_error").is_some();
@@ -230,6 +252,26 @@ mod tests {
         assert_eq!(
             v,
             json!({"echo": "pw is [redacted]", "_sensitive": "[redacted]"})
+        );
+    }
+
+    #[test]
+    fn results_nested_too_deeply_stay_text() {
+        let deep = |n: usize| format!("{{\"a\": {}1{}}}", "[".repeat(n), "]".repeat(n));
+        let (_, v) = result(0, &deep(MAX_RESULT_DEPTH - 1), "", &[]);
+        assert!(v.get("a").is_some(), "{v}");
+        let (_, v) = result(0, &deep(MAX_RESULT_DEPTH), "", &[]);
+        assert_eq!(v["_output"], deep(MAX_RESULT_DEPTH), "{v}");
+    }
+
+    #[test]
+    fn sensitive_numbers_are_redacted() {
+        let secrets = vec!["4242".to_string(), "2.5".to_string()];
+        let mut v = json!({"pin": 4242, "rate": 2.5, "list": [4242, 7], "other": 42});
+        redact(&mut v, &secrets);
+        assert_eq!(
+            v,
+            json!({"pin": "[redacted]", "rate": "[redacted]", "list": ["[redacted]", 7], "other": 42})
         );
     }
 }
