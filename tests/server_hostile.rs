@@ -318,16 +318,40 @@ async fn server_paths_never_reach_results_or_the_store() {
     let sshd = fixture().await;
     let pki = Pki::new();
     let dir = scratch();
-    let server = TestServer::start(&pki, dir.path(), "").await;
+    // The inventory's known_hosts file holds the wrong key.
+    let wrong_file = sshd.wrong_known_hosts_path();
+    let inv = jobs::inventory_of(
+        dir.path(),
+        wrong_file,
+        sshd.host(),
+        &jobs::target_line("web1", "root", sshd.host(), sshd.port()),
+    );
+    let server =
+        TestServer::start(&pki, dir.path(), &format!("inventory: {}\n", inv.display())).await;
     let (client, addr) = (Client::new(&pki, Some(&pki.client)), server.addr);
     let cache = dir.path().display().to_string();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let wrong_dir = wrong_file.parent().expect("dir").display().to_string();
     let leaks = |text: &str| {
         text.contains(&cache)
             || text.contains("/requests/")
             || text.contains("known_hosts.0")
             || text.contains(&format!("{home}/.ssh"))
+            || text.contains(&format!("{wrong_dir}/"))
     };
+
+    // A job over the inventory: its known_hosts file is named, not shown.
+    let job = start_job(&client, addr, "true", json!({"nodes": ["web1"]})).await;
+    stream(&client, addr, &job).await;
+    let n = jobs::nodes(&client, addr, &job).await;
+    let msg = n[0]["result"]["_error"]["msg"].as_str().unwrap_or_default();
+    assert_eq!(
+        n[0]["result"]["_error"]["issue_code"], "HOST_KEY_ERROR",
+        "{n:?}"
+    );
+    assert!(!leaks(msg), "{msg}");
+    let name = wrong_file.file_name().expect("name").to_string_lossy();
+    assert!(msg.contains(name.as_ref()), "{msg}");
 
     // A wrong host key: the message names the request's known hosts.
     let mut wrong = target(sshd);
@@ -411,7 +435,7 @@ async fn server_paths_never_reach_results_or_the_store() {
         .iter()
         .filter_map(|j| j["name"].as_str().map(str::to_string))
         .collect();
-    assert_eq!(ids.len(), 6, "{list}");
+    assert_eq!(ids.len(), 7, "{list}");
     for id in ids {
         for part in ["nodes", "events"] {
             let r = client

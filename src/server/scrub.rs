@@ -91,11 +91,16 @@ impl Scrub {
     }
 
     /// Adds the local files the targets' options name (key files,
-    /// known_hosts files), shown by their file name only.
+    /// known_hosts files), shown by their file name only. Options that
+    /// name remote paths (`tmpdir`) are left alone.
     pub fn with_targets(self, targets: &[Target]) -> Scrub {
         let mut rules: Vec<(String, String)> = self.errors.as_ref().clone();
+        let local = |key: &str| {
+            let key = key.rsplit('.').next().unwrap_or(key);
+            matches!(key, "private-key" | "known-hosts-file")
+        };
         for t in targets {
-            for (_, setting) in t.config.iter() {
+            for (_, setting) in t.config.iter().filter(|(k, _)| local(k)) {
                 if let Some(path) = setting.value.as_str().filter(|p| p.starts_with('/')) {
                     let name = Path::new(path)
                         .file_name()
