@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::ferry::{Run, Scratch, key_line, one_target};
+use common::procs::{gone_within, unique_seconds};
 use common::sshd::{self, KeyType, Sshd, client_keys};
 use serde_json::json;
 
@@ -404,26 +405,6 @@ fn the_rerun_record_never_writes_through_a_planted_link() {
     assert_eq!(left.len(), 3, "no temporary file is left: {left:?}");
 }
 
-/// Whether a process whose command line holds `needle` runs on this machine.
-fn running(needle: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .map(|c| c.split(|b| *b == 0).any(|w| w == needle.as_bytes()))
-            .unwrap_or(false)
-    })
-}
-
-fn gone_within(needle: &str, limit: Duration) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if !running(needle) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
 #[test]
 fn a_timed_out_command_leaves_nothing_running_on_the_target() {
     let sshd = sshd::shared();
@@ -434,7 +415,7 @@ fn a_timed_out_command_leaves_nothing_running_on_the_target() {
     );
     let inv = s.inventory(&one_target(sshd, "t", "root", &extra));
     // A child of the shell, not the shell itself: the whole group must go.
-    let secs = format!("{}", 4000 + std::process::id() % 1000);
+    let secs = unique_seconds();
     let line = format!("sleep {secs}; echo never");
     let run = s.ferry(&[
         "command",
@@ -493,7 +474,7 @@ fn a_timed_out_task_leaves_nothing_running_on_the_target() {
         key_line(&client_keys().path(KeyType::Ed25519))
     );
     let inv = s.inventory(&one_target(sshd, "t", "root", &extra));
-    let secs = format!("{}", 5000 + std::process::id() % 1000);
+    let secs = unique_seconds();
     let modulepath = s.path().join("modules");
     let run = s.ferry(&[
         "task",

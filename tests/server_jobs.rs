@@ -168,12 +168,26 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
         .json();
     assert_eq!(j["state"], "failed");
 
-    // Stopping a running job.
-    let long = start_job(&client, addr, "sleep 30", json!({"nodes": ["web1"]})).await;
+    // Stopping a running job ends its command on the target too.
+    let secs = common::procs::unique_seconds();
+    let line = format!("sleep {secs}; echo never");
+    let long = start_job(&client, addr, &line, json!({"nodes": ["web1"]})).await;
     wait_events(&client, addr, &long, |items| {
         has(items, "node_running", "web1")
     })
     .await;
+    let probe = secs.clone();
+    let started = tokio::task::spawn_blocking(move || {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !common::procs::running(&probe) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        common::procs::running(&probe)
+    });
+    assert!(
+        started.await.expect("join"),
+        "the job's command never started"
+    );
     let started = Instant::now();
     let r = client
         .post(addr, "/orchestrator/v1/command/stop", &json!({"job": long}))
@@ -193,6 +207,13 @@ async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
         .await
         .json();
     assert_eq!(n["items"][0]["state"], "stopped");
+    let gone = tokio::task::spawn_blocking(move || {
+        common::procs::gone_within(&secs, Duration::from_secs(10))
+    });
+    assert!(
+        gone.await.expect("join"),
+        "a stopped job's command still runs on its target"
+    );
 
     // A task job; its sensitive parameter never reaches the store.
     let r = client

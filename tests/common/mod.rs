@@ -7,4 +7,5 @@
 #![allow(dead_code)]
 
 pub mod ferry;
+pub mod procs;
 pub mod sshd;
