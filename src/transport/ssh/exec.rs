@@ -150,7 +150,7 @@ where
     let mut stderr = Vec::new();
     while let Some(msg) = channel.wait().await {
         match msg {
-            ChannelMsg::ExtendedData { data, .. } => stderr.extend_from_slice(&data),
+            ChannelMsg::ExtendedData { data, .. } => keep_head(&mut stderr, &data),
             ChannelMsg::ExitStatus { exit_status } => {
                 code = Some(i32::try_from(exit_status).unwrap_or(i32::MAX))
             }
@@ -161,6 +161,17 @@ where
     code.map(|c| (c, stderr)).ok_or_else(|| {
         TransportError::Command("the connection was lost before the transfer finished".into())
     })
+}
+
+/// How much of an error message ferry keeps from what its own commands
+/// (file transfers, the long-lived shell's start) print on stderr.
+pub const ERROR_TEXT_MAX: usize = 4096;
+
+/// Appends `data` to `buf` up to [`ERROR_TEXT_MAX`] bytes: a hostile
+/// target printing without end cannot grow it.
+pub fn keep_head(buf: &mut Vec<u8>, data: &[u8]) {
+    let room = ERROR_TEXT_MAX.saturating_sub(buf.len());
+    buf.extend_from_slice(&data[..data.len().min(room)]);
 }
 
 /// Process groups on one target whose commands started and were not seen

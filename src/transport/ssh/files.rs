@@ -403,10 +403,9 @@ pub async fn download_exec(
     while let Some(msg) = channel.wait().await {
         match msg {
             russh::ChannelMsg::Data { data } => sink.write(&data, dest).await?,
+            // Only an error message is expected here: keep its start.
             russh::ChannelMsg::ExtendedData { data, .. } => {
-                // Only an error message is expected here: keep its start.
-                let room = 4096usize.saturating_sub(stderr.len());
-                stderr.extend_from_slice(&data[..data.len().min(room)]);
+                super::exec::keep_head(&mut stderr, &data)
             }
             russh::ChannelMsg::ExitStatus { exit_status } => code = Some(exit_status),
             russh::ChannelMsg::Close => break,
@@ -551,16 +550,18 @@ fn unpack_tar(reader: impl std::io::Read, dest: &Path) -> std::io::Result<Vec<St
     Ok(refused)
 }
 
+/// Runs one of ferry's own file commands; its output is ignored but for
+/// the start of stderr, which names the problem when it fails.
 async fn check(
     handle: &Handle<Client>,
     command: Command,
     path: &str,
-) -> Result<Vec<u8>, TransportError> {
-    let mut stdout = Vec::new();
+) -> Result<(), TransportError> {
     let mut stderr = Vec::new();
-    let done = super::exec::run(handle, &command, &mut |s, b| match s {
-        Stream::Stdout => stdout.extend_from_slice(b),
-        Stream::Stderr => stderr.extend_from_slice(b),
+    let done = super::exec::run(handle, &command, &mut |s, b| {
+        if s == Stream::Stderr {
+            super::exec::keep_head(&mut stderr, b);
+        }
     })
     .await?;
     if done.exit_code != 0 {
@@ -569,5 +570,5 @@ async fn check(
             String::from_utf8_lossy(&stderr).trim()
         )));
     }
-    Ok(stdout)
+    Ok(())
 }

@@ -127,7 +127,9 @@ impl Shell {
         while !ready.done() {
             match channel.wait().await {
                 Some(ChannelMsg::Data { data }) => ready.feed(&data, &mut |_| {}),
-                Some(ChannelMsg::ExtendedData { data, .. }) => errors.extend_from_slice(&data),
+                Some(ChannelMsg::ExtendedData { data, .. }) => {
+                    super::exec::keep_head(&mut errors, &data)
+                }
                 Some(ChannelMsg::Eof | ChannelMsg::Close | ChannelMsg::ExitStatus { .. })
                 | None => {
                     return Err(TransportError::Command(format!(
@@ -261,6 +263,9 @@ impl Shell {
     }
 }
 
+/// The longest trailer kept.
+const TRAILER_MAX: usize = 64;
+
 /// Splits one stream at the token: what comes before it is the script's
 /// output, passed on as it arrives; what follows it up to the newline is
 /// the trailer (`:<status>` on stdout, nothing on stderr).
@@ -316,10 +321,15 @@ impl<'a> Framer<'a> {
         }
     }
 
+    /// Takes the trailer up to its newline; a status or pid is short, so
+    /// anything past [`TRAILER_MAX`] bytes is dropped (and then fails to
+    /// parse) rather than kept.
     fn take_trailer(&mut self, data: &[u8]) {
         let end = data.iter().position(|b| *b == b'\n');
         let part = &data[..end.unwrap_or(data.len())];
-        self.trailer.push_str(&String::from_utf8_lossy(part));
+        let room = TRAILER_MAX.saturating_sub(self.trailer.len());
+        self.trailer
+            .push_str(&String::from_utf8_lossy(&part[..part.len().min(room)]));
         self.ended = end.is_some();
     }
 }
