@@ -561,3 +561,20 @@ fn bad_inventory_stops_before_anything_runs() {
         run.stderr
     );
 }
+
+#[test]
+fn inventory_show_names_a_missing_inventory_and_refuses_what_runs_refuse() {
+    let s = Scratch::new();
+    let run = s.ferry(&["inventory", "show"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("./inventory.yaml"), "{run:?}");
+    let inv = s.inventory(
+        "targets:\n  - name: a\n    config:\n      ssh:\n        host-key-check: maybe\n",
+    );
+    let run = s.ferry(&["inventory", "show", "-i", inv.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("inventory.yaml:5:") && run.stderr.contains("host-key-check"),
+        "{run:?}"
+    );
+}

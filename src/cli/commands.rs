@@ -172,12 +172,19 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
 }
 
 fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
+    if select.inventory.is_none() && !Path::new("inventory.yaml").exists() {
+        bail!(
+            "no inventory: ./inventory.yaml does not exist (give one with -i FILE or FERRY_INVENTORY)"
+        );
+    }
     let inventory = load_inventory(select.inventory.as_deref())?;
     let spec = SelectArgs {
         targets: Some(select.targets.clone().unwrap_or_else(|| "all".into())),
         ..select.clone()
     };
     let targets = targets(&spec, &inventory)?;
+    // What `command run` would refuse, `inventory show` refuses too.
+    transport::check_options(&targets, &Overrides::default())?;
     let items: Vec<serde_json::Value> = targets
         .iter()
         .map(|t| {
