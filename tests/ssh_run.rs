@@ -578,3 +578,24 @@ fn inventory_show_names_a_missing_inventory_and_refuses_what_runs_refuse() {
         "{run:?}"
     );
 }
+
+#[test]
+fn stream_with_json_output_is_refused_not_ignored() {
+    let s = Scratch::new();
+    let inv = s.inventory("targets:\n  - localhost\n");
+    let run = s.ferry(&[
+        "command",
+        "run",
+        "touch should-not-exist",
+        "-t",
+        "all",
+        "-i",
+        inv.to_str().unwrap(),
+        "--stream",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("--stream"), "{run:?}");
+    assert!(!s.path().join("should-not-exist").exists());
+}

@@ -108,6 +108,14 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
 
 /// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
 /// it exists, else an empty one (only localhost and URIs).
+/// Refuses flags that contradict each other instead of ignoring one.
+pub(super) fn check_output_flags(args: &RunArgs) -> Result<()> {
+    if args.stream && matches!(args.format, Format::Json) {
+        bail!("--stream prints output lines as they arrive; it cannot be used with --format json");
+    }
+    Ok(())
+}
+
 pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     match path {
         Some(p) => Ok(Inventory::load(p)?),
@@ -141,6 +149,7 @@ pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<
 }
 
 async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
+    check_output_flags(args)?;
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let targets = targets(&args.select, &inventory)?;
     let overrides = Overrides {

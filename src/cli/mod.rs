@@ -275,6 +275,14 @@ pub(crate) fn init_logging(level: &str, json: bool) {
 }
 
 /// Parses arguments, runs the command, and returns the exit status.
+/// Whether an error comes from writing to a pipe whose reader has gone.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -304,6 +312,8 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(commands::dispatch(cli.command)) {
         Ok(code) => code,
+        // The reader went away (`ferry ... | head`): nothing to tell it.
+        Err(e) if broken_pipe(&e) => ExitCode::from(1),
         Err(e) => {
             eprintln!("ferry: {e:#}");
             ExitCode::from(1)

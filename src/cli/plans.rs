@@ -31,6 +31,7 @@ pub async fn run(
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .collect();
+    super::commands::check_output_flags(args)?;
     let path = crate::plan::find(name, &modulepath)?;
     let plan = crate::plan::load(&path, name)?;
     let mut given = parse_assignments(words)?;
