@@ -51,13 +51,14 @@ seed() {
 campaign() {
     t=$1 budget=$2
     log=${FUZZ_LOG_DIR:-/tmp}/ferry-fuzz-$t.log
+    echo "=== $t: up to $budget CPU seconds, $(date -u +%FT%TZ)" >>"$log"
     mkdir -p "artifacts/$t"
     # Scratch files (and ssh_config's ~) in a directory of this run only.
     scratch=$(mktemp -d "${FUZZ_SCRATCH:-/dev/shm}/ferry-fuzz-$t.XXXXXX")
     cpu=0
     HOME=$scratch TMPDIR=$scratch nice -n 19 "$BIN/$t" "corpus/$t" -artifact_prefix="artifacts/$t/" \
         -timeout=10 -rss_limit_mb=4096 -max_len=16384 -print_final_stats=1 \
-        >"$log" 2>&1 &
+        >>"$log" 2>&1 &
     pid=$!
     tck=$(getconf CLK_TCK)
     while kill -0 "$pid" 2>/dev/null; do
@@ -76,7 +77,8 @@ campaign() {
         *) echo "$t: the fuzzer exited with $rc: a finding? see $log and artifacts/$t/" ;;
     esac
     rm -rf "$scratch"
-    echo "$t: $(grep -E 'stat::number_of_executed_units|stat::new_units_added' "$log" | tr '\n' ' ') cpu=${cpu}s" |
+    echo "$t: cpu=${cpu}s $(grep -E 'stat::number_of_executed_units|stat::new_units_added' "$log" |
+        tail -n 2 | tr -s ' \n' ' ')corpus=$(ls "corpus/$t" | wc -l) $(date -u +%FT%TZ)" |
         tee -a "${FUZZ_LOG_DIR:-/tmp}/ferry-fuzz-summary.log"
 }
 
@@ -91,7 +93,10 @@ case $mode in
     seed) for t in $targets; do seed "$t"; done ;;
     replay)
         for t in $targets; do
-            "$BIN/$t" -runs=0 "corpus/$t" $(ls -d "regressions/$t" 2>/dev/null)
+            scratch=$(mktemp -d "${FUZZ_SCRATCH:-/dev/shm}/ferry-fuzz-$t.XXXXXX")
+            HOME=$scratch TMPDIR=$scratch "$BIN/$t" -runs=0 "corpus/$t" \
+                $(ls -d "regressions/$t" 2>/dev/null)
+            rm -rf "$scratch"
         done ;;
     run)
         if [ "${FUZZ_NO_BUILD:-}" != 1 ]; then

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Corpus files replayed per target (all regressions always are).
-const SLICE: usize = 60;
+const SLICE: usize = 500;
 /// Over this, one input is reported as slow (a debug build; libFuzzer's
 /// limit on the optimised build is 10 s).
 const SLOW: Duration = Duration::from_secs(5);
