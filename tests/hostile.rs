@@ -9,10 +9,11 @@
 //! requests that try to log in with the server's own SSH identity.
 
 mod common;
+#[path = "common/jobs.rs"]
+mod jobs;
 #[path = "common/tls.rs"]
 mod tls;
 
-use std::io::BufRead;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -556,48 +557,6 @@ fn out_of_range_numbers_on_the_command_line_are_usage_errors() {
     }
 }
 
-/// `ferry serve` as its own process, with its own HOME and environment.
-struct ServeProcess {
-    child: std::process::Child,
-    addr: std::net::SocketAddr,
-}
-
-impl ServeProcess {
-    fn start(config: &Path, env: &[(&str, &Path)]) -> ServeProcess {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferry"));
-        cmd.args(["serve", "--config", config.to_str().unwrap()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env_remove("SSH_AUTH_SOCK");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("ferry serve");
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("ferry serve ended before serving")
-                .unwrap();
-            if let Some(rest) = line.split("serving on https://").nth(1) {
-                break rest.split_whitespace().next().unwrap().parse().unwrap();
-            }
-        };
-        // Keep draining its log so it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        ServeProcess { child, addr }
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// An ssh-agent holding one key, stopped when dropped.
 struct Agent {
     child: std::process::Child,
@@ -652,18 +611,15 @@ async fn api_requests_never_log_in_with_the_servers_own_identity() {
     )
     .unwrap();
     let agent = Agent::with_key(s.path(), &client_keys().path(KeyType::Ecdsa));
-    let config = s.path().join("server.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "{}host: 127.0.0.1\nport: 0\ncache-dir: {}\n",
-            pki.config_lines(),
-            s.path().join("cache").display()
-        ),
-    )
-    .unwrap();
     let home = s.home();
-    let server = ServeProcess::start(&config, &[("HOME", &home), ("SSH_AUTH_SOCK", &agent.sock)]);
+    let server = jobs::Serve::start_with_env(
+        &pki,
+        &s.path().join("cache"),
+        "server",
+        "",
+        &[("HOME", &home), ("SSH_AUTH_SOCK", &agent.sock)],
+    )
+    .await;
     let client = tls::Client::new(&pki, Some(&pki.client));
     let target = json!({
         "hostname": sshd.host(), "port": sshd.port(), "user": "root",

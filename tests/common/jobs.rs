@@ -164,6 +164,18 @@ impl Serve {
     /// Writes `<dir>/<name>.yaml` (TLS lines, host, port, cache-dir, then
     /// `body`), starts the binary and waits until it answers `/check`.
     pub async fn start(pki: &Pki, dir: &Path, name: &str, body: &str) -> Serve {
+        Serve::start_with_env(pki, dir, name, body, &[]).await
+    }
+
+    /// As [`Serve::start`], with these environment variables set for the
+    /// server (and `SSH_AUTH_SOCK` removed unless given).
+    pub async fn start_with_env(
+        pki: &Pki,
+        dir: &Path,
+        name: &str,
+        body: &str,
+        env: &[(&str, &Path)],
+    ) -> Serve {
         let port = free_port();
         let config = dir.join(format!("{name}.yaml"));
         std::fs::write(
@@ -175,13 +187,17 @@ impl Serve {
             ),
         )
         .expect("write config");
-        let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        command
             .args(["serve", "--config"])
             .arg(&config)
+            .env_remove("SSH_AUTH_SOCK")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ferry serve");
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let child = command.spawn().expect("spawn ferry serve");
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
         let serve = Serve { child, addr };
         let client = Client::new(pki, Some(&pki.client));
