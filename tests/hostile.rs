@@ -614,7 +614,7 @@ async fn api_requests_never_log_in_with_the_servers_own_identity() {
     let home = s.home();
     let server = jobs::Serve::start_with_env(
         &pki,
-        &s.path().join("cache"),
+        s.path(),
         "server",
         "",
         &[("HOME", &home), ("SSH_AUTH_SOCK", &agent.sock)],
