@@ -8,10 +8,11 @@
 //! server's own memory bounded too.
 
 mod common;
+#[path = "common/jobs.rs"]
+mod jobs;
 #[path = "common/tls.rs"]
 mod tls;
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -420,13 +421,6 @@ fn streaming_a_target_that_never_prints_a_newline_holds_no_line() {
     assert!(head.contains("[localhost] yyyy"), "{head}");
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
 /// The peak resident memory of a running process, in KiB.
 fn vm_hwm(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
@@ -469,34 +463,14 @@ async fn a_server_job_printing_64_mib_stores_no_more_than_max_output() {
         ),
     )
     .expect("inventory");
-    let port = free_port();
     let limit: u64 = 65536;
-    let config = dir.join("server.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "{}host: 127.0.0.1\nport: {port}\ncache-dir: {}\ninventory: {}\nloglevel: warn\nmax-output: {limit}\n",
-            pki.config_lines(),
-            dir.display(),
-            inv.display()
-        ),
-    )
-    .expect("config");
-    let server = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn ferry serve");
-    let server = Killed(server);
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let body = format!(
+        "inventory: {}\nloglevel: warn\nmax-output: {limit}\n",
+        inv.display()
+    );
+    let server = jobs::Serve::start(&pki, dir, "server", &body).await;
+    let addr = server.addr;
     let client = Client::new(&pki, Some(&pki.client));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while client.send(addr, "POST", "/check", None).await.is_err() {
-        assert!(Instant::now() < deadline, "ferry serve did not come up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let before = store_bytes(dir);
     let (n, m) = (64 << 20, 1 << 20);
     let r = client
@@ -521,7 +495,7 @@ async fn a_server_job_printing_64_mib_stores_no_more_than_max_output() {
         assert!(Instant::now() < deadline, "the job did not finish: {nodes}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let peak = vm_hwm(server.0.id());
+    let peak = vm_hwm(server.pid());
     let grown = store_bytes(dir).saturating_sub(before);
     eprintln!("server: peak {peak} KiB, store grew {grown} bytes");
     // The result is in the store twice (the node's and its event's), each
@@ -540,14 +514,4 @@ async fn a_server_job_printing_64_mib_stores_no_more_than_max_output() {
         .cloned()
         .expect("node_finished event");
     assert_cut(&finished["details"]["result"], n, m, limit);
-}
-
-/// A child process killed (and reaped) when the test ends, pass or fail.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

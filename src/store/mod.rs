@@ -434,18 +434,7 @@ impl Store {
 
     /// A job's events with id >= `start`, in order.
     pub async fn events(&self, job: i64, start: i64) -> Result<Vec<EventRecord>, StoreError> {
-        let rows = sqlx::query(&self.sql(
-            "SELECT id, kind, node, at, message, details FROM events WHERE job_id = ? AND id >= ? ORDER BY id",
-        ))
-        .bind(job)
-        .bind(start)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(query_error("list events"))?;
-        rows.iter()
-            .map(EventRecord::from_row)
-            .collect::<Result<_, _>>()
-            .map_err(query_error("read events"))
+        self.events_page(job, start, i64::MAX).await
     }
 
     /// At most `limit` of a job's events with id >= `start`, in order.
