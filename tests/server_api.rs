@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::Request;
-use ferry::server::auth::Peer;
+use ferry::server::http::auth::Peer;
 use ferry::server::{AppState, ServerConfig, router};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -637,7 +637,7 @@ async fn module_files_are_served_and_stay_inside_their_module() {
     let (status, _, _) = get_raw(&app, "/tasks", false).await;
     assert_eq!(status, 401);
     use axum::http::Method;
-    use ferry::server::auth::action_for;
+    use ferry::server::http::auth::action_for;
     for path in [
         "/tasks",
         "/tasks/demo/both",

@@ -112,7 +112,7 @@ pub fn pql(data: &[u8]) {
             .expect("the PQL inventory is valid")
             .targets
     });
-    if let Ok(query) = ferry::server::pql::Query::parse(text) {
+    if let Ok(query) = ferry::server::jobs::pql::Query::parse(text) {
         for t in targets {
             let _ = query.matches(t);
         }
@@ -182,7 +182,8 @@ pub fn plan(data: &[u8]) {
 /// `/puppet/v3/file_content` paths, a job scope's PQL query, a task and its
 /// parameters (against the built-in tasks), and the redacted copy stored.
 pub fn api_body(data: &[u8]) {
-    use ferry::server::{body, targets, tasks};
+    use ferry::server::api::{targets, tasks};
+    use ferry::server::http::body;
     let Ok(raw) = body::parse::<Value>(data) else {
         return;
     };

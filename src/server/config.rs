@@ -192,7 +192,7 @@ impl ServerConfig {
         let concurrency = raw
             .concurrency
             .unwrap_or_else(crate::executor::default_concurrency);
-        let most = super::limits::MAX_CONCURRENCY;
+        let most = super::http::limits::MAX_CONCURRENCY;
         if concurrency == 0 || concurrency as u64 > most {
             return Err(bad("concurrency", format!("must be from 1 to {most}")));
         }
@@ -231,7 +231,7 @@ impl ServerConfig {
                 .map_err(|e| bad("max-output", e.to_string()))?,
         };
         if let Some(uri) = &raw.file_server_uri {
-            super::filecache::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;
+            super::files::client::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;
         }
         let cache_dir = raw
             .cache_dir

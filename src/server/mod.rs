@@ -8,39 +8,23 @@
 //! (optionally on an allowlist) or a bearer token from the tokens file, or
 //! it is refused. Errors are JSON `{kind, msg, details}`.
 //!
-//! Files: `config` (the YAML file), `tls` and `auth` (who may call),
-//! `listen` (the TLS accept loop) and `conns` (the cap on connections),
-//! `body` (request bodies), `limits` (the bounds of what a request may
-//! hold), `errors`, `scrub` (server paths out of results), `scratch`
-//! (private per-request directories),
-//! `bolt`, `targets` and `tasks` (bolt-server endpoints), `listing`
-//! (listing tasks and plans, serving module files), `filecache` (files
-//! fetched from `file-server-uri`, cached by sha256), `ace` (`/check`, `/run_task`), `jobs`
-//! and `sse` (orchestrator jobs and their event stream), `runner` (jobs on
-//! the executor), `metrics`, `openapi`.
+//! Folders: `net` (listening, TLS, the connection cap), `http` (what every
+//! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
+//! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
+//! (orchestrator jobs, their event stream, PQL scopes), `files` (the file
+//! cache, its HTTPS client, per-request scratch directories). Beside them:
+//! `config` (the YAML file), `runner` (a job on the executor with a store
+//! sink), `scrub` (server paths out of results). File-system work is done
+//! off the async threads (`spawn_blocking`).
 
-pub mod ace;
-pub mod auth;
-pub mod body;
-pub mod bolt;
+pub mod api;
 pub mod config;
-pub mod conns;
-pub mod errors;
-pub mod filecache;
+pub mod files;
+pub mod http;
 pub mod jobs;
-pub mod limits;
-pub mod listen;
-pub mod listing;
-pub mod metrics;
-pub mod openapi;
-pub mod pql;
+pub mod net;
 pub mod runner;
-pub mod scratch;
 pub mod scrub;
-pub mod sse;
-pub mod targets;
-pub mod tasks;
-pub mod tls;
 
 use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
@@ -52,7 +36,12 @@ use axum::routing::{get, post};
 use tokio::sync::{broadcast, watch};
 
 pub use config::{ConfigError, ServerConfig};
-pub use listen::Server;
+pub use net::listen::Server;
+
+use api::{ace, bolt, listing, metrics, openapi};
+use files::{cache, client, scratch};
+use http::{auth, errors};
+use jobs::{orchestrator, sse};
 
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::{Store, StoreError};
@@ -88,9 +77,9 @@ pub struct AppState {
     pub tokens: Option<auth::Tokens>,
     pub metrics: metrics::Metrics,
     /// Files fetched from `file-server-uri`.
-    pub files: Arc<filecache::FileCache>,
+    pub files: Arc<cache::FileCache>,
     /// The file server, when configured.
-    pub file_server: Option<filecache::FileServer>,
+    pub file_server: Option<client::FileServer>,
     /// Every recorded job event, for event-stream subscribers.
     pub hub: broadcast::Sender<runner::JobEvent>,
     /// `https://host:port`, for job URLs.
@@ -120,8 +109,8 @@ impl AppState {
             Some(path) => Some(auth::Tokens::load(path, &config.path)?),
             None => None,
         };
-        let file_server = filecache::FileServer::from_config(&config)?;
-        let files = Arc::new(filecache::FileCache::new(
+        let file_server = client::FileServer::from_config(&config)?;
+        let files = Arc::new(cache::FileCache::new(
             &config.cache_dir,
             config.file_cache_ttl,
         ));
@@ -210,13 +199,19 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/ssh/run_script", post(bolt::run_script))
         .route("/ssh/upload_file", post(bolt::upload_file))
         .route("/ssh/run_task", post(bolt::run_task))
-        .route("/orchestrator/v1/command/command", post(jobs::command))
-        .route("/orchestrator/v1/command/task", post(jobs::task))
-        .route("/orchestrator/v1/command/stop", post(jobs::stop))
-        .route("/orchestrator/v1/jobs", get(jobs::list))
-        .route("/orchestrator/v1/jobs/{id}", get(jobs::show))
-        .route("/orchestrator/v1/jobs/{id}/nodes", get(jobs::nodes))
-        .route("/orchestrator/v1/jobs/{id}/events", get(jobs::events))
+        .route(
+            "/orchestrator/v1/command/command",
+            post(orchestrator::command),
+        )
+        .route("/orchestrator/v1/command/task", post(orchestrator::task))
+        .route("/orchestrator/v1/command/stop", post(orchestrator::stop))
+        .route("/orchestrator/v1/jobs", get(orchestrator::list))
+        .route("/orchestrator/v1/jobs/{id}", get(orchestrator::show))
+        .route("/orchestrator/v1/jobs/{id}/nodes", get(orchestrator::nodes))
+        .route(
+            "/orchestrator/v1/jobs/{id}/events",
+            get(orchestrator::events),
+        )
         .route("/orchestrator/v1/jobs/{id}/events/stream", get(sse::stream))
         .fallback(errors::no_route)
         .method_not_allowed_fallback(errors::wrong_method)

@@ -216,25 +216,13 @@ impl Loader {
     /// Every task on the modulepath and the built-in ones, by name.
     pub fn list(&self) -> Vec<Task> {
         let mut names = std::collections::BTreeSet::new();
-        for dir in &self.modulepath {
-            let Ok(modules) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            for m in modules.flatten() {
-                let module = m.file_name().to_string_lossy().into_owned();
-                let Ok(tasks) = std::fs::read_dir(m.path().join("tasks")) else {
-                    continue;
-                };
-                for t in tasks.flatten() {
-                    let file_name = t.file_name().to_string_lossy().into_owned();
-                    let stem = file_name.split('.').next().unwrap_or_default().to_string();
-                    names.insert(if stem == "init" {
-                        module.clone()
-                    } else {
-                        format!("{module}::{stem}")
-                    });
-                }
-            }
+        for (module, file_name) in module_entries(&self.modulepath, "tasks") {
+            let stem = file_name.split('.').next().unwrap_or_default().to_string();
+            names.insert(if stem == "init" {
+                module.clone()
+            } else {
+                format!("{module}::{stem}")
+            });
         }
         for f in BUILTIN.files() {
             let stem = f
@@ -252,6 +240,28 @@ impl Loader {
             .filter(|t| !t.metadata.private)
             .collect()
     }
+}
+
+/// Every `(module, file name)` in the `<module>/<folder>/` directories of
+/// the modulepath (`tasks`, `plans`): the discovery behind listing tasks
+/// and plans. Unreadable directories are skipped.
+pub fn module_entries(modulepath: &[PathBuf], folder: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in modulepath {
+        let Ok(modules) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for m in modules.flatten() {
+            let module = m.file_name().to_string_lossy().into_owned();
+            let Ok(entries) = std::fs::read_dir(m.path().join(folder)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                out.push((module.clone(), e.file_name().to_string_lossy().into_owned()));
+            }
+        }
+    }
+    out
 }
 
 fn collect_path(path: &Path, relative: &str, out: &mut Vec<TaskFile>) -> Result<(), TaskError> {

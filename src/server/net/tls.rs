@@ -11,7 +11,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 
-use super::config::{ConfigError, ServerConfig};
+use crate::server::config::{ConfigError, ServerConfig};
 
 fn read_pem_error(cfg: &ServerConfig, key: &'static str, path: &Path, what: &str) -> ConfigError {
     cfg.error(

@@ -14,11 +14,12 @@ use sha2::{Digest, Sha256};
 
 use axum::http::StatusCode;
 
-use super::AppState;
-use super::errors::ApiError;
-use super::filecache::CacheError;
-use super::limits;
 use crate::inventory::{Inventory, Target};
+use crate::server::AppState;
+use crate::server::files::blocking;
+use crate::server::files::cache::CacheError;
+use crate::server::http::errors::ApiError;
+use crate::server::http::limits;
 
 /// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
 #[derive(Deserialize)]
@@ -119,7 +120,7 @@ impl SshTarget {
             (Some(false), _) => c.set("ssh.host-key-check", json!(false)),
             (_, Some(content)) => {
                 let path = scratch.join(format!("known_hosts.{index}"));
-                super::scratch::write_private(&path, content.as_bytes())?;
+                crate::server::files::scratch::write_private(&path, content.as_bytes())?;
                 c.set("ssh.host-key-check", json!(true));
                 c.set("ssh.known-hosts-file", json!(path.display().to_string()));
             }
@@ -128,6 +129,18 @@ impl SshTarget {
         crate::transport::for_target(&target, &Default::default())
             .map_err(|_| ApiError::bad_field(field, "the target's options are not valid"))?;
         Ok(target)
+    }
+
+    /// [`SshTarget::to_target`] on the blocking pool (it may write the
+    /// known_hosts copy).
+    pub async fn resolve(
+        self,
+        field: &str,
+        scratch: &Path,
+        index: usize,
+    ) -> Result<Target, ApiError> {
+        let (field, scratch) = (field.to_string(), scratch.to_path_buf());
+        blocking(move || self.to_target(&field, &scratch, index)).await
     }
 
     /// The same target without run-as, for connection checks.
@@ -164,7 +177,11 @@ pub async fn contents(
             .map_err(|_| ApiError::bad_field(&format!("{field}.content"), "is not base64"))?,
         None => {
             let path_field = format!("{field}.uri.path");
-            match from_modulepath(&path_field, &uri.path, &state.config.modulepath) {
+            let found = {
+                let (uri_path, modulepath) = (uri.path.clone(), state.config.modulepath.clone());
+                blocking(move || from_modulepath(&path_field, &uri_path, &modulepath)).await
+            };
+            match found {
                 Err(e) if e.kind == "ferry/not-found" && state.file_server.is_some() => {
                     return fetched(state, field, uri, sha256).await;
                 }

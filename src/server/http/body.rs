@@ -11,8 +11,8 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::AppState;
-use super::errors::ApiError;
+use crate::server::AppState;
+use crate::server::http::errors::ApiError;
 
 /// A request body parsed as `T`.
 pub struct JsonBody<T>(pub T);
@@ -73,7 +73,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         )
         .with_details(json!({ "field": "", "line": e.line(), "column": e.column() }))
     })?;
-    super::limits::no_nul(&value)?;
+    crate::server::http::limits::no_nul(&value)?;
     typed(value)
 }
 

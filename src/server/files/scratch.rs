@@ -13,7 +13,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use super::errors::ApiError;
+use crate::server::http::errors::ApiError;
 
 /// The mode of scratch directories.
 pub const DIR_MODE: u32 = 0o700;
@@ -31,15 +31,39 @@ pub fn dir_all(dir: &Path, mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A new private directory for one request, removed when dropped.
-pub fn request_dir(cache_dir: &Path) -> Result<tempfile::TempDir, ApiError> {
+/// A request's private directory. Dropped, it is removed on the blocking
+/// pool (at once, outside a runtime).
+pub struct RequestDir(Option<tempfile::TempDir>);
+
+impl RequestDir {
+    pub fn path(&self) -> &Path {
+        self.0.as_ref().map_or(Path::new(""), |d| d.path())
+    }
+}
+
+impl Drop for RequestDir {
+    fn drop(&mut self) {
+        let Some(dir) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || drop(dir))),
+            Err(_) => drop(dir),
+        }
+    }
+}
+
+/// A new private directory for one request, made on the blocking pool.
+pub async fn request_dir(cache_dir: &Path) -> Result<RequestDir, ApiError> {
     let dir = cache_dir.join("requests");
-    dir_all(&dir, DIR_MODE).map_err(ApiError::internal)?;
-    tempfile::Builder::new()
-        .prefix("req-")
-        .permissions(Permissions::from_mode(DIR_MODE))
-        .tempdir_in(&dir)
-        .map_err(ApiError::internal)
+    super::blocking(move || {
+        dir_all(&dir, DIR_MODE).map_err(ApiError::internal)?;
+        tempfile::Builder::new()
+            .prefix("req-")
+            .permissions(Permissions::from_mode(DIR_MODE))
+            .tempdir_in(&dir)
+            .map(|d| RequestDir(Some(d)))
+            .map_err(ApiError::internal)
+    })
+    .await
 }
 
 /// Writes a new file created with `mode` (at most: the umask may narrow
@@ -77,10 +101,10 @@ mod tests {
         std::fs::metadata(p).expect("meta").permissions().mode() & 0o777
     }
 
-    #[test]
-    fn request_dirs_and_private_files_are_private() {
+    #[tokio::test]
+    async fn request_dirs_and_private_files_are_private() {
         let cache = tempfile::tempdir().expect("dir");
-        let dir = request_dir(cache.path()).expect("request dir");
+        let dir = request_dir(cache.path()).await.expect("request dir");
         assert_eq!(mode(&cache.path().join("requests")), 0o700);
         assert_eq!(mode(dir.path()), 0o700);
         let kh = dir.path().join("known_hosts.0");

@@ -11,10 +11,10 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::AppState;
-use super::auth::Identity;
-use super::body::JsonBody;
-use super::errors::ApiError;
+use crate::server::AppState;
+use crate::server::http::auth::Identity;
+use crate::server::http::body::JsonBody;
+use crate::server::http::errors::ApiError;
 
 /// `POST /check`.
 pub async fn check(State(_state): State<Arc<AppState>>) -> Response {
@@ -54,5 +54,5 @@ pub async fn run_task(
             }
         }
     }
-    super::bolt::run_task(state, who, JsonBody(raw)).await
+    crate::server::api::bolt::run_task(state, who, JsonBody(raw)).await
 }

@@ -13,17 +13,18 @@ use axum::extract::{Extension, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AppState;
-use super::auth::Identity;
-use super::body::{JsonBody, typed};
-use super::errors::ApiError;
-use super::limits;
-use super::runner::{self, JobSpec, Outcome};
-use super::scratch;
-use super::scrub::Scrub;
-use super::targets::{self, FileUri, SshTarget};
 use crate::executor::{Action, RunOptions, Summary};
 use crate::inventory::Target;
+use crate::server::AppState;
+use crate::server::api::targets::{self, FileUri, SshTarget};
+use crate::server::files::blocking;
+use crate::server::files::scratch::{self, RequestDir};
+use crate::server::http::auth::Identity;
+use crate::server::http::body::{JsonBody, typed};
+use crate::server::http::errors::ApiError;
+use crate::server::http::limits;
+use crate::server::runner::{self, JobSpec, Outcome};
+use crate::server::scrub::Scrub;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,8 +78,13 @@ struct UploadRequest {
 }
 
 /// A per-request private directory under the cache dir, removed when dropped.
-fn scratch(state: &AppState) -> Result<tempfile::TempDir, ApiError> {
-    scratch::request_dir(&state.config.cache_dir)
+async fn scratch(state: &AppState) -> Result<RequestDir, ApiError> {
+    scratch::request_dir(&state.config.cache_dir).await
+}
+
+/// Writes a new file (see [`scratch::write`]) on the blocking pool.
+async fn write(path: PathBuf, bytes: Vec<u8>, mode: u32, dir_mode: u32) -> Result<(), ApiError> {
+    blocking(move || scratch::write(&path, &bytes, mode, dir_mode)).await
 }
 
 /// Runs `action` as a stored job and waits for its summary; server paths
@@ -98,7 +104,7 @@ async fn run(
         kind: format!("ssh/{kind}"),
         owner: who.0.clone(),
         description: format!("bolt-server {kind}"),
-        request: super::tasks::redact_secrets(&targets::redact(request), secrets),
+        request: crate::server::api::tasks::redact_secrets(&targets::redact(request), secrets),
         targets,
         action,
         options: RunOptions {
@@ -143,8 +149,8 @@ pub async fn run_command(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let req: CommandRequest = typed(raw.clone())?;
-    let dir = scratch(&state)?;
-    let target = req.target.to_target("target", dir.path(), 0)?;
+    let dir = scratch(&state).await?;
+    let target = req.target.resolve("target", dir.path(), 0).await?;
     let action = Action::Command { line: req.command };
     only(
         run(
@@ -170,16 +176,12 @@ pub async fn check_node_connections(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let req: CheckRequest = typed(raw.clone())?;
-    let dir = scratch(&state)?;
-    let targets = req
-        .targets
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            t.without_run_as()
-                .to_target(&format!("targets[{i}]"), dir.path(), i)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let dir = scratch(&state).await?;
+    let mut targets = Vec::with_capacity(req.targets.len());
+    for (i, t) in req.targets.into_iter().enumerate() {
+        let field = format!("targets[{i}]");
+        targets.push(t.without_run_as().resolve(&field, dir.path(), i).await?);
+    }
     let targets = distinct(targets)?;
     let action = Action::Command {
         line: "true".into(),
@@ -266,8 +268,8 @@ pub async fn run_script(
     JsonBody(raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let req: ScriptRequest = typed(raw.clone())?;
-    let dir = scratch(&state)?;
-    let target = req.target.to_target("target", dir.path(), 0)?;
+    let dir = scratch(&state).await?;
+    let target = req.target.resolve("target", dir.path(), 0).await?;
     let bytes = targets::contents(
         &state,
         "script",
@@ -278,7 +280,7 @@ pub async fn run_script(
     .await?;
     let name = script_name(&req.script.filename)?;
     let path = dir.path().join(&name);
-    scratch::write(&path, &bytes, 0o700, scratch::DIR_MODE)?;
+    write(path.clone(), bytes, 0o700, scratch::DIR_MODE).await?;
     let action = Action::Script {
         path,
         args: req.arguments,
@@ -368,20 +370,32 @@ pub async fn upload_file(
     if req.destination.is_empty() {
         return Err(ApiError::bad_field("destination", "must not be empty"));
     }
-    let dir = scratch(&state)?;
-    let target = req.target.to_target("target", dir.path(), 0)?;
+    let dir = scratch(&state).await?;
+    let target = req.target.resolve("target", dir.path(), 0).await?;
     // The upload tree keeps the modes it gives the remote files; it is
     // private below the scratch directory.
     let root = dir.path().join("upload");
-    scratch::dir_all(&root, 0o755).map_err(ApiError::internal)?;
+    let dirs: Vec<PathBuf> = std::iter::once(root.clone())
+        .chain(
+            req.files
+                .iter()
+                .zip(&paths)
+                .filter(|(f, _)| f.kind == "directory")
+                .map(|(_, rel)| root.join(rel)),
+        )
+        .collect();
+    blocking(move || {
+        dirs.iter()
+            .try_for_each(|d| scratch::dir_all(d, 0o755))
+            .map_err(ApiError::internal)
+    })
+    .await?;
     for (i, (f, rel)) in req.files.iter().zip(&paths).enumerate() {
-        let field = format!("files[{i}]");
-        if f.kind == "directory" {
-            scratch::dir_all(&root.join(rel), 0o755).map_err(ApiError::internal)?;
-        } else {
+        if f.kind != "directory" {
+            let field = format!("files[{i}]");
             let bytes =
                 targets::contents(&state, &field, &f.uri, f.content.as_deref(), &f.sha256).await?;
-            scratch::write(&root.join(rel), &bytes, 0o644, 0o755)?;
+            write(root.join(rel), bytes, 0o644, 0o755).await?;
         }
     }
     let src = match (req.files.as_slice(), paths.as_slice()) {
@@ -450,31 +464,34 @@ pub async fn run_task(
     if let Some(t) = req.timeout {
         limits::range("timeout", t, 1, limits::MAX_TIMEOUT)?;
     }
-    let dir = scratch(&state)?;
-    let target = req.target.to_target("target", dir.path(), 0)?;
-    let prepared = match super::tasks::prepare(
+    let dir = scratch(&state).await?;
+    let target = req.target.resolve("target", dir.path(), 0).await?;
+    let prepared = match crate::server::api::tasks::prepare_off_thread(
         &state.config.modulepath,
         "task.name",
         &req.task.name,
         "parameters",
         req.parameters.clone(),
         false,
-    ) {
+    )
+    .await
+    {
         Err(e) if e.kind == "ferry/task-not-found" && state.file_server.is_some() => {
             let root = dir.path().join("modules");
             lay_out_task(&state, &req.task, &root).await?;
-            super::tasks::prepare(
+            crate::server::api::tasks::prepare_off_thread(
                 &[root],
                 "task.name",
                 &req.task.name,
                 "parameters",
                 req.parameters,
                 false,
-            )?
+            )
+            .await?
         }
         other => other?,
     };
-    super::tasks::check_files(&prepared, &req.task.files)?;
+    crate::server::api::tasks::check_files(&prepared, &req.task.files)?;
     let secrets = prepared.secrets.clone();
     let action = Action::Task(Arc::new(prepared));
     only(
@@ -535,13 +552,13 @@ async fn lay_out_task(state: &AppState, task: &TaskObject, root: &Path) -> Resul
         }
         let bytes = targets::fetched(state, &field, &uri, sha).await?;
         let mode = if dir == "tasks" { 0o755 } else { 0o644 };
-        scratch::write(&path, &bytes, mode, 0o755)?;
-        written.push(path);
+        written.push(path.clone());
+        write(path, bytes, mode, 0o755).await?;
     }
     if let Some(meta) = task.metadata.as_ref().filter(|m| m.is_object()) {
         let path = root.join(module).join("tasks").join(format!("{name}.json"));
         if !written.contains(&path) {
-            scratch::write(&path, meta.to_string().as_bytes(), 0o644, 0o755)?;
+            write(path, meta.to_string().into_bytes(), 0o644, 0o755).await?;
         }
     }
     Ok(())

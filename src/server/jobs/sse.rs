@@ -14,9 +14,9 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{broadcast, mpsc};
 
-use super::AppState;
-use super::errors::ApiError;
-use super::limits;
+use crate::server::AppState;
+use crate::server::http::errors::ApiError;
+use crate::server::http::limits;
 use crate::store::EventRecord;
 
 /// Stored events are replayed this many at a time, so a stream whose
@@ -62,7 +62,7 @@ async fn feed(
     state: Arc<AppState>,
     job: i64,
     start: i64,
-    mut live: broadcast::Receiver<super::runner::JobEvent>,
+    mut live: broadcast::Receiver<crate::server::runner::JobEvent>,
     tx: mpsc::Sender<Event>,
 ) {
     let mut next = start;

@@ -8,7 +8,8 @@
 use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::errors::ApiError;
+use crate::server::files::blocking;
+use crate::server::http::errors::ApiError;
 use crate::task::{Loader, Prepared, TaskError, params};
 
 /// Loads task `name` and checks `given` parameters; `field` names the task
@@ -24,6 +25,24 @@ pub fn prepare(
     let loader = Loader::new(modulepath.to_vec());
     let task = loader.load(name).map_err(|e| task_error(field, name, e))?;
     params::prepare(task, given, noop, &loader).map_err(|e| task_error(params_field, name, e))
+}
+
+/// [`prepare`] on the blocking pool (it reads the task's files).
+pub async fn prepare_off_thread(
+    modulepath: &[std::path::PathBuf],
+    field: &str,
+    name: &str,
+    params_field: &str,
+    given: Map<String, Value>,
+    noop: bool,
+) -> Result<Prepared, ApiError> {
+    let modulepath = modulepath.to_vec();
+    let (field, name, params_field) = (
+        field.to_string(),
+        name.to_string(),
+        params_field.to_string(),
+    );
+    blocking(move || prepare(&modulepath, &field, &name, &params_field, given, noop)).await
 }
 
 fn task_error(field: &str, name: &str, e: TaskError) -> ApiError {

@@ -17,9 +17,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::AppState;
-use super::config::ConfigError;
-use super::errors::ApiError;
+use crate::server::AppState;
+use crate::server::config::ConfigError;
+use crate::server::http::errors::ApiError;
 
 /// What the TLS layer learned about the client, attached to each request.
 #[derive(Clone, Debug)]
@@ -83,8 +83,8 @@ impl Tokens {
             path: shown.clone(),
             source,
         })?;
-        let file: TokensFile =
-            serde_saphyr::from_str(&text).map_err(|e| super::config::yaml_error(&shown, &e))?;
+        let file: TokensFile = serde_saphyr::from_str(&text)
+            .map_err(|e| crate::server::config::yaml_error(&shown, &e))?;
         let bad = |message: String| ConfigError::Value {
             path: config.display().to_string(),
             key: "tokens-file",

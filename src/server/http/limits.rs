@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::errors::ApiError;
+use crate::server::http::errors::ApiError;
 
 /// Largest `concurrency` of a job (and of the server's config).
 pub const MAX_CONCURRENCY: u64 = 10_000;

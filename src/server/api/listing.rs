@@ -11,20 +11,26 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::AppState;
-use super::errors::ApiError;
-use crate::task::loader::{BUILTIN_MODULE, builtin_file, split_name, valid_segment};
+use crate::server::AppState;
+use crate::server::files::blocking;
+use crate::server::http::errors::ApiError;
+use crate::task::loader::{
+    BUILTIN_MODULE, builtin_file, module_entries, split_name, valid_segment,
+};
 use crate::task::{Loader, Task, TaskError};
 
 /// `GET /tasks`: `[{name}]`, every public task.
-pub async fn list_tasks(State(state): State<Arc<AppState>>) -> Json<Value> {
+pub async fn list_tasks(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     let loader = Loader::new(state.config.modulepath.clone());
-    let names: Vec<Value> = loader
-        .list()
-        .iter()
-        .map(|t| json!({ "name": shown_name(&t.name) }))
-        .collect();
-    Json(Value::Array(names))
+    blocking(move || {
+        let names: Vec<Value> = loader
+            .list()
+            .iter()
+            .map(|t| json!({ "name": shown_name(&t.name) }))
+            .collect();
+        Ok(Json(Value::Array(names)))
+    })
+    .await
 }
 
 /// `GET /tasks/{module}/{task}`: `{name, metadata, files}`.
@@ -35,23 +41,28 @@ pub async fn show_task(
     let name = format!("{module}::{task}");
     split_name(&name).map_err(|e| ApiError::bad_field("name", e.to_string()))?;
     let loader = Loader::new(state.config.modulepath.clone());
-    let found = loader.load(&name).map_err(|e| match e {
+    blocking(move || task_document(&loader, &name)).await
+}
+
+/// A task as `GET /tasks/{module}/{task}` shows it (reads its files).
+fn task_document(loader: &Loader, name: &str) -> Result<Json<Value>, ApiError> {
+    let found = loader.load(name).map_err(|e| match e {
         TaskError::BadName(_) => ApiError::bad_field("name", e.to_string()),
         TaskError::NotFound(..) => ApiError::new(
             StatusCode::NOT_FOUND,
             "ferry/task-not-found",
             format!("task {name} is not on this server's modulepath"),
         ),
-        other => unreadable(&name, other),
+        other => unreadable(name, other),
     })?;
-    let metadata = raw_metadata(&found).map_err(|e| unreadable(&name, e))?;
+    let metadata = raw_metadata(&found).map_err(|e| unreadable(name, e))?;
     let mut listed = found.metadata.files.clone();
     for i in &found.metadata.implementations {
         listed.extend(i.files.iter().cloned());
     }
     let support = loader
         .support_files(&found, &listed)
-        .map_err(|e| unreadable(&name, e))?;
+        .map_err(|e| unreadable(name, e))?;
     let files: Vec<Value> = found
         .executables
         .values()
@@ -128,32 +139,22 @@ fn unreadable(name: &str, e: TaskError) -> ApiError {
 }
 
 /// `GET /plans`: `[{name}]`, every YAML plan on the modulepath.
-pub async fn list_plans(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let mut names = std::collections::BTreeSet::new();
-    for dir in &state.config.modulepath {
-        let Ok(modules) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for m in modules.flatten() {
-            let module = m.file_name().to_string_lossy().into_owned();
-            let Ok(plans) = std::fs::read_dir(m.path().join("plans")) else {
-                continue;
-            };
-            for p in plans.flatten() {
-                let file_name = p.file_name().to_string_lossy().into_owned();
-                let Some(stem) = file_name.strip_suffix(".yaml") else {
-                    continue;
-                };
-                let name = format!("{module}::{stem}");
-                if split_name(&name).is_ok() {
-                    names.insert(shown_name(&name).to_string());
-                }
-            }
-        }
-    }
-    Json(Value::Array(
-        names.into_iter().map(|n| json!({ "name": n })).collect(),
-    ))
+pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let modulepath = state.config.modulepath.clone();
+    blocking(move || {
+        let names: std::collections::BTreeSet<String> = module_entries(&modulepath, "plans")
+            .into_iter()
+            .filter_map(|(module, file_name)| {
+                let name = format!("{module}::{}", file_name.strip_suffix(".yaml")?);
+                split_name(&name).ok()?;
+                Some(shown_name(&name).to_string())
+            })
+            .collect();
+        Ok(Json(Value::Array(
+            names.into_iter().map(|n| json!({ "name": n })).collect(),
+        )))
+    })
+    .await
 }
 
 /// `GET /plans/{module}/{plan}`: `{name, description, parameters}`.
@@ -165,22 +166,25 @@ pub async fn show_plan(
     split_name(&name).map_err(|e| {
         ApiError::bad_field("name", e.to_string().replace("task name", "plan name"))
     })?;
-    let not_found = || {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "ferry/plan-not-found",
-            format!("plan {name} is not on this server's modulepath"),
-        )
-    };
-    let path = crate::plan::find(&name, &state.config.modulepath).map_err(|_| not_found())?;
-    let found = crate::plan::load(&path, shown_name(&name)).map_err(|e| {
-        tracing::error!("plan {name}: {e}");
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "ferry/plan-error",
-            format!("plan {name} cannot be read on this server (see its log)"),
-        )
-    })?;
+    let modulepath = state.config.modulepath.clone();
+    let found = blocking(move || {
+        let path = crate::plan::find(&name, &modulepath).map_err(|_| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "ferry/plan-not-found",
+                format!("plan {name} is not on this server's modulepath"),
+            )
+        })?;
+        crate::plan::load(&path, shown_name(&name)).map_err(|e| {
+            tracing::error!("plan {name}: {e}");
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "ferry/plan-error",
+                format!("plan {name} cannot be read on this server (see its log)"),
+            )
+        })
+    })
+    .await?;
     let mut parameters = serde_json::Map::new();
     for (pname, p) in &found.parameters {
         let mut entry = serde_json::Map::new();
@@ -238,14 +242,27 @@ pub async fn file_content(
     let octets = |bytes: Vec<u8>| {
         ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response()
     };
-    for root in &state.config.modulepath {
-        let candidate = root.join(&module).join(dir).join(&path);
-        if candidate.is_file() {
-            state.metrics.file_served();
-            return std::fs::read(&candidate)
-                .map(octets)
-                .map_err(ApiError::internal);
-        }
+    let found = {
+        let (modulepath, module, path) = (
+            state.config.modulepath.clone(),
+            module.clone(),
+            path.clone(),
+        );
+        blocking(move || {
+            let Some(file) = modulepath
+                .iter()
+                .map(|root| root.join(&module).join(dir).join(&path))
+                .find(|candidate| candidate.is_file())
+            else {
+                return Ok(None);
+            };
+            std::fs::read(file).map(Some).map_err(ApiError::internal)
+        })
+        .await?
+    };
+    if let Some(bytes) = found {
+        state.metrics.file_served();
+        return Ok(octets(bytes));
     }
     if mount == "tasks"
         && module == BUILTIN_MODULE

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Map, Value, json};
 
-use super::AppState;
+use crate::server::AppState;
 
 fn target_schema() -> Value {
     let s = |t: &str| json!({ "type": t });

@@ -18,9 +18,10 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-use super::auth::Peer;
-use super::conns::{Busy, Conns};
-use super::{AppState, ServerConfig, ServerError, router, tls};
+use crate::server::http::auth::Peer;
+use crate::server::net::conns::{Busy, Conns};
+use crate::server::net::tls;
+use crate::server::{AppState, ServerConfig, ServerError, router};
 
 /// A bound server, ready to run.
 pub struct Server {

@@ -12,15 +12,15 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AppState;
-use super::auth::Identity;
-use super::body::{JsonBody, typed};
-use super::errors::ApiError;
-use super::limits;
-use super::runner::{self, JobSpec};
-use super::scrub::Scrub;
 use crate::executor::{Action, RunOptions};
 use crate::inventory::{Inventory, Target};
+use crate::server::AppState;
+use crate::server::http::auth::Identity;
+use crate::server::http::body::{JsonBody, typed};
+use crate::server::http::errors::ApiError;
+use crate::server::http::limits;
+use crate::server::runner::{self, JobSpec};
+use crate::server::scrub::Scrub;
 use crate::store::{EventRecord, JobRecord};
 
 #[derive(Deserialize)]
@@ -98,8 +98,8 @@ fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, Ap
         let text = query
             .as_str()
             .ok_or_else(|| ApiError::bad_field("scope.query", "must be a PQL string"))?;
-        let query =
-            super::pql::Query::parse(text).map_err(|e| ApiError::bad_field("scope.query", e))?;
+        let query = crate::server::jobs::pql::Query::parse(text)
+            .map_err(|e| ApiError::bad_field("scope.query", e))?;
         let matched: Vec<Target> = inventory
             .targets
             .iter()
@@ -216,7 +216,7 @@ pub async fn command(
         kind: "command".into(),
         owner: who.0,
         description: req.description.unwrap_or_default(),
-        request: super::targets::redact(&raw),
+        request: crate::server::api::targets::redact(&raw),
         scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
         action: Action::Command { line: req.command },
@@ -253,16 +253,20 @@ pub async fn task(
     let req: TaskJob = typed(raw.clone())?;
     let inventory = job_inventory(&state)?;
     let options = job_options(&state, req.concurrency, req.timeout)?;
-    let prepared = super::tasks::prepare(
+    let prepared = crate::server::api::tasks::prepare_off_thread(
         &state.config.modulepath,
         "task",
         &req.task,
         "params",
         req.params,
         req.noop,
-    )?;
+    )
+    .await?;
     let targets = scope_targets(inventory, &req.scope)?;
-    let request = super::tasks::redact_secrets(&super::targets::redact(&raw), &prepared.secrets);
+    let request = crate::server::api::tasks::redact_secrets(
+        &crate::server::api::targets::redact(&raw),
+        &prepared.secrets,
+    );
     let spec = JobSpec {
         kind: "task".into(),
         owner: who.0,

@@ -1,0 +1,14 @@
+//! The endpoints that answer at once: bolt-server's `/ssh/*` (`bolt`, with
+//! its request pieces in `targets` and the task checks in `tasks`), ACE's
+//! `/check` and `/run_task` (`ace`), what the modulepath offers (`listing`:
+//! `/tasks`, `/plans`, `/puppet/v3/file_content/...`), `/openapi.json`
+//! (`openapi`, generated from the handlers' types) and `/metrics`
+//! (`metrics`).
+
+pub mod ace;
+pub mod bolt;
+pub mod listing;
+pub mod metrics;
+pub mod openapi;
+pub mod targets;
+pub mod tasks;

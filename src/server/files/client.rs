@@ -1,0 +1,199 @@
+//! The file server (`file-server-uri`, ACE's puppetserver): where it is,
+//! and the HTTPS client that fetches files from it, presenting the
+//! server's own certificate and checking the peer against `ssl-ca-cert`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::RootCertStore;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+use crate::server::config::{ConfigError, ServerConfig};
+
+/// The file server: where it is and how to talk to it (the server's own
+/// certificate, the peer checked against `ssl-ca-cert`).
+pub struct FileServer {
+    host: String,
+    port: u16,
+    base_path: String,
+    tls: tokio_rustls::TlsConnector,
+    timeout: Duration,
+}
+
+/// Splits `https://host[:port][/base]`.
+pub fn parse_uri(uri: &str) -> Result<(String, u16, String), String> {
+    let rest = uri
+        .strip_prefix("https://")
+        .ok_or("must be an https:// URL")?;
+    let (authority, base) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or("has an unclosed [")?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() || host.contains(['@', '?', '#']) || base.contains(['?', '#']) {
+        return Err("must be https://HOST[:PORT][/PATH]".into());
+    }
+    let port = match port {
+        Some(p) => p.parse::<u16>().map_err(|_| "has a bad port")?,
+        None => 443,
+    };
+    Ok((host.to_string(), port, base.to_string()))
+}
+
+impl FileServer {
+    /// From the configuration, if it names a file server.
+    pub fn from_config(cfg: &ServerConfig) -> Result<Option<FileServer>, ConfigError> {
+        let Some(uri) = &cfg.file_server_uri else {
+            return Ok(None);
+        };
+        let (host, port, base_path) =
+            parse_uri(uri).map_err(|m| cfg.error("file-server-uri", m))?;
+        let bad = |key: &'static str, what: &str| cfg.error(key, format!("no readable {what}"));
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cfg.ssl_cert)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|_| bad("ssl-cert", "certificate"))?;
+        let key = PrivateKeyDer::from_pem_file(&cfg.ssl_key)
+            .map_err(|_| bad("ssl-key", "private key"))?;
+        let mut roots = RootCertStore::empty();
+        for ca in CertificateDer::pem_file_iter(&cfg.ssl_ca_cert)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|_| bad("ssl-ca-cert", "certificate"))?
+        {
+            roots
+                .add(ca)
+                .map_err(|e| cfg.error("ssl-ca-cert", format!("not a usable CA: {e}")))?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| cfg.error("ssl-cert", e.to_string()))?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(certs, key)
+            .map_err(|e| cfg.error("ssl-key", format!("does not fit ssl-cert: {e}")))?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Some(FileServer {
+            host,
+            port,
+            base_path,
+            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            timeout: cfg.request_timeout,
+        }))
+    }
+
+    /// `GET {file-server-uri}{path}?{params}`: the body of a 200 answer.
+    pub async fn get(
+        &self,
+        path: &str,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Vec<u8>, String> {
+        match tokio::time::timeout(self.timeout, self.get_inner(path, params)).await {
+            Ok(r) => r,
+            Err(_) => Err("the file server did not answer in time".into()),
+        }
+    }
+
+    async fn get_inner(
+        &self,
+        path: &str,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Vec<u8>, String> {
+        let mut target = format!("{}{}", self.base_path, path);
+        if !params.is_empty() {
+            let query: Vec<String> = params
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    format!("{}={}", encode(k), encode(&v))
+                })
+                .collect();
+            target = format!("{target}?{}", query.join("&"));
+        }
+        let name = ServerName::try_from(self.host.clone())
+            .map_err(|_| format!("{} is not a valid server name", self.host))?;
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        let host_header = if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        };
+        let tls = self
+            .tls
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+                .await
+                .map_err(|e| format!("HTTP: {e}"))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("file server connection: {e}");
+            }
+        });
+        let request = hyper::Request::get(target)
+            .header(hyper::header::HOST, host_header)
+            .header(hyper::header::ACCEPT, "application/octet-stream")
+            .header(hyper::header::USER_AGENT, "ferry")
+            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .map_err(|e| format!("bad request: {e}"))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("cannot send: {e}"))?;
+        if response.status() != hyper::StatusCode::OK {
+            return Err(format!(
+                "the file server answered {}",
+                response.status().as_u16()
+            ));
+        }
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .map_err(|e| format!("cannot read the answer: {e}"))?;
+        Ok(body.to_bytes().to_vec())
+    }
+}
+
+/// Percent-encodes a query component.
+fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_and_answers() {
+        assert_eq!(
+            parse_uri("https://puppet:8140").expect("uri"),
+            ("puppet".into(), 8140, String::new())
+        );
+        assert_eq!(
+            parse_uri("https://[::1]/base/").expect("uri"),
+            ("::1".into(), 443, "/base".into())
+        );
+        assert!(parse_uri("http://puppet").is_err());
+    }
+}
