@@ -307,7 +307,7 @@ async fn openapi_describes_every_route_and_metrics_count_requests() {
     let app = app(&pki, dir.path()).await;
     let (status, doc) = call(&app, "GET", "/openapi.json", "").await;
     assert_eq!(status, 200);
-    assert_eq!(doc["openapi"], "3.0.3");
+    assert_eq!(doc["openapi"], "3.1.0");
     for (method, path) in ferry::server::ROUTES {
         let op = &doc["paths"][*path][method.to_lowercase()];
         assert!(op.is_object(), "{method} {path} missing from openapi.json");

@@ -122,7 +122,7 @@ impl AppState {
         }
         let (hub, _) = broadcast::channel(1024);
         let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
-        Ok(Arc::new(AppState {
+        let state = Arc::new(AppState {
             config,
             store,
             inventory,
@@ -133,7 +133,9 @@ impl AppState {
             hub,
             base_url,
             stops: Mutex::new(HashMap::new()),
-        }))
+        });
+        metrics::Metrics::spawn_upkeep(&state);
+        Ok(state)
     }
 
     pub(crate) fn stops(&self) -> MutexGuard<'_, HashMap<i64, watch::Sender<bool>>> {

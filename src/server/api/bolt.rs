@@ -12,6 +12,7 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::executor::{Action, RunOptions, Summary};
 use crate::inventory::Target;
@@ -26,29 +27,34 @@ use crate::server::http::limits;
 use crate::server::runner::{self, JobSpec, Outcome};
 use crate::server::scrub::Scrub;
 
-#[derive(Deserialize)]
+/// `/ssh/run_command`: a command to run on one target.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CommandRequest {
     command: String,
     target: SshTarget,
 }
 
-#[derive(Deserialize)]
+/// `/ssh/check_node_connections`: the targets to connect to.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CheckRequest {
     targets: Vec<SshTarget>,
 }
 
-#[derive(Deserialize)]
+/// A script: by `uri` (or inline `content`), checked against `sha256`.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ScriptSpec {
     filename: String,
     uri: FileUri,
     sha256: String,
+    /// ferry: the file itself, base64 (instead of `uri`).
     content: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `/ssh/run_script`: a script and its arguments, for one target.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ScriptRequest {
     script: ScriptSpec,
@@ -57,17 +63,22 @@ struct ScriptRequest {
     target: SshTarget,
 }
 
-#[derive(Deserialize)]
+/// One entry of an upload: a file (by `uri` or inline `content`, checked
+/// against `sha256`) or a directory, at `relative_path`.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     relative_path: String,
     uri: FileUri,
     sha256: String,
+    /// `file` or `directory`.
     kind: String,
+    /// ferry: the file itself, base64 (instead of `uri`).
     content: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `/ssh/upload_file`: files for one target's `destination`.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UploadRequest {
     files: Vec<FileSpec>,
@@ -142,7 +153,9 @@ fn only(summary: Summary, object: Option<&str>) -> Result<Json<Value>, ApiError>
     ))
 }
 
-/// `POST /ssh/run_command`.
+/// Runs a command on one target.
+#[utoipa::path(post, path = "/ssh/run_command", request_body = CommandRequest,
+    responses((status = 200, description = "Bolt's result {target, action, object, status, value}; a command that fails on its target is still 200, with status failure and value._error", body = Value)))]
 pub async fn run_command(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -168,8 +181,10 @@ pub async fn run_command(
     )
 }
 
-/// `POST /ssh/check_node_connections`: connects to each target (as the
-/// login user) and reports `{status, result}`.
+/// Connects to each target (as the login user) and reports
+/// `{status, result}`.
+#[utoipa::path(post, path = "/ssh/check_node_connections", request_body = CheckRequest,
+    responses((status = 200, description = "{status, result: [Bolt's result per target]}", body = Value)))]
 pub async fn check_node_connections(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -261,7 +276,9 @@ fn script_name(filename: &str) -> Result<String, ApiError> {
     Ok(name.to_string())
 }
 
-/// `POST /ssh/run_script`.
+/// Uploads and runs a script on one target.
+#[utoipa::path(post, path = "/ssh/run_script", request_body = ScriptRequest,
+    responses((status = 200, description = "Bolt's result", body = Value)))]
 pub async fn run_script(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -347,8 +364,12 @@ fn upload_paths(files: &[FileSpec]) -> Result<Vec<PathBuf>, ApiError> {
     Ok(paths)
 }
 
-/// `POST /ssh/upload_file`: one file goes to `destination`; several (or
-/// directories) are laid out by `relative_path` under it.
+/// Uploads files to one target.
+///
+/// One file goes to `destination`; several (or directories) are laid out
+/// by `relative_path` under it.
+#[utoipa::path(post, path = "/ssh/upload_file", request_body = UploadRequest,
+    responses((status = 200, description = "Bolt's result", body = Value)))]
 pub async fn upload_file(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -431,30 +452,39 @@ pub async fn upload_file(
     Ok(response)
 }
 
-#[derive(Deserialize)]
+/// A task as bolt-server names it; `GET /tasks/{module}/{task}` gives one.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TaskObject {
+pub(crate) struct TaskObject {
     name: String,
     metadata: Option<Value>,
+    /// `{filename, uri, sha256, size_bytes}`: each must be one of the
+    /// task's files on this server (by sha256).
     files: Vec<Value>,
 }
 
-#[derive(Deserialize)]
+/// `/ssh/run_task`: a task and its parameters, for one target.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TaskRequest {
+pub(crate) struct TaskRequest {
     task: TaskObject,
     #[serde(default)]
+    #[schema(value_type = Object)]
     parameters: serde_json::Map<String, Value>,
     target: SshTarget,
     /// Accepted and range-checked; not used yet.
     timeout: Option<u64>,
 }
 
-/// `POST /ssh/run_task`: the task is taken from the server's modulepath
+/// Runs a task from the server's modulepath on one target.
+///
+/// The task is taken from the server's modulepath
 /// by name; the files the request lists must match it by sha256. A task
 /// the modulepath lacks is, with `file-server-uri`, laid out from the
 /// request's metadata and files fetched by their `uri` (through the file
 /// cache, checked by sha256) and loaded from there.
+#[utoipa::path(post, path = "/ssh/run_task", request_body = TaskRequest,
+    responses((status = 200, description = "Bolt's result", body = Value)))]
 pub async fn run_task(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,

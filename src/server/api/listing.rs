@@ -19,7 +19,9 @@ use crate::task::loader::{
 };
 use crate::task::{Loader, Task, TaskError};
 
-/// `GET /tasks`: `[{name}]`, every public task.
+/// Tasks on the modulepath and built in (`?environment` is ignored).
+#[utoipa::path(get, path = "/tasks",
+    responses((status = 200, description = "[{name}]", body = Value)))]
 pub async fn list_tasks(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     let loader = Loader::new(state.config.modulepath.clone());
     blocking(move || {
@@ -33,7 +35,10 @@ pub async fn list_tasks(State(state): State<Arc<AppState>>) -> Result<Json<Value
     .await
 }
 
-/// `GET /tasks/{module}/{task}`: `{name, metadata, files}`.
+/// One task as bolt-server shows it.
+#[utoipa::path(get, path = "/tasks/{module}/{task}",
+    params(("module" = String, Path), ("task" = String, Path)),
+    responses((status = 200, description = "{name, metadata, files: [{filename, sha256, size_bytes, uri}]}", body = Value)))]
 pub async fn show_task(
     State(state): State<Arc<AppState>>,
     Path((module, task)): Path<(String, String)>,
@@ -138,7 +143,9 @@ fn unreadable(name: &str, e: TaskError) -> ApiError {
     )
 }
 
-/// `GET /plans`: `[{name}]`, every YAML plan on the modulepath.
+/// YAML plans on the modulepath (`?environment` is ignored).
+#[utoipa::path(get, path = "/plans",
+    responses((status = 200, description = "[{name}]", body = Value)))]
 pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     let modulepath = state.config.modulepath.clone();
     blocking(move || {
@@ -157,7 +164,10 @@ pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value
     .await
 }
 
-/// `GET /plans/{module}/{plan}`: `{name, description, parameters}`.
+/// One plan: its description and parameters.
+#[utoipa::path(get, path = "/plans/{module}/{plan}",
+    params(("module" = String, Path), ("plan" = String, Path)),
+    responses((status = 200, description = "{name, description, parameters: {NAME: {type, default?, description?}}}", body = Value)))]
 pub async fn show_plan(
     State(state): State<Arc<AppState>>,
     Path((module, plan)): Path<(String, String)>,
@@ -204,11 +214,18 @@ pub async fn show_plan(
     })))
 }
 
+/// A module file's bytes, as puppetserver serves them.
+///
 /// `GET /puppet/v3/file_content/{mount}/{module}/{path...}`: a module's file,
 /// as puppetserver serves it: mount `tasks` from the module's `tasks/`
 /// (the built-in `ferry` module's from the binary), `modules` from
 /// `files/`, `scripts` from `scripts/` (the same mapping `uri.path` values
 /// in `/ssh/*` requests get).
+#[utoipa::path(get, path = "/puppet/v3/file_content/{mount}/{module}/{path}",
+    params(("mount" = String, Path, description = "tasks (MODULE/tasks/, built-in ferry tasks too), modules (MODULE/files/) or scripts (MODULE/scripts/)"),
+        ("module" = String, Path),
+        ("path" = String, Path, description = "may have several segments, but must stay inside the module")),
+    responses((status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub async fn file_content(
     State(state): State<Arc<AppState>>,
     Path((mount, module, path)): Path<(String, String, String)>,

@@ -1,117 +1,114 @@
-//! Counters and durations in Prometheus' text format (`GET /metrics`):
-//! requests by endpoint and status, request durations as a histogram, jobs
-//! started and finished by final state, targets run by status and their
-//! durations. Endpoints are labelled by their action name, never by raw
-//! path, so ids do not multiply the series.
+//! Counters and durations in Prometheus' text format (`GET /metrics`),
+//! recorded through the `metrics` facade into a Prometheus recorder of the
+//! server's own (`metrics-exporter-prometheus`, no global recorder, so two
+//! servers in one process keep separate figures): requests by endpoint and
+//! status, request durations as a histogram, jobs started and finished by
+//! final state, targets run by status and their durations, module files
+//! served, uptime. Endpoints are labelled by their action name, never by
+//! raw path, so ids do not multiply the series.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder};
 
 use crate::server::AppState;
 use crate::server::http::auth::action_for;
 
+/// The upper bounds of the duration histograms' buckets, in seconds.
 const BUCKETS: [f64; 12] = [
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-#[derive(Default)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
-}
-
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        for (i, le) in BUCKETS.iter().enumerate() {
-            if seconds <= *le {
-                self.counts[i] += 1;
-            }
-        }
-        self.count += 1;
-        self.sum += seconds;
-    }
-
-    fn write(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        for (i, le) in BUCKETS.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {}",
-                self.counts[i]
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
-            self.count
-        );
-        let braced = if labels.is_empty() {
-            String::new()
-        } else {
-            format!("{{{labels}}}")
-        };
-        let _ = writeln!(out, "{name}_sum{braced} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{braced} {}", self.count);
-    }
-}
-
-#[derive(Default)]
-struct Inner {
-    requests: BTreeMap<(String, u16), u64>,
-    durations: BTreeMap<String, Histogram>,
-    jobs_finished: BTreeMap<String, u64>,
-    targets: BTreeMap<String, u64>,
-    target_seconds: Histogram,
-}
+const REQUESTS: &str = "ferry_http_requests_total";
+const REQUEST_SECONDS: &str = "ferry_http_request_duration_seconds";
+const JOBS_STARTED: &str = "ferry_jobs_started_total";
+const JOBS_FINISHED: &str = "ferry_jobs_finished_total";
+const TARGETS: &str = "ferry_targets_total";
+const TARGET_SECONDS: &str = "ferry_target_duration_seconds";
+const FILES_SERVED: &str = "ferry_files_served_total";
+const UPTIME: &str = "ferry_uptime_seconds";
 
 /// The server's metrics.
-#[derive(Default)]
 pub struct Metrics {
-    inner: Mutex<Inner>,
-    jobs_started: AtomicU64,
+    recorder: PrometheusRecorder,
+    /// The same count as `ferry_files_served_total`, readable (for tests).
     files_served: AtomicU64,
-    started: Option<Instant>,
+    started: Instant,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
     pub fn new() -> Metrics {
-        Metrics {
-            started: Some(Instant::now()),
-            ..Metrics::default()
-        }
+        let builder = PrometheusBuilder::new();
+        let recorder = match builder
+            .set_buckets_for_metric(Matcher::Suffix("_duration_seconds".into()), &BUCKETS)
+        {
+            Ok(builder) => builder.build_recorder(),
+            // Only an empty bucket list is refused.
+            Err(_) => PrometheusBuilder::new().build_recorder(),
+        };
+        let metrics = Metrics {
+            recorder,
+            files_served: AtomicU64::new(0),
+            started: Instant::now(),
+        };
+        metrics.with(|| {
+            describe_gauge!(UPTIME, "Seconds since the server started.");
+            describe_counter!(REQUESTS, "HTTP requests by endpoint and status.");
+            describe_histogram!(REQUEST_SECONDS, "Time to answer a request.");
+            describe_counter!(
+                JOBS_STARTED,
+                "Jobs started (bolt-server calls and orchestrator jobs)."
+            );
+            describe_counter!(
+                FILES_SERVED,
+                "Module files served by /puppet/v3/file_content."
+            );
+            describe_counter!(JOBS_FINISHED, "Jobs finished, by final state.");
+            describe_counter!(TARGETS, "Targets run, by result status.");
+            describe_histogram!(TARGET_SECONDS, "Time from a target's start to its result.");
+            // Shown from the start, at zero.
+            counter!(JOBS_STARTED).absolute(0);
+            counter!(FILES_SERVED).absolute(0);
+            let _ = histogram!(TARGET_SECONDS);
+        });
+        metrics
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
-        f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner))
+    /// Runs `f` with this server's recorder behind the `metrics` macros.
+    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        metrics::with_local_recorder(&self.recorder, f)
     }
 
     pub fn request(&self, route: &str, status: u16, took: Duration) {
-        self.with(|m| {
-            *m.requests.entry((route.to_string(), status)).or_default() += 1;
-            m.durations
-                .entry(route.to_string())
-                .or_default()
-                .observe(took.as_secs_f64());
+        let route = route.to_string();
+        self.with(|| {
+            counter!(REQUESTS, "endpoint" => route.clone(), "code" => status.to_string())
+                .increment(1);
+            histogram!(REQUEST_SECONDS, "endpoint" => route).record(took.as_secs_f64());
         });
     }
 
     pub fn job_started(&self) {
-        self.jobs_started.fetch_add(1, Ordering::Relaxed);
+        self.with(|| counter!(JOBS_STARTED).increment(1));
     }
 
     /// One module file served from `/puppet/v3/file_content/...`.
     pub fn file_served(&self) {
         self.files_served.fetch_add(1, Ordering::Relaxed);
+        self.with(|| counter!(FILES_SERVED).increment(1));
     }
 
     /// How many module files were served.
@@ -120,77 +117,42 @@ impl Metrics {
     }
 
     pub fn job_finished(&self, state: &str) {
-        self.with(|m| *m.jobs_finished.entry(state.to_string()).or_default() += 1);
+        let state = state.to_string();
+        self.with(|| counter!(JOBS_FINISHED, "state" => state).increment(1));
     }
 
     pub fn target_finished(&self, status: &str, took: Duration) {
-        self.with(|m| {
-            *m.targets.entry(status.to_string()).or_default() += 1;
-            m.target_seconds.observe(took.as_secs_f64());
+        let status = status.to_string();
+        self.with(|| {
+            counter!(TARGETS, "status" => status).increment(1);
+            histogram!(TARGET_SECONDS).record(took.as_secs_f64());
         });
+    }
+
+    /// Moves recorded durations into their histograms, so that samples do
+    /// not pile up between scrapes.
+    pub fn upkeep(&self) {
+        self.recorder.handle().run_upkeep();
     }
 
     /// Everything in Prometheus' text exposition format.
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        let uptime = self
-            .started
-            .map(|s| s.elapsed().as_secs_f64())
-            .unwrap_or(0.0);
-        let _ = writeln!(
-            out,
-            "# HELP ferry_uptime_seconds Seconds since the server started."
-        );
-        let _ = writeln!(out, "# TYPE ferry_uptime_seconds gauge");
-        let _ = writeln!(out, "ferry_uptime_seconds {uptime}");
-        self.with(|m| {
-            out.push_str("# HELP ferry_http_requests_total HTTP requests by endpoint and status.\n");
-            out.push_str("# TYPE ferry_http_requests_total counter\n");
-            for ((route, code), n) in &m.requests {
-                let _ = writeln!(
-                    out,
-                    "ferry_http_requests_total{{endpoint=\"{route}\",code=\"{code}\"}} {n}"
-                );
+        let uptime = self.started.elapsed().as_secs_f64();
+        self.with(|| gauge!(UPTIME).set(uptime));
+        self.recorder.handle().render()
+    }
+
+    /// Runs [`Metrics::upkeep`] every few seconds while `state` lives.
+    pub fn spawn_upkeep(state: &Arc<AppState>) {
+        let state = Arc::downgrade(state);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tick.tick().await;
+                let Some(state) = state.upgrade() else { return };
+                state.metrics.upkeep();
             }
-            out.push_str("# HELP ferry_http_request_duration_seconds Time to answer a request.\n");
-            out.push_str("# TYPE ferry_http_request_duration_seconds histogram\n");
-            for (route, h) in &m.durations {
-                h.write(
-                    &mut out,
-                    "ferry_http_request_duration_seconds",
-                    &format!("endpoint=\"{route}\""),
-                );
-            }
-            out.push_str("# HELP ferry_jobs_started_total Jobs started (bolt-server calls and orchestrator jobs).\n");
-            out.push_str("# TYPE ferry_jobs_started_total counter\n");
-            let _ = writeln!(
-                out,
-                "ferry_jobs_started_total {}",
-                self.jobs_started.load(Ordering::Relaxed)
-            );
-            out.push_str("# HELP ferry_files_served_total Module files served by /puppet/v3/file_content.\n");
-            out.push_str("# TYPE ferry_files_served_total counter\n");
-            let _ = writeln!(
-                out,
-                "ferry_files_served_total {}",
-                self.files_served.load(Ordering::Relaxed)
-            );
-            out.push_str("# HELP ferry_jobs_finished_total Jobs finished, by final state.\n");
-            out.push_str("# TYPE ferry_jobs_finished_total counter\n");
-            for (state, n) in &m.jobs_finished {
-                let _ = writeln!(out, "ferry_jobs_finished_total{{state=\"{state}\"}} {n}");
-            }
-            out.push_str("# HELP ferry_targets_total Targets run, by result status.\n");
-            out.push_str("# TYPE ferry_targets_total counter\n");
-            for (status, n) in &m.targets {
-                let _ = writeln!(out, "ferry_targets_total{{status=\"{status}\"}} {n}");
-            }
-            out.push_str("# HELP ferry_target_duration_seconds Time from a target's start to its result.\n");
-            out.push_str("# TYPE ferry_target_duration_seconds histogram\n");
-            m.target_seconds
-                .write(&mut out, "ferry_target_duration_seconds", "");
         });
-        out
     }
 }
 
@@ -205,7 +167,9 @@ pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next)
     response
 }
 
-/// `GET /metrics`.
+/// Prometheus metrics.
+#[utoipa::path(get, path = "/metrics",
+    responses((status = 200, description = "Prometheus' text format", content_type = "text/plain", body = String)))]
 pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

@@ -22,7 +22,10 @@ use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
 
 /// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
-#[derive(Deserialize)]
+/// Needs `password` or `private-key-content`. Host keys are checked unless
+/// `host-key-check` is false: against `known-hosts-content` when given,
+/// else the server user's known_hosts.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct SshTarget {
     pub hostname: String,
@@ -153,11 +156,15 @@ impl SshTarget {
 
 /// Where a file's contents come from: bolt-server's `uri` (served here from
 /// the modulepath) or ferry's inline `content`.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileUri {
+    /// `/puppet/v3/file_content/{modules|scripts|tasks}/MODULE/FILE`, served
+    /// from the server's modulepath (or fetched from `file-server-uri` into
+    /// the file cache).
     pub path: String,
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub params: serde_json::Map<String, Value>,
 }
 

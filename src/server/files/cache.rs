@@ -15,6 +15,8 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
+use super::client::FetchError;
+
 /// Why a cached file cannot be had.
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -23,7 +25,7 @@ pub enum CacheError {
     #[error("the file's contents do not match its sha256")]
     Mismatch,
     #[error("cannot fetch the file: {0}")]
-    Fetch(String),
+    Fetch(#[from] FetchError),
     #[error("file cache: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -141,7 +143,7 @@ impl FileCache {
     ) -> Result<Vec<u8>, CacheError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Vec<u8>, String>>,
+        Fut: Future<Output = Result<Vec<u8>, FetchError>>,
     {
         let path = self.path(sha, filename)?;
         let sha = sha.to_ascii_lowercase();
@@ -162,7 +164,7 @@ impl FileCache {
     ) -> Result<Vec<u8>, CacheError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Vec<u8>, String>>,
+        Fut: Future<Output = Result<Vec<u8>, FetchError>>,
     {
         let (sha, path) = (sha.to_string(), path.to_path_buf());
         let cached = {
@@ -260,7 +262,7 @@ mod tests {
         // Cached: no fetch.
         let got = cache
             .get(&s, "a.sh", || async {
-                Err("no fetch expected".to_string())
+                Err(FetchError::Request("no fetch expected".into()))
             })
             .await
             .expect("cached");

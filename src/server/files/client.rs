@@ -1,23 +1,45 @@
 //! The file server (`file-server-uri`, ACE's puppetserver): where it is,
-//! and the HTTPS client that fetches files from it, presenting the
-//! server's own certificate and checking the peer against `ssl-ca-cert`.
+//! and the HTTPS client that fetches files from it (hyper-util's pooled
+//! client over hyper-rustls), presenting the server's own certificate and
+//! checking the peer against `ssl-ca-cert` only (no system roots). A fetch
+//! has `request-timeout` from connecting to the last byte of the answer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::server::config::{ConfigError, ServerConfig};
+
+/// Why a file could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("the file server did not answer in time")]
+    Timeout,
+    #[error("bad request: {0}")]
+    Request(String),
+    #[error("cannot reach the file server: {0}")]
+    Send(String),
+    #[error("the file server answered {0}")]
+    Status(u16),
+    #[error("cannot read the answer: {0}")]
+    Body(String),
+}
 
 /// The file server: where it is and how to talk to it (the server's own
 /// certificate, the peer checked against `ssl-ca-cert`).
 pub struct FileServer {
-    host: String,
-    port: u16,
+    /// `https://host:port` (brackets around an IPv6 address).
+    origin: String,
     base_path: String,
-    tls: tokio_rustls::TlsConnector,
+    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
     timeout: Duration,
 }
 
@@ -73,18 +95,27 @@ impl FileServer {
                 .map_err(|e| cfg.error("ssl-ca-cert", format!("not a usable CA: {e}")))?;
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| cfg.error("ssl-cert", e.to_string()))?
             .with_root_certificates(roots)
             .with_client_auth_cert(certs, key)
             .map_err(|e| cfg.error("ssl-key", format!("does not fit ssl-cert: {e}")))?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .build();
+        let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+        let origin = if host.contains(':') {
+            format!("https://[{host}]:{port}")
+        } else {
+            format!("https://{host}:{port}")
+        };
         Ok(Some(FileServer {
-            host,
-            port,
+            origin,
             base_path,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            client,
             timeout: cfg.request_timeout,
         }))
     }
@@ -94,10 +125,10 @@ impl FileServer {
         &self,
         path: &str,
         params: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, FetchError> {
         match tokio::time::timeout(self.timeout, self.get_inner(path, params)).await {
             Ok(r) => r,
-            Err(_) => Err("the file server did not answer in time".into()),
+            Err(_) => Err(FetchError::Timeout),
         }
     }
 
@@ -105,8 +136,8 @@ impl FileServer {
         &self,
         path: &str,
         params: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<Vec<u8>, String> {
-        let mut target = format!("{}{}", self.base_path, path);
+    ) -> Result<Vec<u8>, FetchError> {
+        let mut target = format!("{}{}{}", self.origin, self.base_path, path);
         if !params.is_empty() {
             let query: Vec<String> = params
                 .iter()
@@ -120,51 +151,39 @@ impl FileServer {
                 .collect();
             target = format!("{target}?{}", query.join("&"));
         }
-        let name = ServerName::try_from(self.host.clone())
-            .map_err(|_| format!("{} is not a valid server name", self.host))?;
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .map_err(|e| format!("cannot connect: {e}"))?;
-        let host_header = if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        };
-        let tls = self
-            .tls
-            .connect(name, tcp)
-            .await
-            .map_err(|e| format!("TLS: {e}"))?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
-                .await
-                .map_err(|e| format!("HTTP: {e}"))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!("file server connection: {e}");
-            }
-        });
         let request = hyper::Request::get(target)
-            .header(hyper::header::HOST, host_header)
             .header(hyper::header::ACCEPT, "application/octet-stream")
             .header(hyper::header::USER_AGENT, "ferry")
-            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
-            .map_err(|e| format!("bad request: {e}"))?;
-        let response = sender
-            .send_request(request)
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| FetchError::Request(e.to_string()))?;
+        let response = self
+            .client
+            .request(request)
             .await
-            .map_err(|e| format!("cannot send: {e}"))?;
+            .map_err(|e| FetchError::Send(error_chain(&e)))?;
         if response.status() != hyper::StatusCode::OK {
-            return Err(format!(
-                "the file server answered {}",
-                response.status().as_u16()
-            ));
+            return Err(FetchError::Status(response.status().as_u16()));
         }
-        let body = http_body_util::BodyExt::collect(response.into_body())
+        let body = response
+            .into_body()
+            .collect()
             .await
-            .map_err(|e| format!("cannot read the answer: {e}"))?;
+            .map_err(|e| FetchError::Body(e.to_string()))?;
         Ok(body.to_bytes().to_vec())
     }
+}
+
+/// An error and its causes, `: `-separated (the client's own message is
+/// only "client error (Connect)").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Percent-encodes a query component.

@@ -76,9 +76,26 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
+/// The body of every error answer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for programs: `ferry/...` or Bolt's kinds.
+    #[schema(value_type = String)]
+    pub kind: &'static str,
+    /// What went wrong, for people. Never a secret or a server path.
+    pub msg: String,
+    /// More about it: `field` names the part of the request at fault.
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "kind": self.kind, "msg": self.msg, "details": self.details });
+        let body = ErrorBody {
+            kind: self.kind,
+            msg: self.msg,
+            details: self.details,
+        };
         (self.status, Json(body)).into_response()
     }
 }

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::executor::{Action, RunOptions};
 use crate::inventory::{Inventory, Target};
@@ -23,16 +24,22 @@ use crate::server::runner::{self, JobSpec};
 use crate::server::scrub::Scrub;
 use crate::store::{EventRecord, JobRecord};
 
-#[derive(Deserialize)]
+/// Which inventory targets a job runs on: one of `nodes` (target names or
+/// aliases), `node_group` (an inventory group) or `query` (PQL over the
+/// inventory, e.g. `nodes[certname] { facts.os.family = "Debian" }`).
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Scope {
     nodes: Option<Vec<String>>,
     node_group: Option<String>,
+    #[schema(value_type = Option<String>)]
     query: Option<Value>,
+    /// Not supported (400).
     application: Option<Value>,
 }
 
-#[derive(Deserialize)]
+/// A command job over the inventory.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CommandJob {
     command: String,
@@ -43,9 +50,12 @@ struct CommandJob {
     concurrency: Option<u64>,
 }
 
-#[derive(Deserialize)]
+/// The job to stop.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct StopRequest {
+    /// The job's id (name) or URL.
+    #[schema(value_type = String)]
     job: Value,
 }
 
@@ -202,7 +212,9 @@ fn accepted(state: &AppState, job: &JobRecord) -> Response {
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
 
-/// `POST /orchestrator/v1/command/command`.
+/// Starts a command job over the inventory.
+#[utoipa::path(post, path = "/orchestrator/v1/command/command", request_body = CommandJob,
+    responses((status = 202, description = "{job: {id, name}}", body = Value)))]
 pub async fn command(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -226,11 +238,14 @@ pub async fn command(
     Ok(accepted(&state, &job))
 }
 
-#[derive(Deserialize)]
+/// A task job over the inventory.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TaskJob {
+    /// `module::name` on the server's modulepath.
     task: String,
     #[serde(default)]
+    #[schema(value_type = Object)]
     params: serde_json::Map<String, Value>,
     scope: Scope,
     description: Option<String>,
@@ -243,8 +258,10 @@ struct TaskJob {
     timeout: Option<u64>,
 }
 
-/// `POST /orchestrator/v1/command/task`: a task from the server's
-/// modulepath on a scope of the inventory.
+/// Starts a task job: a task from the server's modulepath on a scope of
+/// the inventory.
+#[utoipa::path(post, path = "/orchestrator/v1/command/task", request_body = TaskJob,
+    responses((status = 202, description = "{job: {id, name}}", body = Value)))]
 pub async fn task(
     State(state): State<Arc<AppState>>,
     Extension(who): Extension<Identity>,
@@ -299,7 +316,9 @@ async fn load(state: &AppState, id: i64) -> Result<JobRecord, ApiError> {
         .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
 }
 
-/// `POST /orchestrator/v1/command/stop`.
+/// Stops a running job.
+#[utoipa::path(post, path = "/orchestrator/v1/command/stop", request_body = StopRequest,
+    responses((status = 200, description = "{job: {id, name, state}}", body = Value)))]
 pub async fn stop(
     State(state): State<Arc<AppState>>,
     JsonBody(raw): JsonBody<Value>,
@@ -348,7 +367,11 @@ fn stopped(state: &AppState, id: i64, job_state: &str) -> Json<Value> {
     }))
 }
 
-/// `GET /orchestrator/v1/jobs?limit=&offset=`.
+/// Jobs, newest first.
+#[utoipa::path(get, path = "/orchestrator/v1/jobs",
+    params(("limit" = Option<i64>, Query, description = "1 to 1000, default 100"),
+        ("offset" = Option<i64>, Query, description = "0 to 2^53 - 1")),
+    responses((status = 200, description = "{items, pagination: {limit, offset, total}}", body = Value)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
@@ -368,7 +391,9 @@ fn path_id(id: &str) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::not_found(format!("no job '{id}'")))
 }
 
-/// `GET /orchestrator/v1/jobs/{id}`.
+/// One job.
+#[utoipa::path(get, path = "/orchestrator/v1/jobs/{id}", params(("id" = i64, Path, description = "The job's id (its name)")),
+    responses((status = 200, description = "The job", body = Value)))]
 pub async fn show(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -377,7 +402,9 @@ pub async fn show(
     Ok(Json(job_json(&state, &job)))
 }
 
-/// `GET /orchestrator/v1/jobs/{id}/nodes`.
+/// A job's nodes with their states and results.
+#[utoipa::path(get, path = "/orchestrator/v1/jobs/{id}/nodes", params(("id" = i64, Path, description = "The job's id (its name)")),
+    responses((status = 200, description = "{items: [{name, state, start_timestamp, finish_timestamp, result, details}]}", body = Value)))]
 pub async fn nodes(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -389,7 +416,10 @@ pub async fn nodes(
     Ok(Json(json!({ "items": items })))
 }
 
-/// `GET /orchestrator/v1/jobs/{id}/events?start=N`.
+/// A job's events from `start`.
+#[utoipa::path(get, path = "/orchestrator/v1/jobs/{id}/events",
+    params(("id" = i64, Path, description = "The job's id (its name)"), ("start" = Option<i64>, Query, description = "The first event's id (0 and 1 both mean the first)")),
+    responses((status = 200, description = "{items: [{id, type, timestamp, details, message}], next-events: {id, event}}", body = Value)))]
 pub async fn events(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,

@@ -30,7 +30,10 @@ fn sse_event(e: &EventRecord) -> Event {
         .data(e.to_json().to_string())
 }
 
-/// `GET /orchestrator/v1/jobs/{id}/events/stream`.
+/// A job's events as server-sent events, ending after `job_finished`.
+#[utoipa::path(get, path = "/orchestrator/v1/jobs/{id}/events/stream",
+    params(("id" = i64, Path, description = "The job's id (its name)"), ("start" = Option<i64>, Query, description = "The first event's id")),
+    responses((status = 200, description = "event: <type>, id: <n>, data: <event JSON>", content_type = "text/event-stream", body = String)))]
 pub async fn stream(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
