@@ -84,7 +84,7 @@ impl Tokens {
             source,
         })?;
         let file: TokensFile =
-            serde_saphyr::from_str(&text).map_err(|e| super::config::yaml_error(&shown, &e))?;
+            crate::yaml::from_str(&text).map_err(|e| super::config::yaml_error(&shown, e))?;
         let bad = |message: String| ConfigError::Value {
             path: config.display().to_string(),
             key: "tokens-file",

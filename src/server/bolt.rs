@@ -22,8 +22,8 @@ use super::runner::{self, JobSpec, Outcome};
 use super::scratch;
 use super::scrub::Scrub;
 use super::targets::{self, FileUri, SshTarget};
-use crate::executor::{Action, RunOptions, Summary};
 use crate::inventory::Target;
+use crate::run::{Action, RunOptions, Summary};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,7 +204,7 @@ pub async fn check_node_connections(
         .results
         .iter()
         .map(|r| {
-            let value = match r.error() {
+            let value = match r.value().get("_error") {
                 Some(e) => json!({ "_error": e }),
                 None => json!({}),
             };
@@ -212,7 +212,7 @@ pub async fn check_node_connections(
                 "target": r.target,
                 "action": "check_node_connections",
                 "object": null,
-                "status": r.status,
+                "status": r.status(),
                 "value": value,
             })
         })
