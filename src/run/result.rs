@@ -395,6 +395,29 @@ mod tests {
     }
 
     #[test]
+    fn texts_are_rewritten_knowing_which_belong_to_the_error() {
+        let mut task = Outcome::Failed(Output::Task(json!({
+            "out": "a", "list": ["a"], "nested": {"_error": "a"}, "_error": {"msg": "a"},
+        })));
+        let mut upper = |s: &mut String, in_error: bool| {
+            if in_error {
+                *s = s.to_uppercase();
+            }
+        };
+        task.rewrite_texts(&mut upper);
+        assert_eq!(
+            task.to_value(),
+            json!({"out": "a", "list": ["a"], "nested": {"_error": "a"}, "_error": {"msg": "A"}})
+        );
+        let mut errored = Outcome::Errored(TransportError::File("a".into()));
+        errored.rewrite_texts(&mut upper);
+        assert_eq!(errored.to_value()["_error"]["msg"], "A");
+        let mut command = Outcome::Failed(Output::Command(command(1)));
+        command.rewrite_texts(&mut |s, _| s.push('!'));
+        assert_eq!(command.to_value()["stdout"], "out!");
+    }
+
+    #[test]
     fn errors_name_their_kind_and_issue() {
         let e = Outcome::Errored(TransportError::connect(
             crate::transport::ConnectIssue::Auth,

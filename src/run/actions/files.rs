@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{make_tempdir, remove_tempdir, run_quiet};
+use super::{run_quiet, staged};
 use crate::inventory::Target;
 use crate::run::result::{Outcome, Output};
 use crate::transport::{Command, Transport, TransportError};
@@ -75,17 +75,8 @@ async fn upload_as(
     src: &Path,
     dest: &str,
 ) -> Result<(), TransportError> {
-    let dir = make_tempdir(target, t).await?;
-    let name = src
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "upload".into());
-    let staged = format!("{dir}/{name}");
-    let result = async {
-        t.upload(src, &staged).await?;
-        let open = Command::argv(["chmod", "-R", "a+rX", &dir]).as_login_user();
-        run_quiet(target, t, &open).await?;
-        let copy = Command::argv(["cp", "-R", &staged, dest]);
+    staged(target, t, src, "upload", "a+rX", async |staged| {
+        let copy = Command::argv(["cp", "-R", staged, dest]);
         let (done, out) = run_quiet(target, t, &copy).await?;
         if done.exit_code != 0 {
             return Err(TransportError::File(format!(
@@ -94,10 +85,8 @@ async fn upload_as(
             )));
         }
         Ok(())
-    }
-    .await;
-    remove_tempdir(target, t, &dir).await;
-    result
+    })
+    .await
 }
 
 #[cfg(test)]

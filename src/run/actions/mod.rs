@@ -12,7 +12,7 @@ pub mod files;
 pub mod script;
 pub mod task;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::capture::{Collected, DEFAULT_MAX_OUTPUT};
 use super::events::{Discard, Event, Sink};
@@ -128,4 +128,33 @@ async fn make_tempdir(target: &Target, t: &dyn Transport) -> Result<String, Tran
 async fn remove_tempdir(target: &Target, t: &dyn Transport, dir: &str) {
     let rm = Command::argv(["rm", "-rf", dir]).as_login_user();
     let _ = run_quiet(target, t, &rm).await;
+}
+
+/// Copies the local `path` into a fresh temporary directory on the target
+/// (as the login user, `chmod -R mode` after), hands its remote path to
+/// `then`, and removes the directory whatever `then` did. `default_name`
+/// names a path that has no file name.
+async fn staged<T>(
+    target: &Target,
+    t: &dyn Transport,
+    path: &Path,
+    default_name: &str,
+    mode: &str,
+    then: impl AsyncFnOnce(&str) -> Result<T, TransportError>,
+) -> Result<T, TransportError> {
+    let dir = make_tempdir(target, t).await?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| default_name.into());
+    let remote = format!("{dir}/{name}");
+    let result = async {
+        t.upload(path, &remote).await?;
+        let open = Command::argv(["chmod", "-R", mode, &dir]).as_login_user();
+        run_quiet(target, t, &open).await?;
+        then(&remote).await
+    }
+    .await;
+    remove_tempdir(target, t, &dir).await;
+    result
 }
