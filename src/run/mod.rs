@@ -253,3 +253,30 @@ async fn on_target(
         outcome,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizing_concurrency_leaves_the_open_file_limit_alone() {
+        let Some(lim) = get_nofile() else { return };
+        if lim.rlim_max < 1024 || lim.rlim_max > 1 << 20 {
+            return;
+        }
+        // One below the hard limit, so that a raise would show.
+        let lowered = libc::rlimit {
+            rlim_cur: lim.rlim_max - 1,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit with a pointer to a live rlimit struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lowered) } != 0 {
+            return;
+        }
+        let n = default_concurrency();
+        assert!((1..=100).contains(&n), "{n}");
+        assert_eq!(open_file_limit(), lim.rlim_max - 1);
+        assert_eq!(raise_open_file_limit(), lim.rlim_max);
+        assert_eq!(open_file_limit(), lim.rlim_max);
+    }
+}
