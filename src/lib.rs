@@ -3,13 +3,13 @@
 
 pub mod catalog;
 pub mod cli;
-pub mod events;
-pub mod executor;
 pub mod inventory;
 pub mod lang;
 pub mod output;
 pub mod plan;
+pub mod run;
 pub mod server;
 pub mod store;
 pub mod task;
 pub mod transport;
+pub mod yaml;

@@ -296,9 +296,10 @@ fn json_input_stays_within_serde_jsons_recursion_limit() {
 fn deep_task_output_is_text_not_a_crash() {
     // What a hostile target prints is input too.
     let deep = format!("{{\"a\": {}1{}}}", "[".repeat(N), "]".repeat(N));
-    let (status, value) =
-        on_small_stack(move || ferry::task::output::result(0, &deep, "", &["secret".to_string()]));
-    assert_eq!(status, ferry::executor::result::Status::Success);
+    let (status, value) = on_small_stack(move || {
+        ferry::run::actions::task::output::result(0, &deep, "", &["secret".to_string()])
+    });
+    assert_eq!(status, ferry::run::result::Status::Success);
     assert!(value["_output"].is_string(), "{:.80}", value.to_string());
     // As deep as the parser allows: a value, redacted, serialized, dropped.
     let depth = 120;
@@ -308,7 +309,8 @@ fn deep_task_output_is_text_not_a_crash() {
         "]".repeat(depth)
     );
     let text = on_small_stack(move || {
-        let (_, value) = ferry::task::output::result(0, &near, "", &["secret".to_string()]);
+        let (_, value) =
+            ferry::run::actions::task::output::result(0, &near, "", &["secret".to_string()]);
         value.to_string()
     });
     assert!(text.contains("[redacted]") && !text.contains("secret"));

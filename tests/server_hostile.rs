@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use common::sshd::{KeyType, Sshd, client_keys};
-use ferry::executor::Summary;
+use ferry::run::Summary;
 use ferry::server::runner;
 use ferry::server::scrub::Scrub;
 use jobs::{Serve, fixture, inventory, kinds, start_job, stream, stream_from};
@@ -198,7 +198,7 @@ async fn a_job_whose_runner_panics_or_is_gone_still_ends() {
         .await
         .expect("job");
     store
-        .set_job_state(orphan.id, "running")
+        .set_job_state(orphan.id, ferry::store::JobState::Running)
         .await
         .expect("state");
     let r = client

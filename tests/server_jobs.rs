@@ -418,3 +418,68 @@ async fn deeply_nested_query_is_a_400() {
     assert_eq!(r.status, 200, "{}", r.text());
     server.stop().await;
 }
+
+/// A task that cannot start on a target (no implementation suits it) is
+/// `node_errored`, one that ran and failed is `node_failed`: the server
+/// decides from the run's typed outcome, not from the result's JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_that_cannot_start_is_errored() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let sshd = fixture().await;
+    let inv = inventory(sshd, dir.path());
+    let tasks = dir.path().join("modules/demo/tasks");
+    std::fs::create_dir_all(&tasks).expect("mkdir");
+    for (name, text) in [
+        ("win.ps1", "Write-Output 'hi'\n"),
+        (
+            "win.json",
+            r#"{"implementations": [{"name": "win.ps1", "requirements": ["powershell"]}]}"#,
+        ),
+        ("fails.sh", "#!/bin/sh\necho no >&2\nexit 3\n"),
+    ] {
+        std::fs::write(tasks.join(name), text).expect("write task");
+    }
+    let extra = format!(
+        "inventory: {}\nmodulepath: {}\n",
+        inv.display(),
+        dir.path().join("modules").display()
+    );
+    let server = TestServer::start(&pki, dir.path(), &extra).await;
+    let client = Client::new(&pki, Some(&pki.client));
+    for (task, kind, error) in [
+        ("demo::win", "node_errored", "ferry/command-error"),
+        ("demo::fails", "node_failed", "ferry/task-error"),
+    ] {
+        let r = client
+            .post(
+                server.addr,
+                "/orchestrator/v1/command/task",
+                &json!({"task": task, "scope": {"nodes": ["web1"]}}),
+            )
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        let job = r.json()["job"]["name"].as_str().expect("name").to_string();
+        let events = stream(&client, server.addr, &job).await;
+        assert_eq!(
+            kinds(&events).join(","),
+            format!("node_running,{kind},job_finished"),
+            "{task}: {events:?}"
+        );
+        assert_eq!(
+            events[1].1["details"]["result"]["_error"]["kind"], error,
+            "{task}: {events:?}"
+        );
+    }
+    let msg = "no implementation of task demo::win suits this target";
+    let nodes = jobs::nodes(&client, server.addr, "1").await;
+    assert_eq!(nodes[0]["state"], "failed", "{nodes:?}");
+    assert!(
+        nodes[0]["result"]["_error"]["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(msg),
+        "{nodes:?}"
+    );
+    server.stop().await;
+}

@@ -333,7 +333,8 @@ pub fn task_output(data: &[u8]) {
     let text = String::from_utf8_lossy(rest);
     let (stdout, stderr) = text.split_once('\0').unwrap_or((&text, ""));
     let secrets = ["hunter2".to_string(), "s".to_string()];
-    let _ = ferry::task::output::result(i32::from(code as i8), stdout, stderr, &secrets);
+    let _ =
+        ferry::run::actions::task::output::result(i32::from(code as i8), stdout, stderr, &secrets);
 }
 
 /// The Puppet lexer and parser on any UTF-8 text.

@@ -15,12 +15,12 @@ use super::{
     CatalogAction, CommandAction, FileAction, InventoryAction, PlanAction, RunArgs, ScriptAction,
     SelectArgs, TaskAction, Top,
 };
-use crate::events::Sink;
-use crate::executor::{self, Action, RunOptions};
 use crate::inventory::{Inventory, Target};
 use crate::output::Format;
 use crate::output::human::HumanPrinter;
 use crate::output::json::JsonWriter;
+use crate::run::events::Sink;
+use crate::run::{self, Action, RunOptions};
 use crate::transport::{self, Overrides};
 
 pub async fn dispatch(top: Top) -> Result<ExitCode> {
@@ -161,9 +161,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
     };
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {
-        concurrency: args
-            .concurrency
-            .unwrap_or_else(executor::default_concurrency),
+        concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
         overrides,
     };
     let stdout: Box<dyn Write + Send> = Box::new(std::io::stdout());
@@ -171,7 +169,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
         Format::Json => Arc::new(JsonWriter::new(stdout)),
         Format::Human => Arc::new(HumanPrinter::new(stdout, args.stream)),
     };
-    let summary = executor::run(targets, action, &options, sink).await;
+    let summary = run::run(targets, action, &options, sink).await;
     rerun::save(&summary);
     Ok(if summary.all_ok() {
         ExitCode::SUCCESS

@@ -223,9 +223,9 @@ pub struct SelectArgs {
 /// The longest timeout the command line takes: a year, in seconds.
 const MAX_SECONDS: u64 = 365 * 24 * 3600;
 
-/// `--concurrency`: a whole number from 1 to [`crate::executor::MAX_CONCURRENCY`].
+/// `--concurrency`: a whole number from 1 to [`crate::run::MAX_CONCURRENCY`].
 fn parse_concurrency(text: &str) -> Result<usize, String> {
-    let max = crate::executor::MAX_CONCURRENCY;
+    let max = crate::run::MAX_CONCURRENCY;
     match text.parse::<usize>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(format!("must be a whole number from 1 to {max}")),
@@ -251,7 +251,7 @@ pub struct RunArgs {
     /// Bytes of each output stream (stdout, stderr, merged) kept per target:
     /// the first and last halves, with a marker and `truncated` in the
     /// result when more arrived. Bytes or K/M/G, 1K to 1G [default: 1M].
-    #[arg(long, value_name = "SIZE", value_parser = crate::executor::capture::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::run::capture::parse_size)]
     pub max_output: Option<usize>,
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
@@ -300,6 +300,9 @@ pub fn main() -> ExitCode {
     if !matches!(cli.command, Top::Serve { .. }) {
         init_logging(&cli.log_level, cli.log_json);
     }
+    // Each target holds a socket: take all the open files allowed, before
+    // any default concurrency (the CLI's or `ferry serve`'s) is sized.
+    crate::run::raise_open_file_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

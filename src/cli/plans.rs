@@ -11,11 +11,11 @@ use anyhow::Result;
 
 use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
-use crate::events::{Discard, Sink};
-use crate::executor::{self, RunOptions};
 use crate::output::Format;
 use crate::output::human::HumanPrinter;
 use crate::plan::run::{Context, check_params};
+use crate::run::events::{Discard, Sink};
+use crate::run::{self, RunOptions};
 use crate::task::params::parse_assignments;
 use crate::transport::Overrides;
 
@@ -41,9 +41,7 @@ pub async fn run(
     let params = check_params(&plan, given)?;
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let options = RunOptions {
-        concurrency: args
-            .concurrency
-            .unwrap_or_else(executor::default_concurrency),
+        concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
         overrides: Overrides {
             run_as: args.run_as.clone(),
             connect_timeout: args.connect_timeout.map(Duration::from_secs),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::executor::{Status, Summary};
+use crate::run::{Status, Summary};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Rerun {
@@ -32,7 +32,7 @@ pub fn save(summary: &Summary) {
         .iter()
         .map(|r| Entry {
             target: r.target.clone(),
-            status: r.status,
+            status: r.status(),
         })
         .collect();
     // A new file with a random name (created exclusively, never through a

@@ -2,7 +2,7 @@
 //!
 //! This module owns everything between the inventory file and a list of
 //! [`Target`]s with their merged config, facts, vars and features: reading the
-//! YAML with positions ([`yaml`]), resolving `_plugin` references
+//! YAML with positions ([`crate::yaml`]), resolving `_plugin` references
 //! ([`plugin`]), converting the document into groups and target definitions
 //! ([`parse`]), merging definitions the way Bolt does ([`resolve`]), and
 //! choosing targets from a `-t` specification ([`select`]). It does no network
@@ -13,15 +13,14 @@ pub mod plugin;
 pub mod resolve;
 pub mod select;
 pub mod uri;
-pub mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::yaml::Origin;
 pub use select::SelectError;
-pub use yaml::Origin;
 
 /// Why an inventory could not be read. Display gives `file:line:col: message`.
 #[derive(Debug, thiserror::Error)]
@@ -231,7 +230,7 @@ impl Inventory {
         env: &dyn plugin::Env,
     ) -> Result<Inventory, InventoryError> {
         let file = Arc::new(path.to_path_buf());
-        let node = yaml::parse(text)
+        let node = crate::yaml::parse(text)
             .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;
         let node = plugin::resolve(node, &file, env)?;
         let doc = parse::document(&node, &file)?;

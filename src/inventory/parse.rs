@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::yaml::{Node, Value, key_text};
 use super::{InventoryError, Origin, Setting};
+use crate::yaml::{Node, Value, key_text};
 
 type Json = serde_json::Map<String, serde_json::Value>;
 

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::yaml::{Node, Value, key_text};
 use super::{InventoryError, Origin};
+use crate::yaml::{Node, Value, key_text};
 
 /// Where plugin values come from; the process environment in real use.
 pub trait Env {
@@ -165,7 +165,7 @@ fn from_json(v: &serde_json::Value, at: &Origin) -> Node {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::yaml::parse;
+    use crate::yaml::parse;
     use std::collections::HashMap;
 
     struct FakeEnv(HashMap<&'static str, &'static str>);

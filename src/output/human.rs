@@ -9,10 +9,10 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
 
 use super::{Shared, write_out};
-use crate::events::{Event, Sink};
-use crate::executor::TargetResult;
+use crate::run::{Event, Output, Sink, TargetResult};
 
 /// The longest piece of a line held back while waiting for its newline.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -87,56 +87,71 @@ pub fn block(result: &TargetResult, with_output: bool) -> String {
     let mut s = String::new();
     let verb = if result.ok() { "Finished" } else { "Failed" };
     s.push_str(&format!("{verb} on {}:\n", result.target));
-    if with_output {
-        for key in ["stdout", "stderr"] {
-            if let Some(text) = result.value.get(key).and_then(|v| v.as_str())
-                && !text.trim().is_empty()
-            {
-                if key == "stderr" {
-                    s.push_str("  STDERR:\n");
-                }
-                s.push_str(&indent(text));
-            }
+    match result.outcome.output().filter(|_| with_output) {
+        Some(Output::Command(c)) => {
+            streams(&mut s, Some(&c.stdout), Some(&c.stderr));
+            let lost: Vec<String> = c
+                .truncated
+                .streams()
+                .map(|(stream, n)| format!("{n} bytes of {stream}"))
+                .collect();
+            truncated(&mut s, &lost);
         }
-        if let Some(text) = result.value.get("_output").and_then(|v| v.as_str()) {
+        Some(Output::Task(value)) => task_value(&mut s, value),
+        Some(Output::Transfer { message, .. }) => s.push_str(&indent(message)),
+        None => {}
+    }
+    if let Some(e) = result.outcome.error() {
+        s.push_str(&format!("  Error ({}): {}\n", e.kind, e.msg));
+    }
+    s
+}
+
+/// A command's (or a task's) stdout and stderr, under a heading for stderr.
+fn streams(s: &mut String, stdout: Option<&str>, stderr: Option<&str>) {
+    for (text, heading) in [(stdout, ""), (stderr, "  STDERR:\n")] {
+        if let Some(text) = text.filter(|t| !t.trim().is_empty()) {
+            s.push_str(heading);
             s.push_str(&indent(text));
-        } else if result.value.get("stdout").is_none() {
-            // A task's structured result: show it as JSON, without the error (printed below).
-            let mut shown = result.value.clone();
-            if let Some(map) = shown.as_object_mut() {
-                map.remove("_error");
-                if !map.is_empty() {
-                    s.push_str(&indent(
-                        &serde_json::to_string_pretty(&shown).unwrap_or_default(),
-                    ));
-                }
-            }
         }
     }
-    let cut = result.value.get("truncated").and_then(|t| t.as_object());
-    if let Some(cut) = cut.filter(|c| with_output && c.values().all(|n| n.is_u64())) {
-        let lost: Vec<String> = cut
-            .iter()
-            .map(|(stream, n)| format!("{n} bytes of {stream}"))
-            .collect();
+}
+
+fn truncated(s: &mut String, lost: &[String]) {
+    if !lost.is_empty() {
         s.push_str(&format!(
             "  Output truncated (--max-output): {} omitted\n",
             lost.join(", ")
         ));
     }
-    if let Some(msg) = result
-        .error()
-        .and_then(|e| e.get("msg"))
-        .and_then(|m| m.as_str())
+}
+
+/// A task's value: its text, or its structured result as JSON without the
+/// error (printed below).
+fn task_value(s: &mut String, value: &Value) {
+    let text = |key: &str| value.get(key).and_then(Value::as_str);
+    streams(s, text("stdout"), text("stderr"));
+    if let Some(output) = text("_output") {
+        s.push_str(&indent(output));
+    } else if value.get("stdout").is_none()
+        && let Some(map) = value.as_object()
     {
-        let kind = result
-            .error()
-            .and_then(|e| e.get("kind"))
-            .and_then(|k| k.as_str())
-            .unwrap_or("error");
-        s.push_str(&format!("  Error ({kind}): {msg}\n"));
+        let mut shown = map.clone();
+        shown.remove("_error");
+        if !shown.is_empty() {
+            s.push_str(&indent(
+                &serde_json::to_string_pretty(&shown).unwrap_or_default(),
+            ));
+        }
     }
-    s
+    let cut = value.get("truncated").and_then(Value::as_object);
+    if let Some(cut) = cut.filter(|c| c.values().all(Value::is_u64)) {
+        let lost: Vec<String> = cut
+            .iter()
+            .map(|(stream, n)| format!("{n} bytes of {stream}"))
+            .collect();
+        truncated(s, &lost);
+    }
 }
 
 impl Sink for HumanPrinter {

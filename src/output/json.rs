@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use super::{Shared, write_out};
-use crate::events::{Event, Sink};
+use crate::run::events::{Event, Sink};
 
 pub struct JsonWriter {
     out: Shared,

@@ -1,7 +1,7 @@
 //! Printing a run: the human printer (a progress bar on a terminal, a block
 //! per target, a closing summary, optional live lines) and the JSON writer
 //! (Bolt's result format, items written as targets finish). Both are
-//! [`crate::events::Sink`]s.
+//! [`crate::run::events::Sink`]s.
 
 pub mod human;
 pub mod json;

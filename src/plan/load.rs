@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Param, Plan, PlanError, Step, StepKind};
-use crate::inventory::Origin;
-use crate::inventory::yaml::{self, Node, Value as Y, key_text};
+use crate::yaml::{self, Node, Origin, Value as Y, key_text};
 
 /// Finds plan `mod::name` (or `mod` for `mod::init`) on the modulepath.
 pub fn find(name: &str, modulepath: &[PathBuf]) -> Result<PathBuf, PlanError> {

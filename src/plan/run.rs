@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::{Plan, PlanError, StepKind};
-use crate::events::Sink;
-use crate::executor::{self, Action, Connections, RunOptions, Summary};
 use crate::inventory::Inventory;
+use crate::run::events::Sink;
+use crate::run::{self, Action, Connections, RunOptions, Summary};
 use crate::task::{Loader, params};
 
 /// What a plan needs from its surroundings.
@@ -255,7 +255,7 @@ async fn steps(
         if let Err(e) = crate::transport::check_options(&targets, &ctx.options.overrides) {
             return fail(done, e.to_string());
         }
-        let summary = executor::run_on(
+        let summary = run::run_on(
             targets,
             action,
             &ctx.options,

@@ -48,34 +48,13 @@ pub const MAX_MAX_CONNECTIONS: usize = 1_000_000;
 /// Default `loglevel`.
 pub const DEFAULT_LOGLEVEL: &str = "info";
 
-/// A YAML error at its position, with serde-saphyr's own position and
-/// library advice taken out of the message.
-pub(crate) fn yaml_error(path: &str, e: &serde_saphyr::Error) -> ConfigError {
-    let (line, column) = e
-        .location()
-        .map(|l| (l.line(), l.column()))
-        .unwrap_or((0, 0));
-    let text = e.without_snippet().to_string();
-    let mut message = text.lines().next().unwrap_or("invalid YAML").trim();
-    message = message.strip_prefix("error: ").unwrap_or(message);
-    if let Some(rest) = message.strip_prefix("line ")
-        && let Some((_, after)) = rest.split_once(": ")
-    {
-        message = after;
-    }
-    let message = message
-        .split(", set DuplicateKeyPolicy")
-        .next()
-        .unwrap_or(message);
-    let message = match message.find(" at line ") {
-        Some(i) => &message[..i],
-        None => message,
-    };
+/// A YAML error in the file `path`, at its position.
+pub(crate) fn yaml_error(path: &str, e: crate::yaml::SyntaxError) -> ConfigError {
     ConfigError::Yaml {
         path: path.to_string(),
-        line,
-        column,
-        message: message.to_string(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
     }
 }
 
@@ -160,12 +139,8 @@ impl ServerConfig {
     /// Checks configuration text; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<ServerConfig, ConfigError> {
         let shown = path.display().to_string();
-        let raw: Raw = if text.trim().is_empty() {
-            serde_saphyr::from_str("{}")
-        } else {
-            serde_saphyr::from_str(text)
-        }
-        .map_err(|e| yaml_error(&shown, &e))?;
+        let raw: Raw = crate::yaml::from_str(if text.trim().is_empty() { "{}" } else { text })
+            .map_err(|e| yaml_error(&shown, e))?;
         let bad = |key: &'static str, message: String| ConfigError::Value {
             path: shown.clone(),
             key,
@@ -191,7 +166,7 @@ impl ServerConfig {
         }
         let concurrency = raw
             .concurrency
-            .unwrap_or_else(crate::executor::default_concurrency);
+            .unwrap_or_else(crate::run::default_concurrency);
         let most = super::http::limits::MAX_CONCURRENCY;
         if concurrency == 0 || concurrency as u64 > most {
             return Err(bad("concurrency", format!("must be from 1 to {most}")));
@@ -226,9 +201,10 @@ impl ServerConfig {
             return Err(bad("file-cache-ttl", "must be at least 1 second".into()));
         }
         let max_output = match raw.max_output {
-            None => crate::executor::capture::DEFAULT_MAX_OUTPUT,
-            Some(n) => crate::executor::capture::check_size(n)
-                .map_err(|e| bad("max-output", e.to_string()))?,
+            None => crate::run::capture::DEFAULT_MAX_OUTPUT,
+            Some(n) => {
+                crate::run::capture::check_size(n).map_err(|e| bad("max-output", e.to_string()))?
+            }
         };
         if let Some(uri) = &raw.file_server_uri {
             super::files::client::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;

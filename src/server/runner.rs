@@ -18,10 +18,10 @@ use tokio::task::JoinHandle;
 
 use super::AppState;
 use super::scrub::Scrub;
-use crate::events::{Event, Sink};
-use crate::executor::{self, Action, RunOptions, Summary, TargetResult};
 use crate::inventory::Target;
-use crate::store::{EventRecord, JobRecord};
+use crate::run::events::{Event, Sink};
+use crate::run::{self, Action, Outcome as RunOutcome, RunOptions, Summary, TargetResult};
+use crate::store::{EventKind, EventRecord, JobRecord, JobState, NodeState};
 
 /// One event of one job, as broadcast to stream subscribers.
 #[derive(Clone, Debug)]
@@ -63,20 +63,15 @@ impl Sink for StoreSink {
     }
 }
 
-/// The event kind and node state for a finished target: a command that ran
-/// and failed is `node_failed`; one that could not run is `node_errored`.
-fn classify(result: &TargetResult) -> (&'static str, &'static str) {
-    if result.ok() {
-        return ("node_finished", "finished");
-    }
-    let kind = result
-        .error()
-        .and_then(|e| e.get("kind"))
-        .and_then(Value::as_str);
-    if kind == Some("ferry/command-error") || result.value.get("exit_code").is_some() {
-        ("node_failed", "failed")
-    } else {
-        ("node_errored", "failed")
+/// The event kind and node state for a finished target: a command or task
+/// that ran and failed is `node_failed`; one that could not run (no
+/// connection, a failed transfer, no implementation for the target) is
+/// `node_errored`.
+fn classify(outcome: &RunOutcome) -> (EventKind, NodeState, &'static str) {
+    match outcome {
+        RunOutcome::Ok(_) => (EventKind::NodeFinished, NodeState::Finished, "Finished"),
+        RunOutcome::Failed(_) => (EventKind::NodeFailed, NodeState::Failed, "Failed"),
+        RunOutcome::Errored(_) => (EventKind::NodeErrored, NodeState::Failed, "Errored"),
     }
 }
 
@@ -95,7 +90,7 @@ async fn writer(
                 started.insert(node.clone(), Instant::now());
                 let event = EventRecord::new(
                     next_id,
-                    "node_running",
+                    EventKind::NodeRunning,
                     Some(&node),
                     &format!("Started running on {node}"),
                     json!({}),
@@ -104,7 +99,7 @@ async fn writer(
             }
             Msg::Finished(mut result) => {
                 scrub.result(&mut result);
-                let (kind, node_state) = classify(&result);
+                let (kind, node_state, verb) = classify(&result.outcome);
                 let took = started
                     .remove(&result.target)
                     .map(|s| s.elapsed())
@@ -116,8 +111,8 @@ async fn writer(
                     next_id,
                     kind,
                     Some(&result.target),
-                    &format!("{} on {}", node_state_text(kind), result.target),
-                    json!({ "result": result.value, "duration": took.as_secs_f64() }),
+                    &format!("{verb} on {}", result.target),
+                    json!({ "result": result.outcome, "duration": took.as_secs_f64() }),
                 );
                 let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                 state
@@ -136,14 +131,6 @@ async fn writer(
         }
     }
     next_id
-}
-
-fn node_state_text(kind: &str) -> &'static str {
-    match kind {
-        "node_finished" => "Finished",
-        "node_failed" => "Failed",
-        _ => "Errored",
-    }
 }
 
 /// How a job ended, as its handle reports it.
@@ -183,7 +170,7 @@ pub async fn launch(
         .create_job(&kind, &owner, &description, &request, &names)
         .await?;
     let handle = start(state, record.id, scrub, move |sink| async move {
-        executor::run(targets, action, &options, sink).await
+        run::run(targets, action, &options, sink).await
     });
     Ok((record, handle))
 }
@@ -219,7 +206,7 @@ where
     W: FnOnce(Arc<dyn Sink>) -> F + Send + 'static,
     F: Future<Output = Summary> + Send + 'static,
 {
-    if let Err(e) = state.store.set_job_state(job, "running").await {
+    if let Err(e) = state.store.set_job_state(job, JobState::Running).await {
         tracing::error!(job, "cannot mark the job running: {e}");
     }
     let (tx, rx) = mpsc::unbounded_channel();
@@ -272,16 +259,20 @@ where
     };
     let (job_state, node_state, message, details) = match &outcome {
         Outcome::Stopped => (
-            "stopped",
-            "stopped",
+            JobState::Stopped,
+            NodeState::Stopped,
             "The job was stopped".to_string(),
             json!({ "state": "stopped" }),
         ),
         Outcome::Finished(s) => {
-            let job_state = if s.all_ok() { "finished" } else { "failed" };
+            let job_state = if s.all_ok() {
+                JobState::Finished
+            } else {
+                JobState::Failed
+            };
             (
                 job_state,
-                "failed",
+                NodeState::Failed,
                 format!(
                     "The job {} ({} of {} targets succeeded)",
                     job_state,
@@ -292,13 +283,13 @@ where
             )
         }
         Outcome::Failed(_) => (
-            "failed",
-            "failed",
+            JobState::Failed,
+            NodeState::Failed,
             "The job failed: its runner stopped unexpectedly (see the server's log)".to_string(),
             json!({ "state": "failed", "reason": "runner-failed" }),
         ),
     };
-    let event = EventRecord::new(next_id, "job_finished", None, &message, details);
+    let event = EventRecord::new(next_id, EventKind::JobFinished, None, &message, details);
     end(&state, job, job_state, node_state, event).await;
     state.stops().remove(&job);
     drop(stop);
@@ -310,8 +301,8 @@ where
 pub async fn end(
     state: &AppState,
     job: i64,
-    job_state: &str,
-    node_state: &str,
+    job_state: JobState,
+    node_state: NodeState,
     event: EventRecord,
 ) {
     for attempt in 1..=3u32 {
@@ -321,7 +312,7 @@ pub async fn end(
             .await
         {
             Ok(true) => {
-                state.metrics.job_finished(job_state);
+                state.metrics.job_finished(job_state.as_str());
                 let _ = state.hub.send(JobEvent { job, event });
                 return;
             }

@@ -12,11 +12,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::AppState;
-use crate::executor::TargetResult;
 use crate::inventory::Target;
+use crate::run::TargetResult;
 
 /// The file name a request's `known-hosts-content` gets in messages.
 pub const KNOWN_HOSTS_NAME: &str = "known-hosts-content";
@@ -126,12 +124,15 @@ impl Scrub {
     /// A result as a client may see it.
     pub fn result(&self, r: &mut TargetResult) {
         r.object = tidy_known_hosts(&replace_all(&r.object, &self.everywhere));
-        walk(&mut r.value, &|s| {
-            tidy_known_hosts(&replace_all(s, &self.everywhere))
+        r.outcome.rewrite_texts(&mut |s, in_error| {
+            let mut new = tidy_known_hosts(&replace_all(s, &self.everywhere));
+            if in_error {
+                new = self.text(&new);
+            }
+            if new != *s {
+                *s = new;
+            }
         });
-        if let Some(error) = r.value.get_mut("_error") {
-            walk(error, &|s| self.text(s));
-        }
     }
 }
 
@@ -151,20 +152,6 @@ fn tidy_known_hosts(s: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn walk(v: &mut Value, f: &dyn Fn(&str) -> String) {
-    match v {
-        Value::String(s) => {
-            let new = f(s);
-            if new != *s {
-                *s = new;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| walk(i, f)),
-        Value::Object(map) => map.values_mut().for_each(|i| walk(i, f)),
-        _ => {}
-    }
 }
 
 /// Characters that continue a path component: a match followed by one of
@@ -256,15 +243,14 @@ mod tests {
             target: "h".into(),
             action: "command".into(),
             object: "cat /root/x".into(),
-            status: crate::executor::Status::Failure,
-            value: serde_json::json!({
+            outcome: crate::run::Outcome::Failed(crate::run::Output::Task(serde_json::json!({
                 "stdout": "/root/x /tmp/req-1/known_hosts.0",
                 "_error": {"msg": "see /root/.ssh/known_hosts:2"},
-            }),
+            }))),
         };
         s.result(&mut r);
-        assert_eq!(r.value["stdout"], "/root/x known-hosts-content");
-        assert_eq!(r.value["_error"]["msg"], "see the server's known_hosts:2");
+        assert_eq!(r.value()["stdout"], "/root/x known-hosts-content");
+        assert_eq!(r.value()["_error"]["msg"], "see the server's known_hosts:2");
         assert_eq!(r.object, "cat /root/x");
     }
 }

@@ -13,6 +13,7 @@
 
 mod private;
 mod records;
+mod states;
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -24,6 +25,15 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
 pub use records::{EventRecord, JobRecord, NodeRecord, now};
+pub use states::{EventKind, JobState, NodeState, UnknownValue};
+
+/// The final job states, as an SQL list (checked against [`JobState`] by a
+/// test).
+const FINAL_JOBS: &str = "('stopped', 'finished', 'failed')";
+/// The job states of a job still under way.
+const OPEN_JOBS: &str = "('new', 'ready', 'running', 'stopping')";
+/// The node states of a node still under way.
+const OPEN_NODES: &str = "('new', 'ready', 'running')";
 
 /// Why the store failed. Messages name the operation, never a password.
 #[derive(Debug, thiserror::Error)]
@@ -190,10 +200,11 @@ impl Store {
         let created_at = now();
         let mut tx = self.pool.begin().await.map_err(query_error("begin"))?;
         sqlx::query(&self.sql(
-            "INSERT INTO jobs (id, kind, state, owner, description, request, created_at, node_count) VALUES (?, ?, 'ready', ?, ?, ?, ?, ?)",
+            "INSERT INTO jobs (id, kind, state, owner, description, request, created_at, node_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         ))
         .bind(id)
         .bind(kind)
+        .bind(JobState::Ready.as_str())
         .bind(owner)
         .bind(description)
         .bind(request.to_string())
@@ -203,9 +214,10 @@ impl Store {
         .await
         .map_err(query_error("insert job"))?;
         for name in nodes {
-            sqlx::query(&self.sql("INSERT INTO nodes (job_id, name, state) VALUES (?, ?, 'new')"))
+            sqlx::query(&self.sql("INSERT INTO nodes (job_id, name, state) VALUES (?, ?, ?)"))
                 .bind(id)
                 .bind(name)
+                .bind(NodeState::New.as_str())
                 .execute(&mut *tx)
                 .await
                 .map_err(query_error("insert node"))?;
@@ -214,7 +226,7 @@ impl Store {
         Ok(JobRecord {
             id,
             kind: kind.into(),
-            state: "ready".into(),
+            state: JobState::Ready,
             owner: owner.into(),
             description: description.into(),
             request: request.clone(),
@@ -226,24 +238,25 @@ impl Store {
 
     /// Sets the state of a job that has not ended (not a final one: see
     /// [`Store::finish_job`]); an ended job keeps its final state.
-    pub async fn set_job_state(&self, job: i64, state: &str) -> Result<(), StoreError> {
-        sqlx::query(&self.sql(
-            "UPDATE jobs SET state = ? WHERE id = ? AND state NOT IN ('stopped', 'finished', 'failed')",
-        ))
-            .bind(state)
-            .bind(job)
-            .execute(&self.pool)
-            .await
-            .map_err(query_error("update job"))?;
+    pub async fn set_job_state(&self, job: i64, state: JobState) -> Result<(), StoreError> {
+        sqlx::query(&self.sql(&format!(
+            "UPDATE jobs SET state = ? WHERE id = ? AND state NOT IN {FINAL_JOBS}"
+        )))
+        .bind(state.as_str())
+        .bind(job)
+        .execute(&self.pool)
+        .await
+        .map_err(query_error("update job"))?;
         Ok(())
     }
 
     /// A node starts: its state and the `node_running` event, together.
     pub async fn node_started(&self, job: i64, event: &EventRecord) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await.map_err(query_error("begin"))?;
-        sqlx::query(&self.sql(
-            "UPDATE nodes SET state = 'running', started_at = ? WHERE job_id = ? AND name = ?",
-        ))
+        sqlx::query(
+            &self.sql("UPDATE nodes SET state = ?, started_at = ? WHERE job_id = ? AND name = ?"),
+        )
+        .bind(NodeState::Running.as_str())
         .bind(&event.at)
         .bind(job)
         .bind(event.node.as_deref().unwrap_or_default())
@@ -258,7 +271,7 @@ impl Store {
     pub async fn node_finished(
         &self,
         job: i64,
-        state: &str,
+        state: NodeState,
         result: &Value,
         event: &EventRecord,
     ) -> Result<(), StoreError> {
@@ -266,7 +279,7 @@ impl Store {
         sqlx::query(&self.sql(
             "UPDATE nodes SET state = ?, finished_at = ?, result = ? WHERE job_id = ? AND name = ?",
         ))
-        .bind(state)
+        .bind(state.as_str())
         .bind(&event.at)
         .bind(result.to_string())
         .bind(job)
@@ -285,15 +298,15 @@ impl Store {
     pub async fn finish_job(
         &self,
         job: i64,
-        state: &str,
-        node_state: &str,
+        state: JobState,
+        node_state: NodeState,
         event: &EventRecord,
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await.map_err(query_error("begin"))?;
-        let ended = sqlx::query(&self.sql(
-            "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ? AND state NOT IN ('stopped', 'finished', 'failed')",
-        ))
-        .bind(state)
+        let ended = sqlx::query(&self.sql(&format!(
+            "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ? AND state NOT IN {FINAL_JOBS}"
+        )))
+        .bind(state.as_str())
         .bind(&event.at)
         .bind(job)
         .execute(&mut *tx)
@@ -304,10 +317,10 @@ impl Store {
             tx.rollback().await.map_err(query_error("rollback"))?;
             return Ok(false);
         }
-        sqlx::query(&self.sql(
-            "UPDATE nodes SET state = ?, finished_at = ? WHERE job_id = ? AND state IN ('new', 'ready', 'running')",
-        ))
-        .bind(node_state)
+        sqlx::query(&self.sql(&format!(
+            "UPDATE nodes SET state = ?, finished_at = ? WHERE job_id = ? AND state IN {OPEN_NODES}"
+        )))
+        .bind(node_state.as_str())
         .bind(&event.at)
         .bind(job)
         .execute(&mut *tx)
@@ -329,7 +342,7 @@ impl Store {
         ))
         .bind(job)
         .bind(e.id)
-        .bind(&e.kind)
+        .bind(e.kind.as_str())
         .bind(e.node.clone())
         .bind(&e.at)
         .bind(&e.message)
@@ -343,24 +356,25 @@ impl Store {
     /// Jobs that were not finished when the server stopped become `failed`,
     /// with a `job_finished` event saying why. Returns their ids.
     pub async fn recover(&self) -> Result<Vec<i64>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id FROM jobs WHERE state IN ('new', 'ready', 'running', 'stopping')",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(query_error("find unfinished jobs"))?;
+        let rows = sqlx::query(&format!("SELECT id FROM jobs WHERE state IN {OPEN_JOBS}"))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(query_error("find unfinished jobs"))?;
         let mut ids = Vec::new();
         for row in rows {
             let id: i64 = row.try_get("id").map_err(query_error("read job id"))?;
             let next = self.next_event_id(id).await?;
             let event = EventRecord::new(
                 next,
-                "job_finished",
+                EventKind::JobFinished,
                 None,
                 "The server stopped while this job was running; it was marked failed at restart",
                 serde_json::json!({ "state": "failed", "reason": "server-restart" }),
             );
-            if self.finish_job(id, "failed", "failed", &event).await? {
+            if self
+                .finish_job(id, JobState::Failed, NodeState::Failed, &event)
+                .await?
+            {
                 ids.push(id);
             }
         }
@@ -479,6 +493,47 @@ mod tests {
         assert_eq!(
             redact_url("sqlite:///var/ferry.db"),
             "sqlite:///var/ferry.db"
+        );
+    }
+
+    #[test]
+    fn sql_state_lists_match_the_enums() {
+        let list = |states: Vec<&str>| format!("('{}')", states.join("', '"));
+        let jobs = |done: bool| {
+            list(
+                JobState::ALL
+                    .iter()
+                    .filter(|s| s.is_final() == done)
+                    .map(|s| s.as_str())
+                    .collect(),
+            )
+        };
+        assert_eq!(FINAL_JOBS, jobs(true));
+        assert_eq!(OPEN_JOBS, jobs(false));
+        let open = [NodeState::New, NodeState::Ready, NodeState::Running];
+        assert_eq!(OPEN_NODES, list(open.iter().map(|s| s.as_str()).collect()));
+    }
+
+    #[tokio::test]
+    async fn an_unknown_state_in_the_database_is_an_error() {
+        let dir = tempfile::tempdir().expect("dir");
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::open(&url).await.expect("open");
+        let job = store
+            .create_job("command", "me", "", &Value::Null, &["n1".to_string()])
+            .await
+            .expect("job");
+        let read = store.job(job.id).await.expect("read").expect("job");
+        assert_eq!(read.state, JobState::Ready);
+        sqlx::query("UPDATE jobs SET state = 'paused'")
+            .execute(&store.pool)
+            .await
+            .expect("update");
+        let e = store.job(job.id).await.err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("unknown job state 'paused'")),
+            "{e:?}"
         );
     }
 

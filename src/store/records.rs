@@ -1,9 +1,13 @@
 //! The rows of the store as Rust values, and their JSON in the
 //! orchestrator-style API.
 
+use std::str::FromStr;
+
 use serde_json::{Value, json};
 use sqlx::Row;
 use sqlx::any::AnyRow;
+
+use super::states::{EventKind, JobState, NodeState};
 
 pub(super) const JOB_COLUMNS: &str =
     "id, kind, state, owner, description, request, created_at, finished_at, node_count";
@@ -17,14 +21,23 @@ fn json_text(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+/// A state or kind column, an error when it holds an unknown value.
+fn text_column<T>(row: &AnyRow, column: &str) -> Result<T, sqlx::Error>
+where
+    T: FromStr<Err = super::UnknownValue>,
+{
+    row.try_get::<String, _>(column)?
+        .parse()
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
 /// One job.
 #[derive(Clone, Debug)]
 pub struct JobRecord {
     pub id: i64,
     /// `command`, `task`, or the bolt-server action (`ssh/run_command`).
     pub kind: String,
-    /// new, ready, running, stopping, stopped, finished, failed.
-    pub state: String,
+    pub state: JobState,
     /// Who asked for it: a certificate name or `token:<name>`.
     pub owner: String,
     pub description: String,
@@ -40,7 +53,7 @@ impl JobRecord {
         Ok(JobRecord {
             id: row.try_get("id")?,
             kind: row.try_get("kind")?,
-            state: row.try_get("state")?,
+            state: text_column(row, "state")?,
             owner: row.try_get("owner")?,
             description: row.try_get("description")?,
             request: json_text(&row.try_get::<String, _>("request")?),
@@ -52,7 +65,7 @@ impl JobRecord {
 
     /// Whether the job has reached a final state.
     pub fn is_done(&self) -> bool {
-        matches!(self.state.as_str(), "stopped" | "finished" | "failed")
+        self.state.is_final()
     }
 }
 
@@ -60,7 +73,7 @@ impl JobRecord {
 #[derive(Clone, Debug)]
 pub struct NodeRecord {
     pub name: String,
-    pub state: String,
+    pub state: NodeState,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     /// The target's result in Bolt's shape, once it finished.
@@ -71,7 +84,7 @@ impl NodeRecord {
     pub(super) fn from_row(row: &AnyRow) -> Result<NodeRecord, sqlx::Error> {
         Ok(NodeRecord {
             name: row.try_get("name")?,
-            state: row.try_get("state")?,
+            state: text_column(row, "state")?,
             started_at: row.try_get("started_at")?,
             finished_at: row.try_get("finished_at")?,
             result: row
@@ -96,8 +109,7 @@ impl NodeRecord {
 #[derive(Clone, Debug)]
 pub struct EventRecord {
     pub id: i64,
-    /// node_running, node_finished, node_failed, node_errored, job_finished.
-    pub kind: String,
+    pub kind: EventKind,
     pub node: Option<String>,
     pub at: String,
     pub message: String,
@@ -105,10 +117,16 @@ pub struct EventRecord {
 }
 
 impl EventRecord {
-    pub fn new(id: i64, kind: &str, node: Option<&str>, message: &str, details: Value) -> Self {
+    pub fn new(
+        id: i64,
+        kind: EventKind,
+        node: Option<&str>,
+        message: &str,
+        details: Value,
+    ) -> Self {
         EventRecord {
             id,
-            kind: kind.into(),
+            kind,
             node: node.map(str::to_string),
             at: now(),
             message: message.into(),
@@ -119,7 +137,7 @@ impl EventRecord {
     pub(super) fn from_row(row: &AnyRow) -> Result<EventRecord, sqlx::Error> {
         Ok(EventRecord {
             id: row.try_get("id")?,
-            kind: row.try_get("kind")?,
+            kind: text_column(row, "kind")?,
             node: row.try_get("node")?,
             at: row.try_get("at")?,
             message: row.try_get("message")?,

@@ -1,17 +1,14 @@
 //! Tasks: Bolt's unit of reusable work. This module owns finding tasks on
 //! the modulepath and in the built-in `ferry` module ([`loader`]), reading
 //! their metadata ([`metadata`]), checking parameters against the Puppet
-//! types the metadata declares ([`params`]), and running a task on a target
-//! ([`runner`]): task files live in a content-addressed cache on the target,
-//! are verified by sha256 in the same round trip as every run, and are sent
-//! again only when missing or altered. Turning a task's output into a
-//! result, with sensitive values redacted, is [`output`]'s.
+//! types the metadata declares ([`params`]), and writing the script each
+//! run is ([`wrapper`]). Running a task on a target is an action of the
+//! executor (`run::actions::task`); this module knows nothing of
+//! the executor.
 
 pub mod loader;
 pub mod metadata;
-pub mod output;
 pub mod params;
-pub mod runner;
 pub mod wrapper;
 
 pub use loader::{Loader, Task, TaskFile};

@@ -50,7 +50,7 @@ impl ConnectIssue {
 }
 
 /// What went wrong on one target. Messages never hold secrets.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum TransportError {
     #[error("{message}")]
     Connect {

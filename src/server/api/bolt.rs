@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::executor::{Action, RunOptions, Summary};
+use crate::run::{Action, RunOptions, Summary};
 use crate::inventory::Target;
 use crate::server::AppState;
 use crate::server::api::targets::{self, FileUri, SshTarget};
@@ -221,7 +221,7 @@ pub async fn check_node_connections(
         .results
         .iter()
         .map(|r| {
-            let value = match r.error() {
+            let value = match r.value().get("_error") {
                 Some(e) => json!({ "_error": e }),
                 None => json!({}),
             };
@@ -229,7 +229,7 @@ pub async fn check_node_connections(
                 "target": r.target,
                 "action": "check_node_connections",
                 "object": null,
-                "status": r.status,
+                "status": r.status(),
                 "value": value,
             })
         })

@@ -96,6 +96,6 @@ pub fn check_files(prepared: &Prepared, files: &[Value]) -> Result<(), ApiError>
 /// (strings holding one, and numbers that are one).
 pub fn redact_secrets(value: &Value, secrets: &[String]) -> Value {
     let mut value = value.clone();
-    crate::task::output::redact(&mut value, secrets);
+    crate::run::actions::task::output::redact(&mut value, secrets);
     value
 }

@@ -83,8 +83,8 @@ impl Tokens {
             path: shown.clone(),
             source,
         })?;
-        let file: TokensFile = serde_saphyr::from_str(&text)
-            .map_err(|e| crate::server::config::yaml_error(&shown, &e))?;
+        let file: TokensFile = crate::yaml::from_str(&text)
+            .map_err(|e| crate::server::config::yaml_error(&shown, e))?;
         let bad = |message: String| ConfigError::Value {
             path: config.display().to_string(),
             key: "tokens-file",

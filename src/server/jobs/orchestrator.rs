@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::executor::{Action, RunOptions};
+use crate::run::{Action, RunOptions};
 use crate::inventory::{Inventory, Target};
 use crate::server::AppState;
 use crate::server::http::auth::Identity;
@@ -22,7 +22,7 @@ use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
 use crate::server::runner::{self, JobSpec};
 use crate::server::scrub::Scrub;
-use crate::store::{EventRecord, JobRecord};
+use crate::store::{EventKind, EventRecord, JobRecord, JobState, NodeState};
 
 /// Which inventory targets a job runs on: one of `nodes` (target names or
 /// aliases), `node_group` (an inventory group) or `query` (PQL over the
@@ -333,35 +333,35 @@ pub async fn stop(
     };
     let job = load(&state, id).await?;
     if job.is_done() {
-        return Ok(stopped(&state, id, &job.state));
+        return Ok(stopped(&state, id, job.state));
     }
     // The runner takes the stop while it lives; when it is gone (it died,
     // or a server before this one left the job), the job is ended here.
     let alive = |state: &AppState| state.stops().get(&id).is_some_and(|tx| !tx.is_closed());
     if alive(&state) {
-        state.store.set_job_state(id, "stopping").await?;
+        state.store.set_job_state(id, JobState::Stopping).await?;
         let heard = state
             .stops()
             .get(&id)
             .is_some_and(|tx| tx.send(true).is_ok());
         if heard {
-            return Ok(stopped(&state, id, "stopping"));
+            return Ok(stopped(&state, id, JobState::Stopping));
         }
     }
     let next = state.store.next_event_id(id).await?;
     let event = EventRecord::new(
         next,
-        "job_finished",
+        EventKind::JobFinished,
         None,
         "The job was stopped (its runner was no longer running)",
         json!({ "state": "stopped", "reason": "runner-gone" }),
     );
-    runner::end(&state, id, "stopped", "stopped", event).await;
+    runner::end(&state, id, JobState::Stopped, NodeState::Stopped, event).await;
     let now = load(&state, id).await?;
-    Ok(stopped(&state, id, &now.state))
+    Ok(stopped(&state, id, now.state))
 }
 
-fn stopped(state: &AppState, id: i64, job_state: &str) -> Json<Value> {
+fn stopped(state: &AppState, id: i64, job_state: JobState) -> Json<Value> {
     Json(json!({
         "job": { "id": job_url(state, id), "name": id.to_string(), "state": job_state }
     }))

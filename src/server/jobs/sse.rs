@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::server::AppState;
 use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
-use crate::store::EventRecord;
+use crate::store::{EventKind, EventRecord};
 
 /// Stored events are replayed this many at a time, so a stream whose
 /// client does not read holds at most a page (and its channel) in memory.
@@ -25,7 +25,7 @@ const PAGE: i64 = 64;
 
 fn sse_event(e: &EventRecord) -> Event {
     Event::default()
-        .event(e.kind.clone())
+        .event(e.kind.as_str())
         .id(e.id.to_string())
         .data(e.to_json().to_string())
 }
@@ -87,7 +87,7 @@ async fn feed(
             for e in &events {
                 tx.send(sse_event(e)).await.ok()?;
                 *next = e.id + 1;
-                if e.kind == "job_finished" {
+                if e.kind == EventKind::JobFinished {
                     return Some(true);
                 }
             }
@@ -134,7 +134,7 @@ async fn feed(
                     return;
                 }
                 next = ev.event.id + 1;
-                if ev.event.kind == "job_finished" {
+                if ev.event.kind == EventKind::JobFinished {
                     return;
                 }
             }

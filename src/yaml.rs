@@ -1,8 +1,11 @@
-//! A YAML document as a tree of nodes that remember where they stand in the
-//! file. The inventory is read into this tree first (syntax errors come from
-//! serde-saphyr with their line and column), then converted by hand into typed
-//! values, so that every later error — an unknown key, a wrong type, a
-//! duplicate group — can name the file, line and column it is about.
+//! YAML, read one way for every file ferry takes: the inventory, plans and
+//! the server's configuration and tokens file. [`parse`] gives a tree of
+//! nodes that remember where they stand in the file (syntax errors come
+//! from serde-saphyr with their line and column); the inventory and plan
+//! readers convert it by hand into typed values, so that every later error
+//! — an unknown key, a wrong type, a duplicate group — can name the file,
+//! line and column it is about. [`from_str`] reads straight into a serde
+//! type (the server's files) with the same options, limits and messages.
 //!
 //! The reader is bounded (serde-saphyr's budget, set explicitly here):
 //! lists and mappings nest at most [`MAX_DEPTH`] levels, a document holds at
@@ -14,7 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
 /// Where something stands in a source file. Lines and columns count from 1.
@@ -153,6 +156,19 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             value: Value::Null,
         });
     }
+    on_reader_thread(|| read(text))
+}
+
+/// Reads YAML text into a typed value, with [`parse`]'s options, limits
+/// and messages.
+pub fn from_str<T: DeserializeOwned + Send>(text: &str) -> Result<T, SyntaxError> {
+    on_reader_thread(|| read(text))
+}
+
+/// Runs the reader on a thread of [`READER_STACK`] bytes.
+fn on_reader_thread<T: Send>(
+    read: impl FnOnce() -> Result<T, SyntaxError> + Send,
+) -> Result<T, SyntaxError> {
     let failed = |message: String| SyntaxError {
         line: 0,
         column: 0,
@@ -162,7 +178,7 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
         std::thread::Builder::new()
             .name("ferry-yaml".into())
             .stack_size(READER_STACK)
-            .spawn_scoped(s, || read(text))
+            .spawn_scoped(s, read)
             .map(|h| h.join())
     });
     match result {
@@ -172,7 +188,7 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     }
 }
 
-fn read(text: &str) -> Result<Node, SyntaxError> {
+fn read<T: DeserializeOwned>(text: &str) -> Result<T, SyntaxError> {
     // YAML 1.2 booleans only: `n`, `y`, `on`, `no` stay strings (as keys
     // they are names; boolean options accept yes/no/on/off themselves).
     let mut options = serde_saphyr::Options::default();
@@ -184,7 +200,7 @@ fn read(text: &str) -> Result<Node, SyntaxError> {
     options.budget = Some(budget);
     options.alias_limits.max_total_replayed_events = MAX_NODES;
     options.alias_limits.max_replay_stack_depth = MAX_DEPTH;
-    serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| {
+    serde_saphyr::from_str_with_options::<T>(text, options).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -236,8 +252,15 @@ fn message(e: &serde_saphyr::Error) -> String {
 }
 
 fn first_line(text: &str) -> String {
-    // serde-saphyr appends "at line X, column Y"; we print our own position.
-    let line = text.lines().next().unwrap_or("invalid YAML").trim();
+    // serde-saphyr appends "at line X, column Y" (and with a type, may start
+    // with "error: " and "line N: "); we print our own position.
+    let mut line = text.lines().next().unwrap_or("invalid YAML").trim();
+    line = line.strip_prefix("error: ").unwrap_or(line);
+    if let Some(rest) = line.strip_prefix("line ")
+        && let Some((_, after)) = rest.split_once(": ")
+    {
+        line = after;
+    }
     // Advice meant for programs using the YAML library, not for users.
     let line = line
         .split(", set DuplicateKeyPolicy")

@@ -1,12 +1,14 @@
 //! The executor: runs one action on many targets at once. It owns the
 //! concurrency limit, the life of each target's connection (open once,
-//! reused by every step, closed at the end), turning each target's outcome —
-//! success, failure or a transport error — into a [`TargetResult`], and
-//! reporting everything to a [`Sink`]. A target that fails never stops the
-//! others.
+//! reused by every step, closed at the end), each target's typed
+//! [`Outcome`] — it ran and succeeded, ran and failed, or could not run —
+//! in a [`TargetResult`], and reporting everything as [`events`] to a
+//! [`Sink`]. A target that fails never stops the others. The actions live
+//! in [`actions`], bounded output capture in [`capture`].
 
 pub mod actions;
 pub mod capture;
+pub mod events;
 pub mod result;
 
 use std::sync::Arc;
@@ -16,9 +18,9 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 pub use actions::Action;
-pub use result::{Status, Summary, TargetResult};
+pub use events::{Discard, Event, FanOut, Sink};
+pub use result::{CommandOutput, Outcome, Output, Status, Summary, TargetResult};
 
-use crate::events::{Event, Sink};
 use crate::inventory::Target;
 use crate::transport::{self, Overrides, Transport, TransportError};
 use std::collections::HashMap;
@@ -44,35 +46,48 @@ impl Default for RunOptions {
 pub const MAX_CONCURRENCY: usize = 10_000;
 
 /// 100, or fewer when the open-file limit would not allow that many
-/// connections (each target holds one socket, a jump chain one more per hop).
+/// connections (each target holds one socket, a jump chain one more per
+/// hop). Reads the limit only; [`raise_open_file_limit`] is the caller's
+/// choice, made once at start-up.
 pub fn default_concurrency() -> usize {
-    let limit = open_file_limit();
-    let usable = limit.saturating_sub(64) / 2;
+    let usable = open_file_limit().saturating_sub(64) / 2;
     usable.clamp(1, 100) as usize
 }
 
-/// Raises the soft open-file limit to the hard one and returns it.
-pub fn open_file_limit() -> u64 {
+fn get_nofile() -> Option<libc::rlimit> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: getrlimit/setrlimit with a pointer to a live rlimit struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return 256;
-        }
-        if lim.rlim_cur < lim.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: lim.rlim_max.min(1 << 20),
-                rlim_max: lim.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                lim.rlim_cur = raised.rlim_cur;
-            }
-        }
+    // SAFETY: getrlimit with a pointer to a live rlimit struct.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim)
+}
+
+/// The soft open-file limit (256 when it cannot be read).
+pub fn open_file_limit() -> u64 {
+    get_nofile().map_or(256, |l| l.rlim_cur)
+}
+
+/// Raises the soft open-file limit to the hard one (at most 2^20) and
+/// returns the limit now in force. The CLI and the server call this once
+/// at start-up, before they size their concurrency.
+pub fn raise_open_file_limit() -> u64 {
+    let Some(lim) = get_nofile() else {
+        return 256;
+    };
+    if lim.rlim_cur >= lim.rlim_max {
+        return lim.rlim_cur;
     }
-    lim.rlim_cur
+    let raised = libc::rlimit {
+        rlim_cur: lim.rlim_max.min(1 << 20),
+        rlim_max: lim.rlim_max,
+    };
+    // SAFETY: setrlimit with a pointer to a live rlimit struct.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        raised.rlim_cur
+    } else {
+        lim.rlim_cur
+    }
 }
 
 /// Open connections kept across several runs (the steps of a plan), one
@@ -204,19 +219,20 @@ async fn on_target(
     sink: &dyn Sink,
     keep: Option<&Connections>,
 ) -> TargetResult {
-    let value = match connection(target, overrides, keep).await {
-        Err(e) => Err(e),
+    let outcome = match connection(target, overrides, keep).await {
+        Err(e) => Outcome::Errored(e),
         Ok(shared) => {
             let mut t = shared.lock().await;
             let max_output = overrides.max_output.unwrap_or(capture::DEFAULT_MAX_OUTPUT);
-            let value = action.perform(target, t.as_ref(), sink, max_output).await;
+            let outcome = action.perform(target, t.as_ref(), sink, max_output).await;
             match keep {
                 None => t.close().await,
                 // A connection that broke is not kept for the next step.
                 Some(k)
                     if matches!(
-                        value,
-                        Err(TransportError::Connect { .. }) | Err(TransportError::Command(_))
+                        outcome,
+                        Outcome::Errored(TransportError::Connect { .. })
+                            | Outcome::Errored(TransportError::Command(_))
                     ) =>
                 {
                     k.forget(&target.name);
@@ -224,21 +240,43 @@ async fn on_target(
                 }
                 Some(_) => {}
             }
-            value
+            outcome
         }
     };
-    let (status, value) = match value {
-        Ok((status, value)) => (status, value),
-        Err(e) => {
-            tracing::debug!(target_name = %target.name, "failed: {e}");
-            (Status::Failure, serde_json::Value::from(&e))
-        }
-    };
+    if let Outcome::Errored(e) = &outcome {
+        tracing::debug!(target_name = %target.name, "failed: {e}");
+    }
     TargetResult {
         target: target.name.clone(),
         action: action.name().to_string(),
         object: action.object(),
-        status,
-        value,
+        outcome,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizing_concurrency_leaves_the_open_file_limit_alone() {
+        let Some(lim) = get_nofile() else { return };
+        if lim.rlim_max < 1024 || lim.rlim_max > 1 << 20 {
+            return;
+        }
+        // One below the hard limit, so that a raise would show.
+        let lowered = libc::rlimit {
+            rlim_cur: lim.rlim_max - 1,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit with a pointer to a live rlimit struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lowered) } != 0 {
+            return;
+        }
+        let n = default_concurrency();
+        assert!((1..=100).contains(&n), "{n}");
+        assert_eq!(open_file_limit(), lim.rlim_max - 1);
+        assert_eq!(raise_open_file_limit(), lim.rlim_max);
+        assert_eq!(open_file_limit(), lim.rlim_max);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Task files live on the target in a content-addressed cache,
 //! `<cache-dir>/<sha256>/<file>` (default `~/.cache/ferry/tasks`). Every run
-//! is one command, the [`wrapper`](super::wrapper), which checks the
+//! is one command, the [`wrapper`](crate::task::wrapper), which checks the
 //! sha256 of each file it is about to run and runs nothing when one is
 //! missing or altered; ferry then sends those files and runs the wrapper
 //! again. A second run of an unchanged task therefore sends no file bytes.
@@ -16,19 +16,21 @@
 //! every run gets a fresh install dir, removed afterwards unless asked to
 //! keep it. Sensitive parameters, run-as and tty keep a channel of their own.
 
+pub mod output;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Prepared;
-use super::loader::{TaskFile, sha256_hex};
-use super::metadata::InputMethod;
-use super::wrapper::{self, CACHE_MISS, Layout, MISS_MARKER, basename};
-use crate::events::{Discard, Sink};
-use crate::executor::actions::run_collect;
-use crate::executor::result::Status;
+use super::run_collect;
 use crate::inventory::Target;
+use crate::run::events::{Discard, Event, Sink};
+use crate::run::result::{Outcome, Output, Status};
+use crate::task::Prepared;
+use crate::task::loader::{TaskFile, sha256_hex};
+use crate::task::metadata::InputMethod;
+use crate::task::wrapper::{self, CACHE_MISS, Layout, MISS_MARKER, basename};
 use crate::transport::command::nonce;
 use crate::transport::{Command, Transport, TransportError};
 
@@ -134,7 +136,7 @@ pub async fn run(
     prepared: &Arc<Prepared>,
     sink: &dyn Sink,
     max_output: usize,
-) -> Result<(Status, Value), TransportError> {
+) -> Result<Outcome, TransportError> {
     let (exe, method) = choose_executable(prepared, target)?;
     let mut files: Vec<&TaskFile> = vec![exe];
     files.extend(prepared.support_files.iter());
@@ -257,7 +259,7 @@ pub async fn run(
                 (crate::transport::Stream::Stderr, &out.stderr.text()),
             ] {
                 if !kept.is_empty() {
-                    sink.event(&crate::events::Event::Output {
+                    sink.event(&Event::Output {
                         target: &target.name,
                         stream,
                         data: kept.as_bytes(),
@@ -266,11 +268,11 @@ pub async fn run(
             }
         }
         tracing::info!(target_name = %target.name, "task {}: sent {sent} bytes of task files", prepared.task.name);
-        return Ok(super::output::from_collected(
-            done.exit_code,
-            &out,
-            &prepared.secrets,
-        ));
+        let (status, value) = output::from_collected(done.exit_code, &out, &prepared.secrets);
+        return Ok(match status {
+            Status::Success => Outcome::Ok(Output::Task(value)),
+            Status::Failure => Outcome::Failed(Output::Task(value)),
+        });
     }
     Err(terr("the task did not run"))
 }

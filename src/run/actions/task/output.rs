@@ -9,9 +9,14 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::executor::capture::{Captured, Collected, marker};
-use crate::executor::result::{Status, error_value};
 use crate::inventory::REDACTED;
+use crate::run::capture::{Captured, Collected, marker};
+use crate::run::result::Status;
+
+/// An error as Bolt writes it in a task result's `_error`.
+fn error_value(kind: &str, msg: &str, details: Value) -> Value {
+    json!({ "kind": kind, "msg": msg, "details": details })
+}
 
 /// Replaces every occurrence of a secret in a string.
 pub fn redact_text(text: &str, secrets: &[String]) -> String {
@@ -96,7 +101,7 @@ pub fn from_collected(exit_code: i32, out: &Collected, secrets: &[String]) -> (S
         );
         let mut value = json!({
             "_output": stdout,
-            "_error": error_value("ferry/output-truncated", &msg, None, details),
+            "_error": error_value("ferry/output-truncated", &msg, details),
         });
         redact(&mut value, secrets);
         (Status::Failure, value)
@@ -147,7 +152,6 @@ pub fn result(exit_code: i32, stdout: &str, stderr: &str, secrets: &[String]) ->
             error_value(
                 "ferry/task-error",
                 &format!("The task failed with exit code {exit_code}"),
-                None,
                 details,
             ),
         );

@@ -7,8 +7,7 @@
 //! the command line and `max-output` in the server's config; [`parse_size`]
 //! reads the values those accept.
 
-use serde_json::{Map, Value};
-
+use super::result::{CommandOutput, Truncated};
 use crate::transport::Stream;
 
 /// Bytes kept per stream per target unless configured otherwise: 1 MiB.
@@ -282,20 +281,26 @@ impl Collected {
         self.merged.push(data);
     }
 
-    /// `{"stdout": N, "merged_output": N, ...}`: the bytes each truncated
-    /// stream lost, under the names of Bolt's result keys; `None` when
-    /// everything was kept.
-    pub fn truncated(&self) -> Option<Value> {
-        let map: Map<String, Value> = [
-            ("stdout", &self.stdout),
-            ("stderr", &self.stderr),
-            ("merged_output", &self.merged),
-        ]
-        .into_iter()
-        .filter(|(_, c)| c.is_truncated())
-        .map(|(k, c)| (k.to_string(), Value::from(c.shown_omitted())))
-        .collect();
-        (!map.is_empty()).then_some(Value::Object(map))
+    /// The bytes each truncated stream lost, under the names of Bolt's
+    /// result keys (none when everything was kept).
+    pub fn truncated(&self) -> Truncated {
+        let lost = |c: &Captured| c.is_truncated().then(|| c.shown_omitted());
+        Truncated {
+            merged_output: lost(&self.merged),
+            stderr: lost(&self.stderr),
+            stdout: lost(&self.stdout),
+        }
+    }
+
+    /// The kept output of a command that ended with `exit_code`.
+    pub fn into_output(self, exit_code: i32) -> CommandOutput {
+        CommandOutput {
+            exit_code,
+            stdout: self.stdout.text(),
+            stderr: self.stderr.text(),
+            merged_output: self.merged.text(),
+            truncated: self.truncated(),
+        }
     }
 }
 
@@ -366,11 +371,12 @@ mod tests {
         let mut out = Collected::new(4);
         out.push(Stream::Stdout, b"12345678");
         out.push(Stream::Stderr, b"ab");
+        let cut = out.truncated();
         assert_eq!(
-            out.truncated(),
+            serde_json::to_value(cut).ok(),
             Some(serde_json::json!({"stdout": 4, "merged_output": 6}))
         );
-        assert_eq!(Collected::new(4).truncated(), None);
+        assert!(Collected::new(4).truncated().is_none());
     }
 
     #[test]

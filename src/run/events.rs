@@ -1,10 +1,11 @@
 //! Run events and the one sink trait they go through. The executor reports
 //! everything that happens — a run starting, a target starting, output
 //! arriving, a target finishing, the run ending — as [`Event`]s to a
-//! [`Sink`]; the terminal printer, the JSON writer and (later) the server's
-//! event stream are sinks.
+//! [`Sink`]; the terminal printer, the JSON writer (the `output` module) and
+//! the server's store and event stream are sinks. Sinks depend on this
+//! module, never the reverse.
 
-use crate::executor::{Summary, TargetResult};
+use super::result::{Summary, TargetResult};
 use crate::transport::Stream;
 
 #[derive(Debug)]
