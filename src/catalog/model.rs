@@ -93,7 +93,7 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
             {
                 continue;
             }
-            if let crate::lang::value::Value::Sensitive(_) = v {
+            if let crate::lang::values::value::Value::Sensitive(_) = v {
                 sensitive.push(k.clone());
             }
             if let Some(j) = v.to_json() {
