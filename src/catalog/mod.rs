@@ -125,6 +125,7 @@ fn compile_inner(
         req.environment.clone(),
         &req.node,
         &req.facts,
+        crate::lang::functions::registry(),
     );
     ev.hiera_global = opts.hiera_config.clone();
     let stmts = match &req.manifest {

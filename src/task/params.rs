@@ -92,7 +92,14 @@ pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
     let expr = crate::lang::syntax::parser::parse_type(ty, &file)
         .map_err(|e| format!("invalid type '{ty}': {}", e.message))?;
     let loader = NoFiles;
-    let mut ev = Evaluator::new(&loader, Vec::new(), None, "task", &Map::new());
+    let mut ev = Evaluator::new(
+        &loader,
+        Vec::new(),
+        None,
+        "task",
+        &Map::new(),
+        crate::lang::functions::registry(),
+    );
     let t = match ev.eval(&expr, 0) {
         Ok(PValue::Type(t)) => t,
         Ok(_) => return Err(format!("'{ty}' is not a data type")),

@@ -1,17 +1,118 @@
-//! Calling lambdas and Puppet-language functions: positional parameter
-//! binding with defaults, type checks and captures-rest, and the unwinding
-//! of `next()`, `break()` and `return()`.
+//! Calls: function calls (Puppet-language functions first, then the
+//! built-in functions of the [`Library`] the evaluator was created with),
+//! lambdas, positional parameter binding with defaults, type checks and
+//! captures-rest, and the unwinding of `next()`, `break()` and `return()`.
+//!
+//! The built-in functions live above the evaluator (`lang::functions`,
+//! which uses hiera and templates); the evaluator reaches them only through
+//! the [`Library`] trait, so `eval` depends on none of those modules.
 
 use std::sync::Arc;
 
 use crate::lang::error::plain;
 use crate::lang::error::{ErrorKind, LResult, LangError, Loc};
-use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::eval::{Evaluator, ScopeId, in_context};
 use crate::lang::syntax::ast::{FunctionDef, Lambda, Param};
 use crate::lang::values::types;
 use crate::lang::values::value::Value;
 
+/// What the evaluator needs from the layers above it: the built-in
+/// functions and the data lookup behind automatic class parameters.
+pub trait Library: Sync {
+    /// Call the built-in function `call.name`; `None` when there is no
+    /// function of that name.
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<LResult<Value>>;
+
+    /// Look up a class parameter's value (`class::param`) in hiera.
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> LResult<Option<Value>>;
+}
+
+/// One call of a built-in function.
+pub struct Call<'a> {
+    /// The name as written, without a leading `::` (`Integer`, `notice`).
+    pub written: &'a str,
+    /// The name in lower case: the registry's key.
+    pub name: &'a str,
+    pub args: Vec<Value>,
+    pub lambda: Option<&'a Lambda>,
+    pub scope: ScopeId,
+    pub loc: &'a Loc,
+}
+
+impl<'a> Call<'a> {
+    /// Argument `i`, or undef.
+    pub fn arg(&self, i: usize) -> Value {
+        self.args.get(i).cloned().unwrap_or(Value::Undef)
+    }
+
+    /// Argument `i` as a string (empty when absent).
+    pub fn str_arg(&self, i: usize) -> String {
+        self.args.get(i).map(|v| v.to_s()).unwrap_or_default()
+    }
+
+    /// The lambda, which the function's signature requires.
+    pub fn block(&self) -> LResult<&'a Lambda> {
+        self.lambda
+            .ok_or_else(|| plain(format!("'{}' expects a block", self.name)))
+    }
+}
+
 impl<'l> Evaluator<'l> {
+    /// Call the function `name`: a Puppet-language function (autoloaded
+    /// from `<module>/functions` when namespaced) or a built-in one.
+    pub fn call_function(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        self.enter(loc)?;
+        let r = self.dispatch(name, args, lambda, sc, loc);
+        self.leave();
+        r.map_err(|e| in_context(e, "Function Call", loc))
+    }
+
+    fn dispatch(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        let written = name.trim_start_matches("::");
+        let lname = written.to_lowercase();
+        if let Some(f) = self.functions.get(&lname).cloned() {
+            return self.call_user_function(&f, args, loc);
+        }
+        if lname.contains("::") && !lname.starts_with("stdlib::") {
+            self.autoload_function(&lname);
+            if let Some(f) = self.functions.get(&lname).cloned() {
+                return self.call_user_function(&f, args, loc);
+            }
+        }
+        let library = self.library;
+        let call = Call {
+            written,
+            name: &lname,
+            args,
+            lambda,
+            scope: sc,
+            loc,
+        };
+        library
+            .call(self, call)
+            .unwrap_or_else(|| Err(LangError::eval(format!("Unknown function: '{name}'."), loc)))
+    }
+
+    /// A class parameter's value from hiera (automatic parameter lookup).
+    pub fn lookup_param(&mut self, key: &str) -> LResult<Option<Value>> {
+        let library = self.library;
+        library.lookup_param(self, key)
+    }
+
     /// Call a lambda with positional arguments in a new local scope.
     pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> LResult<Value> {
         let container = self.scopes.get(sc).map_or(0, |s| s.container);

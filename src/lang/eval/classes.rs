@@ -349,7 +349,7 @@ impl<'l> Evaluator<'l> {
             let pos = given.iter().position(|(n, _)| *n == p.name);
             let mut v = pos.map(|i| given.remove(i).1);
             if v.is_none() && use_hiera {
-                v = self.hiera_lookup(&format!("{}::{}", def.name, p.name))?;
+                v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
             }
             let v = match v {
                 Some(v) => v,

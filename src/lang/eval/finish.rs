@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::lang::error::plain;
 use crate::lang::error::{LResult, LangError};
 use crate::lang::eval::resources::{set_param, titles};
-use crate::lang::eval::{Evaluator, RelEnd, ResKind, Scope};
+use crate::lang::eval::{Evaluator, Library, RelEnd, ResKind, Scope};
 use crate::lang::loader::Loader;
 use crate::lang::syntax::ast::{Expr, Virtuality};
 use crate::lang::values::types::PType;
@@ -24,10 +24,12 @@ impl<'l> Evaluator<'l> {
         env_dir: Option<PathBuf>,
         node: &str,
         facts: &serde_json::Map<String, serde_json::Value>,
+        library: &'static dyn Library,
     ) -> Evaluator<'l> {
         let facts_v = Value::from_json(&serde_json::Value::Object(facts.clone()));
         let mut ev = Evaluator {
             loader,
+            library,
             modulepath,
             env_dir,
             node: node.to_string(),

@@ -15,6 +15,8 @@ pub mod finish;
 pub mod operators;
 pub mod resources;
 
+pub use calls::{Call, Library};
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -121,6 +123,8 @@ pub type ParamOps = Vec<(String, ParamOp)>;
 /// Compiler state for one node.
 pub struct Evaluator<'l> {
     pub loader: &'l dyn Loader,
+    /// The built-in functions and hiera, from the layers above.
+    library: &'static dyn Library,
     pub modulepath: Vec<PathBuf>,
     pub env_dir: Option<PathBuf>,
     pub node: String,

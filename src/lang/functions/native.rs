@@ -11,91 +11,102 @@
 use base64::Engine as _;
 use sha1::{Digest, Sha1};
 
-use crate::lang::error::LResult;
-use crate::lang::error::plain;
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Builder, Family, any, sig, string};
+use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
 
-/// Call the native function `name`; `Ok(None)` when there is none.
-pub fn call_native(name: &str, args: &[Value]) -> LResult<Option<Value>> {
-    let v = match name {
-        "apache::bool2httpd" | "bool2httpd" => {
-            one_arg(name, args)?;
-            bool2httpd(args.first().unwrap_or(&Value::Undef))
-        }
-        "apache::pw_hash" | "apache::apache_pw_hash" | "apache_pw_hash" => {
-            let pw = string_arg(name, "password", args)?;
-            if pw.is_empty() {
-                return Err(plain(format!(
-                    "'{name}' parameter 'password' expects a String[1] value, got String"
-                )));
-            }
-            let digest = Sha1::digest(pw.as_bytes());
-            Value::Str(format!(
-                "{{SHA}}{}",
-                base64::engine::general_purpose::STANDARD.encode(digest)
-            ))
-        }
-        "mysql::password" | "mysql_password" => {
-            Value::Str(mysql_password(&string_arg(name, "password", args)?))
-        }
-        "mysql::strip_hash" => match args {
-            [Value::Hash(h)] => Value::Hash(
-                h.iter()
-                    .filter(|(_, v)| !is_empty_str(v))
-                    .map(|(k, v)| {
-                        let v = match v {
-                            Value::Hash(inner) => Value::Hash(
-                                inner
-                                    .iter()
-                                    .filter(|(_, x)| !is_empty_str(x))
-                                    .cloned()
-                                    .collect(),
-                            ),
-                            other => other.clone(),
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
-            [other] => {
-                return Err(plain(format!(
-                    "'{name}' parameter 'hash' expects a Hash value, got {}",
-                    other.type_name()
-                )));
-            }
-            _ => return Err(arg_count(name, 1, args.len())),
+pub fn register(b: &mut Builder) {
+    let f = Family::Native;
+    let password = || PType::Variant(vec![string(), PType::Sensitive(Box::new(string()))]);
+    b.add(
+        &["apache::bool2httpd", "bool2httpd"],
+        f,
+        sig("String").req("arg", any()),
+        |_, c| Ok(bool2httpd(&c.arg(0))),
+    );
+    b.add(
+        &[
+            "apache::pw_hash",
+            "apache::apache_pw_hash",
+            "apache_pw_hash",
+        ],
+        f,
+        sig("String").req("password", password()),
+        pw_hash,
+    );
+    b.add(
+        &["mysql::password", "mysql_password"],
+        f,
+        sig("String").req("password", password()),
+        |_, c| {
+            Ok(Value::Str(mysql_password(
+                &unwrap_sensitive(c.arg(0)).to_s(),
+            )))
         },
-        _ => return Ok(None),
+    );
+    b.add(
+        &["mysql::strip_hash"],
+        f,
+        sig("Hash").req(
+            "hash",
+            PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
+        ),
+        strip_hash,
+    );
+}
+
+fn unwrap_sensitive(v: Value) -> Value {
+    match v {
+        Value::Sensitive(inner) => *inner,
+        other => other,
+    }
+}
+
+/// Apache's `{SHA}` password hash (htpasswd -s).
+fn pw_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let pw = unwrap_sensitive(c.arg(0)).to_s();
+    if pw.is_empty() {
+        return Err(plain(format!(
+            "'{}' parameter 'password' expects a String[1] value, got String",
+            c.name
+        )));
+    }
+    let digest = Sha1::digest(pw.as_bytes());
+    Ok(Value::Str(format!(
+        "{{SHA}}{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )))
+}
+
+/// The hash without empty-string values, one level deep.
+fn strip_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let Value::Hash(h) = c.arg(0) else {
+        return Ok(Value::Undef);
     };
-    Ok(Some(v))
+    Ok(Value::Hash(
+        h.iter()
+            .filter(|(_, v)| !is_empty_str(v))
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Hash(inner) => Value::Hash(
+                        inner
+                            .iter()
+                            .filter(|(_, x)| !is_empty_str(x))
+                            .cloned()
+                            .collect(),
+                    ),
+                    other => other.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+    ))
 }
 
 fn is_empty_str(v: &Value) -> bool {
     matches!(v, Value::Str(s) if s.is_empty())
-}
-
-fn arg_count(name: &str, want: usize, got: usize) -> crate::lang::error::LangError {
-    plain(format!("'{name}' expects {want} argument, got {got}"))
-}
-
-fn one_arg(name: &str, args: &[Value]) -> LResult<()> {
-    if args.len() == 1 {
-        Ok(())
-    } else {
-        Err(arg_count(name, 1, args.len()))
-    }
-}
-
-fn string_arg(name: &str, param: &str, args: &[Value]) -> LResult<String> {
-    one_arg(name, args)?;
-    match args.first() {
-        Some(Value::Str(s)) => Ok(s.clone()),
-        Some(Value::Sensitive(inner)) if matches!(**inner, Value::Str(_)) => Ok(inner.to_s()),
-        other => Err(plain(format!(
-            "'{name}' parameter '{param}' expects a String value, got {}",
-            other.map_or_else(|| "Undef".to_string(), Value::type_name)
-        ))),
-    }
 }
 
 /// Apache's On/Off for a boolean-ish value: false, undef and strings
@@ -139,41 +150,42 @@ fn is_mysql_hash(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lang::functions::tests::call;
+    use crate::lang::values::value::Value;
 
-    fn call(name: &str, args: &[Value]) -> String {
-        match call_native(name, args) {
-            Ok(Some(v)) => v.to_s(),
+    fn text(name: &str, args: &[Value]) -> String {
+        match call(name, args) {
+            Ok(v) => v.to_s(),
             other => panic!("{name}: {other:?}"),
         }
     }
 
     #[test]
     fn bool2httpd_values() {
-        assert_eq!(call("apache::bool2httpd", &[Value::Bool(true)]), "On");
-        assert_eq!(call("apache::bool2httpd", &[Value::Undef]), "Off");
-        assert_eq!(call("apache::bool2httpd", &[Value::str("FALSE")]), "Off");
-        assert_eq!(call("apache::bool2httpd", &[Value::str("Truely")]), "On");
-        assert_eq!(call("apache::bool2httpd", &[Value::str("Prod")]), "Prod");
-        assert_eq!(call("apache::bool2httpd", &[Value::Int(3)]), "3");
+        assert_eq!(text("apache::bool2httpd", &[Value::Bool(true)]), "On");
+        assert_eq!(text("apache::bool2httpd", &[Value::Undef]), "Off");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("FALSE")]), "Off");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("Truely")]), "On");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("Prod")]), "Prod");
+        assert_eq!(text("apache::bool2httpd", &[Value::Int(3)]), "3");
     }
 
     #[test]
     fn password_hashes() {
         // Known values of MySQL's PASSWORD('secret') and htpasswd -s.
         assert_eq!(
-            call("mysql::password", &[Value::str("secret")]),
+            text("mysql::password", &[Value::str("secret")]),
             "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
         );
-        assert_eq!(call("mysql::password", &[Value::str("")]), "");
+        assert_eq!(text("mysql::password", &[Value::str("")]), "");
         let h = "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7";
-        assert_eq!(call("mysql::password", &[Value::str(h)]), h);
+        assert_eq!(text("mysql::password", &[Value::str(h)]), h);
         assert_eq!(
-            call("apache::pw_hash", &[Value::str("secret")]),
+            text("apache::pw_hash", &[Value::str("secret")]),
             "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="
         );
-        assert!(call_native("apache::pw_hash", &[Value::str("")]).is_err());
-        assert!(call_native("mysql::password", &[Value::Int(1)]).is_err());
+        assert!(call("apache::pw_hash", &[Value::str("")]).is_err());
+        assert!(call("mysql::password", &[Value::Int(1)]).is_err());
     }
 
     #[test]
@@ -188,7 +200,7 @@ mod tests {
                 ]),
             ),
         ]);
-        let Ok(Some(v)) = call_native("mysql::strip_hash", &[h]) else {
+        let Ok(v) = call("mysql::strip_hash", &[h]) else {
             panic!("strip_hash failed");
         };
         assert_eq!(v.to_inspect(true), "{'b' => {'d' => 1}}");
