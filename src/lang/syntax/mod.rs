@@ -1,10 +1,12 @@
 //! Puppet language syntax: the [`lexer`] (tokens with exact line and
 //! column, strings, heredocs and interpolation), the [`parser`] and the
-//! [`ast`] it builds. Depends on nothing in `lang` but [`crate::lang::error`].
+//! [`ast`] it builds, and [`render`], the AST as S-expressions. Depends on
+//! nothing in `lang` but [`crate::lang::error`].
 
 pub mod ast;
 pub mod lexer;
 pub mod parser;
+pub mod render;
 
 /// Maximum nesting depth of expressions (and of string interpolations)
 /// in manifests and templates before the parser gives up. They are parsed
