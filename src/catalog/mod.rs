@@ -154,5 +154,5 @@ fn compile_inner(
         ManifestSource::File(path) => ev.load_file(path)?.unwrap_or_default(),
     };
     ev.run(&stmts)?;
-    Ok(model::build(&ev))
+    Ok(model::build(ev.into_output()))
 }

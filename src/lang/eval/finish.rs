@@ -1,6 +1,7 @@
 //! Setting up a compilation (top scope, facts, Stage[main], Class[main]) and
 //! finishing it: lazy defined types and collectors to a fixpoint, overrides,
-//! resource defaults, relationships turned into metaparameters.
+//! resource defaults, relationships turned into metaparameters; then the
+//! evaluator's [`Output`], from which the catalog is built.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -356,5 +357,86 @@ impl<'l> Evaluator<'l> {
             }
         }
         Ok(())
+    }
+}
+
+/// A resource's index in [`Output::resources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResId(pub usize);
+
+/// One resource of a finished compilation.
+#[derive(Debug, Clone)]
+pub struct OutputResource {
+    pub type_name: String,
+    pub title: String,
+    pub params: Vec<(String, Value)>,
+    pub loc: Option<crate::lang::error::Loc>,
+    pub kind: ResKind,
+    pub virtual_: bool,
+    pub exported: bool,
+    pub tags: Vec<String>,
+    /// The parameter that names a resource of this type (`name`, `path`...).
+    pub namevar: String,
+}
+
+/// What a compilation produced: everything the catalog is built from.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub node: String,
+    pub environment: String,
+    /// Every resource in declaration order, virtual and exported ones too.
+    pub resources: Vec<OutputResource>,
+    /// Containment edges: (container, contained).
+    pub edges: Vec<(ResId, ResId)>,
+    /// Declared classes in order.
+    pub classes: Vec<String>,
+    /// Output of notice(), warning() and the other logging functions.
+    pub messages: Vec<String>,
+}
+
+impl<'l> Evaluator<'l> {
+    /// The parameter that names a resource of `type_name`.
+    fn namevar(&self, type_name: &str) -> String {
+        let lower = type_name.to_lowercase();
+        match lower.as_str() {
+            "exec" => "command".into(),
+            "file" => "path".into(),
+            _ => self
+                .type_cache
+                .get(&lower)
+                .and_then(|n| n.clone())
+                .unwrap_or_else(|| "name".into()),
+        }
+    }
+
+    /// The result of a finished compilation (after [`Evaluator::run`]).
+    pub fn into_output(self) -> Output {
+        let resources = self
+            .resources
+            .iter()
+            .map(|r| OutputResource {
+                namevar: self.namevar(&r.type_name),
+                type_name: r.type_name.clone(),
+                title: r.title.clone(),
+                params: r.params.clone(),
+                loc: r.loc.clone(),
+                kind: r.kind,
+                virtual_: r.virtual_,
+                exported: r.exported,
+                tags: r.tags.clone(),
+            })
+            .collect();
+        Output {
+            node: self.node,
+            environment: self.environment,
+            resources,
+            edges: self
+                .edges
+                .iter()
+                .map(|&(a, b)| (ResId(a), ResId(b)))
+                .collect(),
+            classes: self.class_list,
+            messages: self.messages,
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod operators;
 pub mod resources;
 
 pub use calls::{Call, Library};
+pub use finish::{Output, OutputResource, ResId};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
