@@ -341,7 +341,7 @@ pub fn task_output(data: &[u8]) {
 pub fn parse(data: &[u8]) {
     if let Ok(src) = std::str::from_utf8(data) {
         let file: Arc<str> = Arc::from("fuzz.pp");
-        let _ = ferry::lang::parser::parse(src, &file);
+        let _ = ferry::lang::syntax::parser::parse(src, &file);
     }
 }
 

@@ -125,12 +125,13 @@ fn compile_inner(
         req.environment.clone(),
         &req.node,
         &req.facts,
+        crate::lang::functions::registry(),
     );
     ev.hiera_global = opts.hiera_config.clone();
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");
-            crate::lang::parser::parse(code, &file)?
+            crate::lang::syntax::parser::parse(code, &file)?
         }
         ManifestSource::File(path) if loader.is_dir(path) => {
             let mut all = Vec::new();
@@ -153,5 +154,5 @@ fn compile_inner(
         ManifestSource::File(path) => ev.load_file(path)?.unwrap_or_default(),
     };
     ev.run(&stmts)?;
-    Ok(model::build(&ev))
+    Ok(model::build(ev.into_output()))
 }

@@ -1,10 +1,10 @@
 //! The catalog model as serialized by Puppet (`catalog_format` 2), built
-//! from the evaluator's final state: included resources with parameters,
+//! from the evaluator's [`Output`]: included resources with parameters,
 //! automatic tags, containment edges and the classes list.
 
 use serde::Serialize;
 
-use crate::lang::eval::{Evaluator, ResKind};
+use crate::lang::eval::{Output, ResId, ResKind};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CatalogResource {
@@ -48,20 +48,6 @@ pub struct Catalog {
     pub messages: Vec<String>,
 }
 
-/// The parameter that names a resource of a built-in or module type.
-fn namevar(ev: &Evaluator<'_>, type_name: &str) -> String {
-    let lower = type_name.to_lowercase();
-    match lower.as_str() {
-        "exec" => "command".into(),
-        "file" => "path".into(),
-        _ => ev
-            .type_cache
-            .get(&lower)
-            .and_then(|n| n.clone())
-            .unwrap_or_else(|| "name".into()),
-    }
-}
-
 fn kind_name(k: ResKind) -> &'static str {
     match k {
         ResKind::Builtin | ResKind::Stage => "compilable_type",
@@ -70,7 +56,7 @@ fn kind_name(k: ResKind) -> &'static str {
     }
 }
 
-pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
+pub(crate) fn build(ev: Output) -> Catalog {
     let included: Vec<bool> = ev
         .resources
         .iter()
@@ -87,13 +73,11 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
         let mut sensitive = Vec::new();
         for (k, v) in &r.params {
             // Puppet omits a namevar that merely repeats the title.
-            if r.kind == ResKind::Builtin
-                && *k == namevar(ev, &r.type_name)
-                && v.as_str() == Some(r.title.as_str())
+            if r.kind == ResKind::Builtin && *k == r.namevar && v.as_str() == Some(r.title.as_str())
             {
                 continue;
             }
-            if let crate::lang::value::Value::Sensitive(_) = v {
+            if let crate::lang::values::value::Value::Sensitive(_) = v {
                 sensitive.push(k.clone());
             }
             if let Some(j) = v.to_json() {
@@ -122,17 +106,17 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
             sensitive_parameters: sensitive,
         });
     }
-    let name_of = |i: usize| {
+    let name_of = |ResId(i): ResId| {
         ev.resources
             .get(i)
             .map(|r| format!("{}[{}]", r.type_name, r.title))
     };
     let mut edges: Vec<Edge> = Vec::new();
-    for (s, t) in &ev.edges {
-        if !is_in(*s) || !is_in(*t) {
+    for &(s, t) in &ev.edges {
+        if !is_in(s.0) || !is_in(t.0) {
             continue;
         }
-        if let (Some(source), Some(target)) = (name_of(*s), name_of(*t)) {
+        if let (Some(source), Some(target)) = (name_of(s), name_of(t)) {
             let e = Edge { source, target };
             if !edges.contains(&e) {
                 edges.push(e);
@@ -167,7 +151,7 @@ pub(crate) fn build(ev: &Evaluator<'_>) -> Catalog {
         environment: ev.environment.clone(),
         resources,
         edges,
-        classes: ev.class_list.clone(),
-        messages: ev.messages.clone(),
+        classes: ev.classes,
+        messages: ev.messages,
     }
 }

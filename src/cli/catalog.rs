@@ -1,5 +1,7 @@
 //! `ferry catalog compile`: read the facts, compile, print the catalog (or
 //! the compiler's error, Puppet-style, with file, line and column).
+//! `ferry catalog functions`: list the built-in functions and their
+//! signatures.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,7 +11,9 @@ use anyhow::{Context, Result, bail};
 
 use super::{CatalogFormat, ModuleArgs};
 use crate::catalog::{CompileOptions, CompileRequest, ManifestSource, compile_with_options};
+use crate::lang::functions::{Count, registry};
 use crate::lang::loader::FsLoader;
+use crate::output::Format;
 
 /// What `ferry catalog compile` compiles: the manifest (a file or code),
 /// the node and its facts, the environment and the global hiera layer.
@@ -99,6 +103,58 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
     match format {
         CatalogFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&catalog)?)?,
         CatalogFormat::Summary => write!(out, "{}", catalog.summary())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Print every built-in function with its family and signature.
+pub fn functions(format: Format) -> Result<ExitCode> {
+    let all = registry().list();
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Human => {
+            let width = all.iter().map(|f| f.name.len()).max().unwrap_or(0);
+            writeln!(out, "{:width$}  {:11}  SIGNATURE", "FUNCTION", "FAMILY")?;
+            for f in &all {
+                writeln!(
+                    out,
+                    "{:width$}  {:11}  {}",
+                    f.name,
+                    f.family.to_string(),
+                    f.signature
+                )?;
+            }
+            writeln!(out, "{} functions", all.len())?;
+        }
+        Format::Json => {
+            let list: Vec<serde_json::Value> = all
+                .iter()
+                .map(|f| {
+                    let params: Vec<serde_json::Value> = f
+                        .signature
+                        .params
+                        .iter()
+                        .map(|p| {
+                            serde_json::json!({
+                                "name": p.name,
+                                "type": p.ty.to_string(),
+                                "required": p.count == Count::Required,
+                                "repeated": p.count == Count::Repeated,
+                            })
+                        })
+                        .collect();
+                    serde_json::json!({
+                        "name": f.name,
+                        "family": f.family,
+                        "signature": f.signature.to_string(),
+                        "parameters": params,
+                        "block": f.signature.block,
+                        "returns": f.signature.returns,
+                    })
+                })
+                .collect();
+            writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

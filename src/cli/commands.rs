@@ -94,6 +94,9 @@ pub async fn dispatch(top: Top) -> Result<ExitCode> {
                     format,
                 },
         } => super::catalog::compile(sources, &modules, format),
+        Top::Catalog {
+            action: CatalogAction::Functions { format },
+        } => super::catalog::functions(format),
         Top::Inventory {
             action:
                 InventoryAction::Show {

@@ -160,6 +160,12 @@ pub enum CatalogAction {
         #[arg(long, value_enum, default_value = "json")]
         format: CatalogFormat,
     },
+    /// List the built-in functions with their signatures.
+    Functions {
+        /// human (a table) or json (name, family, signature, parameters).
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -119,3 +119,13 @@ impl LangError {
 }
 
 pub type LResult<T> = Result<T, LangError>;
+
+/// An evaluation error without a location yet (the caller adds the
+/// statement's context and position, see `eval::in_context`).
+pub fn plain(msg: impl Into<String>) -> LangError {
+    LangError {
+        kind: ErrorKind::Evaluation,
+        message: msg.into(),
+        loc: None,
+    }
+}

@@ -1,7 +1,7 @@
 //! Task parameters: parsed from the command line (`name=value`, a JSON
 //! value taken as JSON) or a JSON object, checked before anything connects
 //! against the Puppet type strings in the metadata (with ferry's own Puppet
-//! type system, [`crate::lang::types`]), defaults applied, undeclared
+//! type system, [`crate::lang::values::types`]), defaults applied, undeclared
 //! parameters refused, and the values of sensitive ones remembered so they
 //! can be redacted from every output.
 
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::TaskError;
 use super::loader::{Loader, Task, TaskFile};
 use crate::lang::eval::Evaluator;
-use crate::lang::value::Value as PValue;
+use crate::lang::values::value::Value as PValue;
 
 /// A task ready to run: parameters checked, support files read.
 #[derive(Clone, Debug)]
@@ -89,20 +89,27 @@ impl crate::lang::loader::Loader for NoFiles {
 /// Checks a JSON value against a Puppet type string.
 pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
     let file: Arc<str> = Arc::from("<parameter type>");
-    let expr = crate::lang::parser::parse_type(ty, &file)
+    let expr = crate::lang::syntax::parser::parse_type(ty, &file)
         .map_err(|e| format!("invalid type '{ty}': {}", e.message))?;
     let loader = NoFiles;
-    let mut ev = Evaluator::new(&loader, Vec::new(), None, "task", &Map::new());
+    let mut ev = Evaluator::new(
+        &loader,
+        Vec::new(),
+        None,
+        "task",
+        &Map::new(),
+        crate::lang::functions::registry(),
+    );
     let t = match ev.eval(&expr, 0) {
         Ok(PValue::Type(t)) => t,
         Ok(_) => return Err(format!("'{ty}' is not a data type")),
         Err(e) => return Err(format!("invalid type '{ty}': {}", e.message)),
     };
     let v = PValue::from_json(value);
-    if crate::lang::types::is_instance(&t, &v) {
+    if crate::lang::values::types::is_instance(&t, &v) {
         Ok(())
     } else {
-        Err(crate::lang::types::mismatch(&t, &v))
+        Err(crate::lang::values::types::mismatch(&t, &v))
     }
 }
 

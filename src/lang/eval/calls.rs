@@ -1,0 +1,226 @@
+//! Calls: function calls (Puppet-language functions first, then the
+//! built-in functions of the [`Library`] the evaluator was created with),
+//! lambdas, positional parameter binding with defaults, type checks and
+//! captures-rest, and the unwinding of `next()`, `break()` and `return()`.
+//!
+//! The built-in functions live above the evaluator (`lang::functions`,
+//! which uses hiera and templates); the evaluator reaches them only through
+//! the [`Library`] trait, so `eval` depends on none of those modules.
+
+use std::sync::Arc;
+
+use crate::lang::error::plain;
+use crate::lang::error::{ErrorKind, LResult, LangError, Loc};
+use crate::lang::eval::{Evaluator, ScopeId, in_context};
+use crate::lang::syntax::ast::{FunctionDef, Lambda, Param};
+use crate::lang::values::types;
+use crate::lang::values::value::Value;
+
+/// What the evaluator needs from the layers above it: the built-in
+/// functions and the data lookup behind automatic class parameters.
+pub trait Library: Sync {
+    /// Call the built-in function `call.name`; `None` when there is no
+    /// function of that name.
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<LResult<Value>>;
+
+    /// Look up a class parameter's value (`class::param`) in hiera.
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> LResult<Option<Value>>;
+}
+
+/// One call of a built-in function.
+pub struct Call<'a> {
+    /// The name as written, without a leading `::` (`Integer`, `notice`).
+    pub written: &'a str,
+    /// The name in lower case: the registry's key.
+    pub name: &'a str,
+    pub args: Vec<Value>,
+    pub lambda: Option<&'a Lambda>,
+    pub scope: ScopeId,
+    pub loc: &'a Loc,
+}
+
+impl<'a> Call<'a> {
+    /// Argument `i`, or undef.
+    pub fn arg(&self, i: usize) -> Value {
+        self.args.get(i).cloned().unwrap_or(Value::Undef)
+    }
+
+    /// Argument `i` as a string (empty when absent).
+    pub fn str_arg(&self, i: usize) -> String {
+        self.args.get(i).map(|v| v.to_s()).unwrap_or_default()
+    }
+
+    /// The lambda, which the function's signature requires.
+    pub fn block(&self) -> LResult<&'a Lambda> {
+        self.lambda
+            .ok_or_else(|| plain(format!("'{}' expects a block", self.name)))
+    }
+}
+
+impl<'l> Evaluator<'l> {
+    /// Call the function `name`: a Puppet-language function (autoloaded
+    /// from `<module>/functions` when namespaced) or a built-in one.
+    pub fn call_function(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        self.enter(loc)?;
+        let r = self.dispatch(name, args, lambda, sc, loc);
+        self.leave();
+        r.map_err(|e| in_context(e, "Function Call", loc))
+    }
+
+    fn dispatch(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        let written = name.trim_start_matches("::");
+        let lname = written.to_lowercase();
+        if let Some(f) = self.functions.get(&lname).cloned() {
+            return self.call_user_function(&f, args, loc);
+        }
+        if lname.contains("::") && !lname.starts_with("stdlib::") {
+            self.autoload_function(&lname);
+            if let Some(f) = self.functions.get(&lname).cloned() {
+                return self.call_user_function(&f, args, loc);
+            }
+        }
+        let library = self.library;
+        let call = Call {
+            written,
+            name: &lname,
+            args,
+            lambda,
+            scope: sc,
+            loc,
+        };
+        library
+            .call(self, call)
+            .unwrap_or_else(|| Err(LangError::eval(format!("Unknown function: '{name}'."), loc)))
+    }
+
+    /// A class parameter's value from hiera (automatic parameter lookup).
+    pub fn lookup_param(&mut self, key: &str) -> LResult<Option<Value>> {
+        let library = self.library;
+        library.lookup_param(self, key)
+    }
+
+    /// Call a lambda with positional arguments in a new local scope.
+    pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> LResult<Value> {
+        let container = self.scopes.get(sc).map_or(0, |s| s.container);
+        let local = self.new_scope(Some(sc), Some(sc), container);
+        self.bind_positional(&l.params, args, local, &l.loc, "lambda")?;
+        self.enter(&l.loc)?;
+        let r = self.eval_block(&l.body, local);
+        self.leave();
+        match r {
+            Err(e) if e.kind == ErrorKind::Next => {
+                Ok(std::mem::replace(&mut self.control_value, Value::Undef))
+            }
+            other => other,
+        }
+    }
+
+    /// Call a lambda for one iteration step; `None` when it executed `break()`.
+    pub fn lambda_step(
+        &mut self,
+        l: &Lambda,
+        args: Vec<Value>,
+        sc: ScopeId,
+    ) -> LResult<Option<Value>> {
+        match self.call_lambda(l, args, sc) {
+            Err(e) if e.kind == ErrorKind::Break => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
+    /// Bind positional arguments to parameters with type checks and defaults.
+    pub fn bind_positional(
+        &mut self,
+        params: &[Param],
+        args: Vec<Value>,
+        sc: ScopeId,
+        _loc: &Loc,
+        what: &str,
+    ) -> LResult<()> {
+        let mut it = args.into_iter();
+        for p in params {
+            let v = if p.captures_rest {
+                Value::Array(it.by_ref().collect())
+            } else {
+                match it.next() {
+                    Some(v) => v,
+                    None => match &p.default {
+                        Some(d) => self.eval(d, sc)?,
+                        None => Value::Undef,
+                    },
+                }
+            };
+            if let Some(t) = &p.ty
+                && let Value::Type(t) = self.eval(t, sc)?
+            {
+                let check = if p.captures_rest {
+                    match &v {
+                        Value::Array(items) => {
+                            items.iter().find(|x| !types::is_instance(&t, x)).cloned()
+                        }
+                        _ => None,
+                    }
+                } else if types::is_instance(&t, &v) {
+                    None
+                } else {
+                    Some(v.clone())
+                };
+                if let Some(bad) = check {
+                    return Err(plain(format!(
+                        "{what} parameter '{}' {}",
+                        p.name,
+                        types::mismatch(&t, &bad)
+                    )));
+                }
+            }
+            if let Some(s) = self.scopes.get_mut(sc) {
+                s.vars.insert(p.name.clone(), v);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn call_user_function(
+        &mut self,
+        f: &Arc<FunctionDef>,
+        args: Vec<Value>,
+        loc: &Loc,
+    ) -> LResult<Value> {
+        let local = self.new_scope(Some(0), Some(0), self.main_index);
+        let what = format!("'{}'", f.name);
+        self.bind_positional(&f.params, args, local, loc, &what)?;
+        self.enter(loc)?;
+        let r = self.eval_block(&f.body, local);
+        self.leave();
+        let v = match r {
+            Err(e) if e.kind == ErrorKind::Return => {
+                std::mem::replace(&mut self.control_value, Value::Undef)
+            }
+            other => other?,
+        };
+        if let Some(rt) = &f.return_type
+            && let Value::Type(t) = self.eval(rt, local)?
+            && !types::is_instance(&t, &v)
+        {
+            return Err(LangError::eval(
+                format!("{what} returned value {}", types::mismatch(&t, &v)),
+                loc,
+            ));
+        }
+        Ok(v)
+    }
+}

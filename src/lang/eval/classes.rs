@@ -1,0 +1,608 @@
+//! Classes, defined types and nodes: loading manifests and hoisting their
+//! definitions, module autoloading, class declaration (include/require/
+//! contain/resource-like, inherits), parameter binding with automatic
+//! hiera lookup and type checks, defined-type evaluation, node matching.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::lang::error::plain;
+use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::eval::core_types::METAPARAMS;
+use crate::lang::eval::resources::set_param;
+use crate::lang::eval::{Evaluator, ResKind, ScopeId};
+use crate::lang::loader;
+use crate::lang::syntax::ast::{Definition, Expr, ExprKind, NodeMatch, Virtuality};
+use crate::lang::values::regex::compile_regex;
+use crate::lang::values::types::{self, capitalize};
+use crate::lang::values::value::Value;
+
+/// The module a manifest file belongs to (`<modulepath>/<module>/manifests/..`).
+fn module_of(modulepath: &[PathBuf], file: &str) -> Option<String> {
+    let p = Path::new(file);
+    modulepath.iter().find_map(|mp| {
+        let rest = p.strip_prefix(mp).ok()?;
+        let mut comps = rest.components();
+        let module = comps.next()?.as_os_str().to_str()?.to_string();
+        (comps.next()?.as_os_str() == "manifests").then_some(module)
+    })
+}
+
+/// Maximum nesting of defined types declared inside defined types.
+const MAX_DEFINE_NESTING: usize = 200;
+
+impl<'l> Evaluator<'l> {
+    /// Parse a manifest file once and register its definitions.
+    pub fn load_file(&mut self, path: &Path) -> LResult<Option<Vec<Expr>>> {
+        if !self.loaded_files.insert(path.to_path_buf()) {
+            return Ok(None);
+        }
+        let src = self.loader.read(path).map_err(|e| {
+            LangError::load(format!("Could not read manifest {}: {e}", path.display()))
+        })?;
+        let file: Arc<str> = Arc::from(path.display().to_string());
+        let stmts = crate::lang::syntax::parser::parse(&src, &file)?;
+        self.hoist(&stmts, "");
+        Ok(Some(stmts))
+    }
+
+    /// Register class/define/node/function/type definitions.
+    pub fn hoist(&mut self, stmts: &[Expr], ns: &str) {
+        for s in stmts {
+            match &s.kind {
+                ExprKind::ClassDef(d) | ExprKind::DefineDef(d) => {
+                    let full = if ns.is_empty() {
+                        d.name.to_lowercase()
+                    } else {
+                        format!("{ns}::{}", d.name.to_lowercase())
+                    };
+                    let def = if full == d.name {
+                        d.clone()
+                    } else {
+                        Arc::new(Definition {
+                            name: full.clone(),
+                            ..(**d).clone()
+                        })
+                    };
+                    if matches!(s.kind, ExprKind::ClassDef(_)) {
+                        self.hoist(&d.body, &full);
+                        self.classes.entry(full).or_insert(def);
+                    } else {
+                        self.defines.entry(full).or_insert(def);
+                    }
+                }
+                ExprKind::NodeDef(n) => self.nodes.push(n.clone()),
+                ExprKind::FunctionDef(f) => {
+                    self.functions
+                        .entry(f.name.to_lowercase())
+                        .or_insert(f.clone());
+                }
+                ExprKind::TypeAlias(name, e) => {
+                    self.type_aliases
+                        .entry(name.to_lowercase())
+                        .or_insert((**e).clone());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn autoload(&mut self, name: &str) -> LResult<()> {
+        if let Some(p) = loader::manifest_for(self.loader, &self.modulepath, name) {
+            self.load_file(&p)?;
+        }
+        Ok(())
+    }
+
+    pub fn find_class(&mut self, name: &str) -> LResult<Option<Arc<Definition>>> {
+        if let Some(d) = self.classes.get(name) {
+            return Ok(Some(d.clone()));
+        }
+        self.autoload(name)?;
+        Ok(self.classes.get(name).cloned())
+    }
+
+    pub fn find_define(&mut self, name: &str) -> Option<Arc<Definition>> {
+        if let Some(d) = self.defines.get(name) {
+            return Some(d.clone());
+        }
+        // Autoload errors surface when the define is evaluated; ignore here.
+        let _ = self.autoload(name);
+        self.defines.get(name).cloned()
+    }
+
+    pub fn module_type_exists(&mut self, name: &str) -> bool {
+        if let Some(b) = self.type_cache.get(name) {
+            return b.is_some();
+        }
+        let mut found = None;
+        if !name.contains(['/', '\\', '.']) {
+            'outer: for dir in self.modulepath.clone() {
+                for m in self.loader.list(&dir).unwrap_or_default() {
+                    let rb = m.join("lib/puppet/type").join(format!("{name}.rb"));
+                    if self.loader.is_file(&rb) {
+                        let src = self.loader.read(&rb).unwrap_or_default();
+                        found = Some(crate::lang::eval::core_types::ruby_type_namevar(&src));
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        let exists = found.is_some();
+        self.type_cache.insert(name.to_string(), found);
+        exists
+    }
+
+    pub fn autoload_type_alias(&mut self, key: &str) {
+        let Some((module, rest)) = key.split_once("::") else {
+            return;
+        };
+        let rel: PathBuf = rest.split("::").collect();
+        if let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module) {
+            let p = dir.join("types").join(rel).with_extension("pp");
+            if self.loader.is_file(&p) {
+                let _ = self.load_file(&p);
+            }
+        }
+    }
+
+    pub fn autoload_function(&mut self, name: &str) {
+        let Some((module, rest)) = name.split_once("::") else {
+            return;
+        };
+        let rel: PathBuf = rest.split("::").collect();
+        if let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module) {
+            let p = dir.join("functions").join(rel).with_extension("pp");
+            if self.loader.is_file(&p) {
+                let _ = self.load_file(&p);
+            }
+        }
+    }
+
+    /// include/require/contain/resource-like declaration of a class.
+    pub fn declare_class(
+        &mut self,
+        name: &str,
+        params: Option<Vec<(String, Value)>>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<usize> {
+        let name = name.trim_start_matches("::").to_lowercase();
+        if name.is_empty() {
+            return Err(plain("Cannot declare a class with an empty name"));
+        }
+        let cap = capitalize(&name);
+        if let Some(&idx) = self.index.get(&("Class".to_string(), cap.clone())) {
+            if params.is_some() {
+                return Err(plain(format!(
+                    "Duplicate declaration: Class[{cap}] is already declared; cannot redeclare (file: {}, line: {})",
+                    loc.file, loc.line
+                )));
+            }
+            return Ok(idx);
+        }
+        // Chain of not-yet-declared classes, youngest first.
+        let mut chain: Vec<Arc<Definition>> = Vec::new();
+        let mut cur = Some(name.clone());
+        while let Some(n) = cur {
+            if self
+                .index
+                .contains_key(&("Class".to_string(), capitalize(&n)))
+            {
+                break;
+            }
+            let Some(def) = self.find_class(&n)? else {
+                if let Some(child) = chain.last() {
+                    return Err(LangError::load(format!(
+                        "Could not find parent resource type '::{n}' of type hostclass in production (file: {}, line: {})",
+                        child.loc.file, child.loc.line
+                    )));
+                }
+                return Err(plain(format!(
+                    "Could not find class ::{n} for {}",
+                    self.node
+                )));
+            };
+            if chain.iter().any(|d| d.name == def.name) || chain.len() > 100 {
+                return Err(plain(format!(
+                    "Circular inheritance detected for class {n}"
+                )));
+            }
+            cur = def.parent.clone().map(|p| p.to_lowercase());
+            chain.push(def);
+        }
+        let decl_container = self.container_of(sc);
+        let mut idxs = Vec::new();
+        for def in chain.iter().rev() {
+            let idx = self.create_class_resource(&def.name, decl_container, sc)?;
+            idxs.push(idx);
+        }
+        if let (Some(p), Some(&idx)) = (&params, idxs.last()) {
+            if let Some(stage) = p.iter().find(|(n, _)| n == "stage").map(|(_, v)| v.to_s()) {
+                let Some(&sidx) = self.index.get(&("Stage".to_string(), stage.clone())) else {
+                    return Err(plain(format!(
+                        "Could not find stage {stage} specified by Class[{cap}]"
+                    )));
+                };
+                let old = self.stage_index;
+                if let Some(e) = self.edges.iter_mut().find(|e| **e == (old, idx)) {
+                    e.0 = sidx;
+                }
+                if let Some(r) = self.resources.get_mut(idx) {
+                    r.container = Some(sidx);
+                }
+            }
+            if let Some(r) = self.resources.get_mut(idx) {
+                r.loc = Some(loc.clone());
+            }
+        }
+        let mut result = 0;
+        for (i, def) in chain.iter().rev().enumerate() {
+            let idx = idxs.get(i).copied().unwrap_or(0);
+            let p = if def.name == name {
+                params.clone()
+            } else {
+                None
+            };
+            self.evaluate_class(def, idx, p, sc, loc)?;
+            result = idx;
+        }
+        Ok(result)
+    }
+
+    fn create_class_resource(
+        &mut self,
+        name: &str,
+        decl_container: usize,
+        sc: ScopeId,
+    ) -> LResult<usize> {
+        let stage = self.stage_index;
+        let idx = self.create_resource(
+            "Class",
+            &capitalize(name),
+            Vec::new(),
+            None,
+            ResKind::Class,
+            Virtuality::Real,
+            Some(stage),
+            sc,
+        )?;
+        // Class tags also include the declaring resource's tags.
+        let extra = self
+            .resources
+            .get(decl_container)
+            .map(|r| r.tags.clone())
+            .unwrap_or_default();
+        if let Some(r) = self.resources.get_mut(idx) {
+            for t in extra {
+                if !r.tags.contains(&t) {
+                    r.tags.push(t);
+                }
+            }
+        }
+        self.class_list.push(name.to_string());
+        Ok(idx)
+    }
+
+    fn evaluate_class(
+        &mut self,
+        def: &Arc<Definition>,
+        idx: usize,
+        params: Option<Vec<(String, Value)>>,
+        decl_sc: ScopeId,
+        loc: &Loc,
+    ) -> LResult<()> {
+        let parent_scope = match &def.parent {
+            Some(p) => self.class_scopes.get(&p.to_lowercase()).copied(),
+            None => None,
+        }
+        .or(self.node_scope)
+        .unwrap_or(0);
+        let scope = self.new_scope(Some(parent_scope), Some(decl_sc), idx);
+        if let Some(s) = self.scopes.get_mut(scope) {
+            s.module = module_of(&self.modulepath, &def.loc.file);
+        }
+        self.class_scopes.insert(def.name.clone(), scope);
+        let cap = capitalize(&def.name);
+        let mut given = params.unwrap_or_default();
+        let mut bound =
+            self.bind_definition_params(def, &mut given, scope, &format!("Class[{cap}]"), true)?;
+        for (n, v) in given {
+            if !METAPARAMS.contains(&n.as_str()) {
+                return Err(plain(format!("Class[{cap}]: has no parameter named '{n}'")));
+            }
+            bound.push((n, v));
+        }
+        if let Some(r) = self.resources.get_mut(idx) {
+            r.params = bound;
+            r.evaluated = true;
+        }
+        self.set_name_vars(scope, &def.name, &def.name);
+        self.enter(loc)?;
+        let r = self.eval_block(&def.body, scope);
+        self.leave();
+        r.map(|_| ())
+    }
+
+    fn set_name_vars(&mut self, scope: ScopeId, title: &str, name: &str) {
+        if let Some(s) = self.scopes.get_mut(scope) {
+            s.vars.insert("title".into(), Value::Str(title.to_string()));
+            s.vars.insert("name".into(), Value::Str(name.to_string()));
+            if let Some(m) = s.module.clone() {
+                s.vars.insert("module_name".into(), Value::Str(m));
+            }
+        }
+    }
+
+    /// Bind declared parameters from `given` (consumed), hiera (classes only),
+    /// or defaults; type-check. Returns the bound (name, value) list.
+    fn bind_definition_params(
+        &mut self,
+        def: &Definition,
+        given: &mut Vec<(String, Value)>,
+        scope: ScopeId,
+        what: &str,
+        use_hiera: bool,
+    ) -> LResult<Vec<(String, Value)>> {
+        let mut bound = Vec::new();
+        for p in &def.params {
+            let pos = given.iter().position(|(n, _)| *n == p.name);
+            let mut v = pos.map(|i| given.remove(i).1);
+            if v.is_none() && use_hiera {
+                v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
+            }
+            let v = match v {
+                Some(v) => v,
+                None => match &p.default {
+                    Some(d) => self.eval(d, scope)?,
+                    None => {
+                        let ty = match &p.ty {
+                            Some(t) => Some(self.eval(t, scope)?),
+                            None => None,
+                        };
+                        match ty {
+                            Some(Value::Type(t)) if !types::is_instance(&t, &Value::Undef) => {
+                                return Err(plain(format!(
+                                    "{what}: expects a value for parameter '{}'",
+                                    p.name
+                                )));
+                            }
+                            _ => Value::Undef,
+                        }
+                    }
+                },
+            };
+            if let Some(t) = &p.ty
+                && let Value::Type(t) = self.eval(t, scope)?
+                && !types::is_instance(&t, &v)
+            {
+                return Err(plain(format!(
+                    "{what}: parameter '{}' {}",
+                    p.name,
+                    types::mismatch(&t, &v)
+                )));
+            }
+            if let Some(s) = self.scopes.get_mut(scope) {
+                s.vars.insert(p.name.clone(), v.clone());
+            }
+            bound.push((p.name.clone(), v));
+        }
+        Ok(bound)
+    }
+
+    /// Apply resource defaults visible from the resource's declaring scope.
+    pub fn apply_defaults(&mut self, idx: usize) {
+        let Some(res) = self.resources.get(idx) else {
+            return;
+        };
+        let tname = res.type_name.clone();
+        let mut cur = Some(res.scope);
+        let mut add: Vec<(String, Value)> = Vec::new();
+        let mut guard = 0;
+        while let Some(id) = cur {
+            let Some(s) = self.scopes.get(id) else { break };
+            for (t, n, v) in s.defaults.iter().rev() {
+                if *t == tname && !add.iter().any(|(k, _)| k == n) {
+                    add.push((n.clone(), v.clone()));
+                }
+            }
+            cur = s.dyn_parent.or(s.parent).filter(|p| *p != id);
+            guard += 1;
+            if guard > 10_000 {
+                break;
+            }
+        }
+        if let Some(res) = self.resources.get_mut(idx) {
+            for (n, v) in add {
+                if !res.params.iter().any(|(k, _)| *k == n) {
+                    res.params.push((n, v));
+                }
+            }
+        }
+    }
+
+    /// Evaluate one defined-type instance.
+    pub fn evaluate_define(&mut self, idx: usize) -> LResult<()> {
+        let Some(res) = self.resources.get(idx) else {
+            return Ok(());
+        };
+        if res.evaluated || res.virtual_ {
+            return Ok(());
+        }
+        let tname = res.type_name.to_lowercase();
+        let title = res.title.clone();
+        let decl_scope = res.scope;
+        let loc = res.loc.clone();
+        let mut nesting = 0;
+        let mut cur = res.container;
+        while let Some(c) = cur {
+            match self.resources.get(c) {
+                Some(r) if r.kind == ResKind::Define => {
+                    nesting += 1;
+                    cur = r.container;
+                }
+                _ => break,
+            }
+            if nesting > MAX_DEFINE_NESTING {
+                return Err(plain(format!(
+                    "Defined types are nested more than {MAX_DEFINE_NESTING} levels deep (infinite recursion?)"
+                )));
+            }
+        }
+        let Some(def) = self.find_define(&tname) else {
+            return Err(plain(format!("Unknown resource type: '{tname}'")));
+        };
+        self.apply_defaults(idx);
+        let what = format!("{}[{title}]", capitalize(&tname));
+        let mut given: Vec<(String, Value)> = self
+            .resources
+            .get(idx)
+            .map(|r| r.params.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(n, _)| !METAPARAMS.contains(&n.as_str()))
+            .collect();
+        if let Some(r) = self.resources.get_mut(idx) {
+            r.evaluated = true;
+        }
+        let parent = self.node_scope.unwrap_or(0);
+        let scope = self.new_scope(Some(parent), Some(decl_scope), idx);
+        if let Some(s) = self.scopes.get_mut(scope) {
+            s.module = module_of(&self.modulepath, &def.loc.file);
+            s.vars.insert("title".into(), Value::Str(title.clone()));
+            s.vars.insert("name".into(), Value::Str(title.clone()));
+        }
+        let at = |e: LangError| match &loc {
+            Some(l) => {
+                let mut l = l.clone();
+                l.col = 0;
+                crate::lang::eval::in_context(e, "Resource Statement", &l)
+            }
+            None => e,
+        };
+        let bound = self
+            .bind_definition_params(&def, &mut given, scope, &what, false)
+            .map_err(at)?;
+        if let Some((n, _)) = given.first() {
+            return Err(at(plain(format!("{what}: has no parameter named '{n}'"))));
+        }
+        if let Some(r) = self.resources.get_mut(idx) {
+            for (n, v) in bound {
+                if !r.params.iter().any(|(k, _)| *k == n) && !v.is_undef() {
+                    set_param(&mut r.params, n, v);
+                }
+            }
+        }
+        self.set_name_vars(scope, &title, &title);
+        let l = loc.clone().unwrap_or_else(|| def.loc.clone());
+        self.enter(&l)?;
+        let r = self.eval_block(&def.body, scope);
+        self.leave();
+        // Like Puppet, errors from a lazily evaluated defined type are
+        // reported inside the declaring resource statement.
+        r.map(|_| ()).map_err(|e| match (&loc, e.kind) {
+            (Some(l), crate::lang::error::ErrorKind::Evaluation) if e.loc.is_some() => {
+                let mut at = l.clone();
+                at.col = 0;
+                LangError {
+                    kind: e.kind,
+                    message: format!("Error while evaluating a Resource Statement, {e}"),
+                    loc: Some(at),
+                }
+            }
+            _ => e,
+        })
+    }
+
+    /// Find and evaluate the node definition matching this node.
+    pub fn evaluate_node(&mut self) -> LResult<()> {
+        if self.nodes.is_empty() {
+            return Ok(());
+        }
+        let node = self.node.to_lowercase();
+        let mut candidates = vec![node.clone()];
+        let mut n = node.as_str();
+        while let Some((head, _)) = n.rsplit_once('.') {
+            candidates.push(head.to_string());
+            n = head;
+        }
+        let mut found: Option<(Arc<crate::lang::syntax::ast::NodeDef>, String)> = None;
+        let mut regex_caps: Vec<(String, Value)> = Vec::new();
+        'cand: for c in &candidates {
+            for d in &self.nodes {
+                if d.matches
+                    .iter()
+                    .any(|m| matches!(m, NodeMatch::Name(x) if x.to_lowercase() == *c))
+                {
+                    found = Some((d.clone(), c.clone()));
+                    break 'cand;
+                }
+            }
+        }
+        if found.is_none() {
+            'rx: for d in &self.nodes {
+                for m in &d.matches {
+                    if let NodeMatch::Regex(r) = m {
+                        let re = compile_regex(r).map_err(|e| LangError::eval(e, &d.loc))?;
+                        if let Some(caps) = re.captures(&node) {
+                            let vals: Vec<(String, Value)> = caps
+                                .iter()
+                                .enumerate()
+                                .map(|(i, m)| {
+                                    (
+                                        i.to_string(),
+                                        m.map_or(Value::Undef, |m| Value::str(m.as_str())),
+                                    )
+                                })
+                                .collect();
+                            regex_caps = vals;
+                            let cleaned: String = r
+                                .chars()
+                                .filter(|c| {
+                                    c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.')
+                                })
+                                .collect();
+                            found = Some((d.clone(), format!("__node_regexp__{cleaned}")));
+                            break 'rx;
+                        }
+                    }
+                }
+            }
+        }
+        if found.is_none() {
+            for d in &self.nodes {
+                if d.matches.iter().any(|m| matches!(m, NodeMatch::Default)) {
+                    found = Some((d.clone(), "default".into()));
+                    break;
+                }
+            }
+        }
+        let Some((def, name)) = found else {
+            return Err(LangError::load(format!(
+                "Could not find node statement with name 'default' or '{}'",
+                candidates.join(", ")
+            )));
+        };
+        let main = self.main_index;
+        let idx = self.create_resource(
+            "Node",
+            &name,
+            Vec::new(),
+            None,
+            ResKind::Node,
+            Virtuality::Real,
+            Some(main),
+            0,
+        )?;
+        self.class_list.push(name.clone());
+        let scope = self.new_scope(Some(0), Some(0), idx);
+        self.node_scope = Some(scope);
+        if let Some(s) = self.scopes.get_mut(scope) {
+            s.vars.insert("name".into(), Value::Str(name.clone()));
+            s.vars.insert("title".into(), Value::Str(name));
+            s.vars.extend(regex_caps);
+        }
+        self.eval_block(&def.body, scope)?;
+        Ok(())
+    }
+}

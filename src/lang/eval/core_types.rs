@@ -1,0 +1,303 @@
+//! The resource types built into Puppet 7 and their parameters, used to
+//! reject unknown attributes the way Puppet does when it finishes a catalog,
+//! and the namevar of a module's Ruby resource type (read from its source).
+
+use crate::lang::error::{ErrorKind, LResult, LangError};
+use crate::lang::eval::{Evaluator, ResKind};
+
+/// Parameters every resource accepts (Puppet's metaparameters).
+pub const METAPARAMS: &[&str] = &[
+    "alias",
+    "audit",
+    "before",
+    "loglevel",
+    "noop",
+    "notify",
+    "require",
+    "schedule",
+    "stage",
+    "subscribe",
+    "tag",
+];
+
+/// (type, parameters) for Puppet 7's core types, from `puppet describe`.
+const TYPES: &[(&str, &[&str])] = &[
+    (
+        "exec",
+        &[
+            "command",
+            "creates",
+            "cwd",
+            "environment",
+            "group",
+            "logoutput",
+            "onlyif",
+            "path",
+            "refresh",
+            "refreshonly",
+            "returns",
+            "timeout",
+            "tries",
+            "try_sleep",
+            "umask",
+            "unless",
+            "user",
+        ],
+    ),
+    (
+        "file",
+        &[
+            "backup",
+            "checksum",
+            "checksum_value",
+            "content",
+            "ctime",
+            "ensure",
+            "force",
+            "group",
+            "ignore",
+            "links",
+            "max_files",
+            "mode",
+            "mtime",
+            "owner",
+            "path",
+            "purge",
+            "recurse",
+            "recurselimit",
+            "replace",
+            "selinux_ignore_defaults",
+            "selrange",
+            "selrole",
+            "seltype",
+            "seluser",
+            "show_diff",
+            "source",
+            "source_permissions",
+            "sourceselect",
+            "staging_location",
+            "target",
+            "type",
+            "validate_cmd",
+            "validate_replacement",
+        ],
+    ),
+    ("filebucket", &["name", "path", "port", "server"]),
+    (
+        "group",
+        &[
+            "allowdupe",
+            "attribute_membership",
+            "attributes",
+            "auth_membership",
+            "ensure",
+            "forcelocal",
+            "gid",
+            "ia_load_module",
+            "members",
+            "name",
+            "system",
+        ],
+    ),
+    ("notify", &["message", "name", "withpath"]),
+    (
+        "package",
+        &[
+            "adminfile",
+            "allow_virtual",
+            "allowcdrom",
+            "category",
+            "command",
+            "configfiles",
+            "description",
+            "enable_only",
+            "ensure",
+            "flavor",
+            "install_only",
+            "install_options",
+            "instance",
+            "mark",
+            "name",
+            "package_settings",
+            "platform",
+            "reinstall_on_refresh",
+            "responsefile",
+            "root",
+            "source",
+            "status",
+            "uninstall_options",
+            "vendor",
+        ],
+    ),
+    (
+        "resources",
+        &["name", "purge", "unless_system_user", "unless_uid"],
+    ),
+    (
+        "schedule",
+        &[
+            "name",
+            "period",
+            "periodmatch",
+            "range",
+            "repeat",
+            "weekday",
+        ],
+    ),
+    (
+        "service",
+        &[
+            "binary",
+            "control",
+            "enable",
+            "ensure",
+            "flags",
+            "hasrestart",
+            "hasstatus",
+            "logonaccount",
+            "logonpassword",
+            "manifest",
+            "name",
+            "path",
+            "pattern",
+            "restart",
+            "start",
+            "status",
+            "stop",
+            "timeout",
+        ],
+    ),
+    ("stage", &["name"]),
+    (
+        "tidy",
+        &[
+            "age",
+            "backup",
+            "matches",
+            "max_files",
+            "path",
+            "recurse",
+            "rmdirs",
+            "size",
+            "type",
+        ],
+    ),
+    (
+        "user",
+        &[
+            "allowdupe",
+            "attribute_membership",
+            "attributes",
+            "auth_membership",
+            "auths",
+            "comment",
+            "ensure",
+            "expiry",
+            "forcelocal",
+            "gid",
+            "groups",
+            "home",
+            "ia_load_module",
+            "iterations",
+            "key_membership",
+            "keys",
+            "loginclass",
+            "managehome",
+            "membership",
+            "name",
+            "password",
+            "password_max_age",
+            "password_min_age",
+            "password_warn_days",
+            "profile_membership",
+            "profiles",
+            "project",
+            "purge_ssh_keys",
+            "role_membership",
+            "roles",
+            "salt",
+            "shell",
+            "system",
+            "uid",
+        ],
+    ),
+    ("whit", &["name"]),
+    ("component", &["name"]),
+];
+
+/// Types whose resources may name a provider.
+const WITH_PROVIDER: &[&str] = &["exec", "file", "group", "package", "service", "user"];
+
+/// Names of the built-in resource types.
+pub fn is_builtin(name: &str) -> bool {
+    TYPES.iter().any(|(t, _)| *t == name)
+}
+
+fn accepts(type_name: &str, param: &str) -> bool {
+    let Some((_, params)) = TYPES.iter().find(|(t, _)| *t == type_name) else {
+        return true;
+    };
+    params.contains(&param)
+        || METAPARAMS.contains(&param)
+        || (param == "provider" && WITH_PROVIDER.contains(&type_name))
+}
+
+impl<'l> Evaluator<'l> {
+    /// Reject attributes that built-in types do not have.
+    pub fn validate_builtin_params(&self) -> LResult<()> {
+        for r in self.resources.iter().filter(|r| !r.virtual_ && !r.exported) {
+            if r.kind != ResKind::Builtin && r.kind != ResKind::Stage {
+                continue;
+            }
+            let lower = r.type_name.to_lowercase();
+            if let Some((p, _)) = r.params.iter().find(|(p, _)| !accepts(&lower, p)) {
+                let at = r
+                    .loc
+                    .as_ref()
+                    .map(|l| format!(" (file: {}, line: {})", l.file, l.line))
+                    .unwrap_or_default();
+                return Err(LangError {
+                    kind: ErrorKind::Load,
+                    message: format!(
+                        "no parameter named '{p}'{at} on {}[{}]{at}",
+                        r.type_name, r.title
+                    ),
+                    loc: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The namevar a Ruby resource type declares (`newparam(:x, namevar: true)`,
+/// `:namevar => true`, or `isnamevar` in the parameter's block); `name`
+/// when none is marked.
+pub fn ruby_type_namevar(src: &str) -> String {
+    let starts: Vec<(usize, &str)> = src
+        .match_indices("newparam(")
+        .chain(src.match_indices("newproperty("))
+        .collect();
+    let mut starts = starts;
+    starts.sort();
+    for (i, (pos, kw)) in starts.iter().enumerate() {
+        let rest = src.get(pos + kw.len()..).unwrap_or("");
+        let Some(sym) = rest.trim_start().strip_prefix(':') else {
+            continue;
+        };
+        let name: String = sym
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let end = starts.get(i + 1).map_or(src.len(), |(p, _)| *p);
+        let body = src.get(*pos..end).unwrap_or("");
+        let header = body.lines().next().unwrap_or("");
+        let marked = header.contains("namevar: true")
+            || header.contains(":namevar => true")
+            || body.contains("isnamevar");
+        if *kw == "newparam(" && marked && !name.is_empty() {
+            return name;
+        }
+    }
+    "name".into()
+}

@@ -1,0 +1,359 @@
+//! Evaluation of plain expressions: literals, variables and assignment
+//! (with destructuring), blocks, if/unless/case/selectors, type names and
+//! regex matches with their `$0..$n` captures.
+
+use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::eval::{Evaluator, ScopeId, in_context};
+use crate::lang::syntax::ast::{Expr, ExprKind, UnOp};
+use crate::lang::values::regex::compile_regex;
+use crate::lang::values::types::{self, PType, capitalize};
+use crate::lang::values::value::Value;
+
+impl<'l> Evaluator<'l> {
+    pub fn eval_block(&mut self, body: &[Expr], sc: ScopeId) -> LResult<Value> {
+        let mut last = Value::Undef;
+        for e in body {
+            last = self.eval(e, sc)?;
+        }
+        Ok(last)
+    }
+
+    pub fn eval(&mut self, e: &Expr, sc: ScopeId) -> LResult<Value> {
+        self.enter(&e.loc)?;
+        let r = self.eval_inner(e, sc);
+        self.leave();
+        // Expressions that build values are checked against the size and
+        // depth bounds.
+        if let Ok(v) = &r
+            && matches!(
+                e.kind,
+                ExprKind::Array(_)
+                    | ExprKind::Hash(_)
+                    | ExprKind::Interp(_)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Access(..)
+                    | ExprKind::Call { .. }
+                    | ExprKind::MethodCall { .. }
+            )
+            && matches!(
+                v,
+                Value::Array(_)
+                    | Value::Hash(_)
+                    | Value::Str(_)
+                    | Value::Type(_)
+                    | Value::Sensitive(_)
+                    | Value::Iterator(_)
+                    | Value::Rich(_)
+            )
+            && let Some(excess) = crate::lang::values::value::excess(v)
+        {
+            return Err(LangError::eval(excess.to_string(), &e.loc));
+        }
+        r
+    }
+
+    fn eval_inner(&mut self, e: &Expr, sc: ScopeId) -> LResult<Value> {
+        let loc = &e.loc;
+        Ok(match &e.kind {
+            ExprKind::Undef => Value::Undef,
+            ExprKind::Default => Value::Default,
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Bare(s) => Value::Str(s.clone()),
+            ExprKind::Regex(r) => Value::Regex(r.clone()),
+            ExprKind::Interp(parts) => {
+                let mut s = String::new();
+                for p in parts {
+                    let v = self.eval(p, sc)?;
+                    s.push_str(&v.to_s());
+                }
+                Value::Str(s)
+            }
+            ExprKind::TypeRef(name) => Value::Type(self.resolve_type_name(name, loc)?),
+            ExprKind::Var(name) => self.lookup_var(name, sc).unwrap_or(Value::Undef),
+            ExprKind::Array(items) => Value::Array(self.eval_args(items, sc)?),
+            ExprKind::Hash(pairs) => {
+                let mut h = Vec::new();
+                for (k, v) in pairs {
+                    let k = self.eval(k, sc)?;
+                    let v = self.eval(v, sc)?;
+                    crate::lang::values::value::hash_set(&mut h, k, v);
+                }
+                Value::Hash(h)
+            }
+            ExprKind::Unary(op, inner) => {
+                let v = self.eval(inner, sc)?;
+                match op {
+                    UnOp::Not => Value::Bool(!v.truthy()),
+                    UnOp::Splat => v,
+                    UnOp::Neg => match v {
+                        Value::Int(i) => Value::Int(i.wrapping_neg()),
+                        Value::Float(f) => Value::Float(-f),
+                        Value::Str(ref s) => match crate::lang::values::value::str_to_num(s) {
+                            Some(Value::Int(i)) => Value::Int(-i),
+                            Some(Value::Float(f)) => Value::Float(-f),
+                            _ => {
+                                return Err(LangError::eval(
+                                    format!("The value '{s}' cannot be converted to Numeric"),
+                                    loc,
+                                ));
+                            }
+                        },
+                        other => {
+                            return Err(LangError::eval(
+                                format!("Operator '-' is not applicable to {}", other.type_name()),
+                                loc,
+                            ));
+                        }
+                    },
+                }
+            }
+            ExprKind::Binary(op, l, r) => self.eval_binary(*op, l, r, sc, loc)?,
+            ExprKind::Assign(lhs, rhs) => {
+                let v = self.eval(rhs, sc)?;
+                self.assign(lhs, v.clone(), sc, loc)?;
+                v
+            }
+            ExprKind::Access(target, keys) => {
+                let t = self.eval(target, sc)?;
+                let ks = self.eval_args(keys, sc)?;
+                self.access(t, &ks, loc)?
+            }
+            ExprKind::Call { name, args, lambda } => {
+                let vals = self.eval_args(args, sc)?;
+                self.call_function(name, vals, lambda.as_deref(), sc, loc)?
+            }
+            ExprKind::MethodCall {
+                recv,
+                name,
+                args,
+                lambda,
+            } => {
+                let mut vals = vec![self.eval(recv, sc)?];
+                vals.extend(self.eval_args(args, sc)?);
+                self.call_function(name, vals, lambda.as_deref(), sc, loc)?
+            }
+            ExprKind::If { cond, then, els } => {
+                if self.eval(cond, sc)?.truthy() {
+                    self.eval_block(then, sc)?
+                } else if let Some(els) = els {
+                    self.eval_block(els, sc)?
+                } else {
+                    Value::Undef
+                }
+            }
+            ExprKind::Unless { cond, then, els } => {
+                if !self.eval(cond, sc)?.truthy() {
+                    self.eval_block(then, sc)?
+                } else if let Some(els) = els {
+                    self.eval_block(els, sc)?
+                } else {
+                    Value::Undef
+                }
+            }
+            ExprKind::Case { subject, options } => {
+                let v = self.eval(subject, sc)?;
+                let mut default_body = None;
+                for opt in options {
+                    for ov in &opt.values {
+                        if matches!(ov.kind, ExprKind::Default) {
+                            default_body = Some(&opt.body);
+                            continue;
+                        }
+                        let o = self.eval(ov, sc)?;
+                        if self.case_match(&v, &o, sc, &ov.loc)? {
+                            return self.eval_block(&opt.body, sc);
+                        }
+                    }
+                }
+                match default_body {
+                    Some(b) => self.eval_block(b, sc)?,
+                    None => Value::Undef,
+                }
+            }
+            ExprKind::Selector { subject, options } => {
+                let v = self.eval(subject, sc)?;
+                let mut default = None;
+                for (k, val) in options {
+                    if matches!(k.kind, ExprKind::Default) {
+                        default = Some(val);
+                        continue;
+                    }
+                    let o = self.eval(k, sc)?;
+                    if self.case_match(&v, &o, sc, &k.loc)? {
+                        return self.eval(val, sc);
+                    }
+                }
+                match default {
+                    Some(d) => self.eval(d, sc)?,
+                    None => {
+                        return Err(LangError::eval(
+                            format!(
+                                "No matching entry for selector parameter with value '{}'",
+                                v.to_s()
+                            ),
+                            loc,
+                        ));
+                    }
+                }
+            }
+            ExprKind::Relationship(op, l, r) => self.eval_relationship(*op, l, r, sc, loc)?,
+            ExprKind::Resource {
+                virt,
+                type_name,
+                bodies,
+            } => self
+                .eval_resource(*virt, type_name, bodies, sc, loc)
+                .map_err(|e| in_context(e, "Resource Statement", loc))?,
+            ExprKind::ResourceDefaults { type_name, ops } => {
+                self.eval_defaults(type_name, ops, sc, loc)?
+            }
+            ExprKind::ResourceOverride { target, ops } => {
+                self.eval_override(target, ops, sc, loc)?
+            }
+            ExprKind::Collector {
+                type_name,
+                exported,
+                query,
+                overrides,
+            } => self.eval_collector(type_name, *exported, query.as_deref(), overrides, sc, loc)?,
+            ExprKind::Block(body) => self.eval_block(body, sc)?,
+            ExprKind::ClassDef(_)
+            | ExprKind::DefineDef(_)
+            | ExprKind::NodeDef(_)
+            | ExprKind::FunctionDef(_)
+            | ExprKind::TypeAlias(..) => Value::Undef,
+        })
+    }
+
+    /// Evaluate arguments, expanding `*splat` of arrays.
+    pub fn eval_args(&mut self, args: &[Expr], sc: ScopeId) -> LResult<Vec<Value>> {
+        let mut out = Vec::with_capacity(args.len());
+        for a in args {
+            if let ExprKind::Unary(UnOp::Splat, inner) = &a.kind {
+                match self.eval(inner, sc)? {
+                    Value::Array(items) => out.extend(items),
+                    other => out.push(other),
+                }
+            } else {
+                out.push(self.eval(a, sc)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn assign(&mut self, lhs: &Expr, v: Value, sc: ScopeId, op_loc: &Loc) -> LResult<()> {
+        match &lhs.kind {
+            ExprKind::Var(name) => self.set_var(name, v, sc, op_loc),
+            ExprKind::Array(targets) => {
+                let vals = match v {
+                    Value::Array(a) => a,
+                    other => {
+                        return Err(LangError::eval(
+                            format!(
+                                "Cannot assign a {} to multiple variables",
+                                other.type_name()
+                            ),
+                            &lhs.loc,
+                        ));
+                    }
+                };
+                if vals.len() != targets.len() {
+                    return Err(LangError::eval(
+                        format!(
+                            "Mismatched number of assignable entries and values, expected {}, got {}",
+                            targets.len(),
+                            vals.len()
+                        ),
+                        &lhs.loc,
+                    ));
+                }
+                for (t, v) in targets.iter().zip(vals) {
+                    self.assign(t, v, sc, op_loc)?;
+                }
+                Ok(())
+            }
+            _ => Err(LangError::eval(
+                "Illegal attempt to assign to a non-variable",
+                &lhs.loc,
+            )),
+        }
+    }
+
+    /// Resolve a capitalized name to a type (built-in, alias or resource type).
+    pub fn resolve_type_name(&mut self, name: &str, loc: &Loc) -> LResult<PType> {
+        let name = name.trim_start_matches("::");
+        if let Some(t) = types::builtin_type(name) {
+            return Ok(t);
+        }
+        let key = name.to_lowercase();
+        if !self.type_aliases.contains_key(&key) {
+            self.autoload_type_alias(&key);
+        }
+        if let Some(expr) = self.type_aliases.get(&key).cloned() {
+            if !self.resolving_aliases.insert(key.clone()) {
+                return Ok(PType::Alias(name.to_string(), Box::new(PType::Any)));
+            }
+            let v = self.eval(&expr, 0);
+            self.resolving_aliases.remove(&key);
+            return match v? {
+                Value::Type(t) => Ok(PType::Alias(name.to_string(), Box::new(t))),
+                other => Err(LangError::eval(
+                    format!(
+                        "Type alias '{name}' does not resolve to a type, got {}",
+                        other.type_name()
+                    ),
+                    loc,
+                )),
+            };
+        }
+        if let Some(t) = types::stdlib_alias(name) {
+            return Ok(t);
+        }
+        Ok(PType::Resource(Some(capitalize(name)), None))
+    }
+
+    /// Does case/selector option `o` match value `v`?
+    pub fn case_match(&mut self, v: &Value, o: &Value, sc: ScopeId, loc: &Loc) -> LResult<bool> {
+        Ok(match o {
+            Value::Regex(r) => match v {
+                Value::Str(s) => self.regex_match(r, s, sc, loc)?,
+                _ => false,
+            },
+            Value::Type(t) if !matches!(v, Value::Type(_)) => types::is_instance(t, v),
+            Value::Array(opts) if !matches!(v, Value::Array(_)) => {
+                let mut any = false;
+                for x in opts {
+                    if crate::lang::values::value::values_equal(v, x) {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            }
+            _ => crate::lang::values::value::values_equal(v, o),
+        })
+    }
+
+    /// Match and set `$0..$n` in scope `sc` on success.
+    pub fn regex_match(&mut self, pattern: &str, s: &str, sc: ScopeId, loc: &Loc) -> LResult<bool> {
+        let re = compile_regex(pattern).map_err(|m| LangError::eval(m, loc))?;
+        match re.captures(s) {
+            Some(caps) => {
+                if let Some(scope) = self.scopes.get_mut(sc) {
+                    scope
+                        .vars
+                        .retain(|k, _| !k.chars().all(|c| c.is_ascii_digit()));
+                    for (i, c) in caps.iter().enumerate() {
+                        let val = c.map_or(Value::Undef, |m| Value::Str(m.as_str().to_string()));
+                        scope.vars.insert(i.to_string(), val);
+                    }
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}

@@ -1,0 +1,442 @@
+//! Setting up a compilation (top scope, facts, Stage[main], Class[main]) and
+//! finishing it: lazy defined types and collectors to a fixpoint, overrides,
+//! resource defaults, relationships turned into metaparameters; then the
+//! evaluator's [`Output`], from which the catalog is built.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use crate::lang::error::plain;
+use crate::lang::error::{LResult, LangError};
+use crate::lang::eval::resources::{set_param, titles};
+use crate::lang::eval::{Evaluator, Library, RelEnd, ResKind, Scope};
+use crate::lang::loader::Loader;
+use crate::lang::syntax::ast::{Expr, Virtuality};
+use crate::lang::values::types::PType;
+use crate::lang::values::value::Value;
+
+/// Upper bound on fixpoint rounds (defines creating defines...).
+const MAX_ROUNDS: usize = 10_000;
+
+impl<'l> Evaluator<'l> {
+    pub fn new(
+        loader: &'l dyn Loader,
+        modulepath: Vec<PathBuf>,
+        env_dir: Option<PathBuf>,
+        node: &str,
+        facts: &serde_json::Map<String, serde_json::Value>,
+        library: &'static dyn Library,
+    ) -> Evaluator<'l> {
+        let facts_v = Value::from_json(&serde_json::Value::Object(facts.clone()));
+        let mut ev = Evaluator {
+            loader,
+            library,
+            modulepath,
+            env_dir,
+            node: node.to_string(),
+            environment: "production".into(),
+            classes: HashMap::new(),
+            defines: HashMap::new(),
+            functions: HashMap::new(),
+            type_aliases: HashMap::new(),
+            resolving_aliases: HashSet::new(),
+            nodes: Vec::new(),
+            loaded_files: HashSet::new(),
+            scopes: vec![Scope::default()],
+            resources: Vec::new(),
+            index: HashMap::new(),
+            edges: Vec::new(),
+            class_scopes: HashMap::new(),
+            class_list: Vec::new(),
+            pending_defines: Vec::new(),
+            collectors: Vec::new(),
+            overrides: Vec::new(),
+            relationships: Vec::new(),
+            depth: 0,
+            messages: Vec::new(),
+            hiera_cache: HashMap::new(),
+            main_index: 0,
+            stage_index: 0,
+            node_scope: None,
+            type_cache: HashMap::new(),
+            facts: facts_v.clone(),
+            render_stack: Vec::new(),
+            pending_realize: Vec::new(),
+            control_value: Value::Undef,
+            catalog_weight: 0,
+            hiera_global: None,
+        };
+        let mut vars = HashMap::new();
+        if let Value::Hash(h) = &facts_v {
+            for (k, v) in h {
+                if let Value::Str(k) = k {
+                    vars.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let (host, domain) = match node.split_once('.') {
+            Some((h, d)) => (h.to_string(), d.to_string()),
+            None => (node.to_string(), String::new()),
+        };
+        let trusted = Value::Hash(vec![
+            (Value::str("authenticated"), Value::str("local")),
+            (Value::str("certname"), Value::str(node)),
+            (Value::str("domain"), Value::str(domain)),
+            (Value::str("extensions"), Value::Hash(Vec::new())),
+            (Value::str("hostname"), Value::str(host)),
+        ]);
+        vars.insert("facts".into(), facts_v);
+        vars.insert("trusted".into(), trusted);
+        vars.insert("clientcert".into(), Value::str(node));
+        vars.insert("environment".into(), Value::str("production"));
+        vars.insert("name".into(), Value::str("main"));
+        vars.insert("title".into(), Value::str("main"));
+        if let Some(s) = ev.scopes.first_mut() {
+            s.vars = vars;
+        }
+        ev
+    }
+
+    /// Create Stage[main], Class[Settings] and Class[main].
+    pub fn setup_main(&mut self) -> LResult<()> {
+        let stage = self.create_resource(
+            "Stage",
+            "main",
+            vec![("name".into(), Value::str("main"))],
+            None,
+            ResKind::Stage,
+            Virtuality::Real,
+            None,
+            0,
+        )?;
+        self.stage_index = stage;
+        self.create_resource(
+            "Class",
+            "Settings",
+            Vec::new(),
+            None,
+            ResKind::Class,
+            Virtuality::Real,
+            Some(stage),
+            0,
+        )?;
+        self.class_list.push("settings".into());
+        let main = self.create_resource(
+            "Class",
+            "main",
+            vec![("name".into(), Value::str("main"))],
+            None,
+            ResKind::Class,
+            Virtuality::Real,
+            Some(stage),
+            0,
+        )?;
+        self.main_index = main;
+        if let Some(s) = self.scopes.first_mut() {
+            s.container = main;
+        }
+        Ok(())
+    }
+
+    /// Evaluate the main manifest's statements, then the node definition,
+    /// then finish.
+    pub fn run(&mut self, stmts: &[Expr]) -> LResult<()> {
+        self.setup_main()?;
+        self.hoist(stmts, "");
+        self.eval_block(stmts, 0)?;
+        self.evaluate_node()?;
+        self.finish()
+    }
+
+    pub fn finish(&mut self) -> LResult<()> {
+        for _ in 0..MAX_ROUNDS {
+            let mut progress = false;
+            while !self.pending_defines.is_empty() {
+                let batch = std::mem::take(&mut self.pending_defines);
+                for idx in batch {
+                    self.evaluate_define(idx)?;
+                }
+                progress = true;
+            }
+            if self.apply_realize()? {
+                progress = true;
+            }
+            if self.run_collectors()? {
+                progress = true;
+            }
+            // Realized virtual defines need evaluation too.
+            let unevaluated: Vec<usize> = self
+                .resources
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.kind == ResKind::Define && !r.virtual_ && !r.evaluated)
+                .map(|(i, _)| i)
+                .collect();
+            if !unevaluated.is_empty() {
+                self.pending_defines.extend(unevaluated);
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+        self.apply_overrides()?;
+        for i in 0..self.resources.len() {
+            if self
+                .resources
+                .get(i)
+                .is_some_and(|r| r.kind == ResKind::Builtin)
+            {
+                self.apply_defaults(i);
+            }
+        }
+        self.apply_relationships()?;
+        self.validate_builtin_params()
+    }
+
+    fn run_collectors(&mut self) -> LResult<bool> {
+        let mut progress = false;
+        for ci in 0..self.collectors.len() {
+            let Some(c) = self.collectors.get(ci).cloned() else {
+                continue;
+            };
+            if c.exported {
+                continue;
+            }
+            for ri in 0..self.resources.len() {
+                if c.matched.contains(&ri) {
+                    continue;
+                }
+                let Some(r) = self.resources.get(ri) else {
+                    continue;
+                };
+                if r.type_name != c.type_name || r.exported {
+                    continue;
+                }
+                let hit = match &c.query {
+                    Some(q) => self.query_match(q, ri, c.scope)?,
+                    None => true,
+                };
+                if !hit {
+                    continue;
+                }
+                if let Some(col) = self.collectors.get_mut(ci) {
+                    col.matched.insert(ri);
+                }
+                if let Some(r) = self.resources.get_mut(ri) {
+                    if r.virtual_ {
+                        r.virtual_ = false;
+                        progress = true;
+                    }
+                    Self::apply_param_ops(r, &c.overrides);
+                }
+            }
+        }
+        Ok(progress)
+    }
+
+    fn apply_overrides(&mut self) -> LResult<()> {
+        let ovs = std::mem::take(&mut self.overrides);
+        for (refs, ops, loc) in ovs {
+            for key in refs {
+                let Some(&idx) = self.index.get(&key) else {
+                    return Err(LangError::eval(
+                        format!(
+                            "Resource Override can only operate on resources, got: {}[{}]-Reference",
+                            key.0, key.1
+                        ),
+                        &loc,
+                    ));
+                };
+                if let Some(r) = self.resources.get_mut(idx) {
+                    Self::apply_param_ops(r, &ops);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_end(&self, e: &RelEnd) -> Vec<usize> {
+        match e {
+            RelEnd::Refs(refs) => refs
+                .iter()
+                .filter_map(|k| self.index.get(k).copied())
+                .collect(),
+            RelEnd::Collector(ci) => {
+                let mut v: Vec<usize> = self
+                    .collectors
+                    .get(*ci)
+                    .map(|c| c.matched.iter().copied().collect())
+                    .unwrap_or_default();
+                v.sort_unstable();
+                v
+            }
+        }
+    }
+
+    fn apply_relationships(&mut self) -> LResult<()> {
+        let rels = std::mem::take(&mut self.relationships);
+        for (src, tgt, param, _loc) in rels {
+            let first = |e: &RelEnd| match e {
+                RelEnd::Refs(r) => r
+                    .first()
+                    .map(|k| format!("{}[{}]", k.0, k.1))
+                    .unwrap_or_default(),
+                RelEnd::Collector(_) => String::new(),
+            };
+            for (end, other, dir) in [(&src, &tgt, "to"), (&tgt, &src, "from")] {
+                if let RelEnd::Refs(refs) = end {
+                    for k in refs {
+                        if !self.index.contains_key(k) {
+                            return Err(LangError::load(format!(
+                                "Could not find resource '{}[{}]' for relationship {dir} '{}'",
+                                k.0,
+                                k.1,
+                                first(other)
+                            )));
+                        }
+                    }
+                }
+            }
+            let sources = self.resolve_end(&src);
+            let targets = self.resolve_end(&tgt);
+            if targets.is_empty() {
+                continue;
+            }
+            let target_refs: Vec<Value> = targets
+                .iter()
+                .filter_map(|i| self.resources.get(*i))
+                .map(|r| {
+                    Value::Type(PType::Resource(
+                        Some(r.type_name.clone()),
+                        Some(r.title.clone()),
+                    ))
+                })
+                .collect();
+            for s in sources {
+                let Some(r) = self.resources.get_mut(s) else {
+                    continue;
+                };
+                let mut cur = match r
+                    .params
+                    .iter()
+                    .find(|(n, _)| n == param)
+                    .map(|(_, v)| v.clone())
+                {
+                    Some(Value::Array(a)) => a,
+                    Some(Value::Undef) | None => Vec::new(),
+                    Some(other) => vec![other],
+                };
+                cur.extend(target_refs.iter().cloned());
+                set_param(&mut r.params, param.to_string(), Value::Array(cur));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validate that references in relationship metaparameters exist.
+    pub fn check_metaparam_refs(&self) -> LResult<()> {
+        for r in self.resources.iter().filter(|r| !r.virtual_) {
+            for (n, v) in &r.params {
+                if !matches!(n.as_str(), "before" | "require" | "notify" | "subscribe") {
+                    continue;
+                }
+                let mut refs = Vec::new();
+                if crate::lang::eval::resources::collect_refs(v, &mut refs).is_err() {
+                    continue;
+                }
+                for k in refs {
+                    if !self.index.contains_key(&k) {
+                        let _ = titles(v);
+                        return Err(plain(format!(
+                            "Could not find resource '{}[{}]' in parameter '{n}'",
+                            k.0, k.1
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A resource's index in [`Output::resources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResId(pub usize);
+
+/// One resource of a finished compilation.
+#[derive(Debug, Clone)]
+pub struct OutputResource {
+    pub type_name: String,
+    pub title: String,
+    pub params: Vec<(String, Value)>,
+    pub loc: Option<crate::lang::error::Loc>,
+    pub kind: ResKind,
+    pub virtual_: bool,
+    pub exported: bool,
+    pub tags: Vec<String>,
+    /// The parameter that names a resource of this type (`name`, `path`...).
+    pub namevar: String,
+}
+
+/// What a compilation produced: everything the catalog is built from.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub node: String,
+    pub environment: String,
+    /// Every resource in declaration order, virtual and exported ones too.
+    pub resources: Vec<OutputResource>,
+    /// Containment edges: (container, contained).
+    pub edges: Vec<(ResId, ResId)>,
+    /// Declared classes in order.
+    pub classes: Vec<String>,
+    /// Output of notice(), warning() and the other logging functions.
+    pub messages: Vec<String>,
+}
+
+impl<'l> Evaluator<'l> {
+    /// The parameter that names a resource of `type_name`.
+    fn namevar(&self, type_name: &str) -> String {
+        let lower = type_name.to_lowercase();
+        match lower.as_str() {
+            "exec" => "command".into(),
+            "file" => "path".into(),
+            _ => self
+                .type_cache
+                .get(&lower)
+                .and_then(|n| n.clone())
+                .unwrap_or_else(|| "name".into()),
+        }
+    }
+
+    /// The result of a finished compilation (after [`Evaluator::run`]).
+    pub fn into_output(self) -> Output {
+        let resources = self
+            .resources
+            .iter()
+            .map(|r| OutputResource {
+                namevar: self.namevar(&r.type_name),
+                type_name: r.type_name.clone(),
+                title: r.title.clone(),
+                params: r.params.clone(),
+                loc: r.loc.clone(),
+                kind: r.kind,
+                virtual_: r.virtual_,
+                exported: r.exported,
+                tags: r.tags.clone(),
+            })
+            .collect();
+        Output {
+            node: self.node,
+            environment: self.environment,
+            resources,
+            edges: self
+                .edges
+                .iter()
+                .map(|&(a, b)| (ResId(a), ResId(b)))
+                .collect(),
+            classes: self.class_list,
+            messages: self.messages,
+        }
+    }
+}

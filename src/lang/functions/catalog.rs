@@ -1,0 +1,318 @@
+//! Functions that build the catalog: `include`, `require`, `contain`,
+//! `hiera_include`, `realize`, `tag`, `tagged`, `defined`,
+//! `create_resources`, `ensure_resource(s)` and `ensure_packages`.
+
+use crate::lang::error::{LResult, Loc, plain};
+use crate::lang::eval::resources::{push_tag, set_param, titles};
+use crate::lang::eval::{Call, Evaluator, ResKind, ScopeId};
+use crate::lang::functions::{Block, Builder, Family, any, sig};
+use crate::lang::syntax::ast::Virtuality;
+use crate::lang::values::types::{PType, capitalize};
+use crate::lang::values::value::Value;
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Catalog;
+    let classes = sig("Array[Type[Class]]").rest("names", any());
+    b.add(&["include", "require", "contain"], f, classes, include);
+    b.add(
+        &["hiera_include"],
+        f,
+        sig("Array[Type[Class]]")
+            .req("key", any())
+            .opt("default", any())
+            .block(Block::Optional),
+        hiera_include,
+    );
+    b.add(&["realize"], f, sig("Undef").rest("refs", any()), realize);
+    b.add(&["tag"], f, sig("Undef").rest("tags", any()), tag);
+    b.add(&["tagged"], f, sig("Boolean").rest("tags", any()), tagged);
+    b.add(
+        &["defined"],
+        f,
+        sig("Boolean").rest("names", any()),
+        defined,
+    );
+    b.add(
+        &["create_resources"],
+        f,
+        sig("Undef")
+            .req("type", any())
+            .req("resources", any())
+            .opt("defaults", any()),
+        create_resources,
+    );
+    b.add(
+        &["ensure_resource", "ensure_resources"],
+        f,
+        sig("Undef")
+            .req("type", any())
+            .req("titles", any())
+            .opt("params", any()),
+        ensure,
+    );
+    b.add(
+        &["ensure_packages", "stdlib::ensure_packages"],
+        f,
+        sig("Undef").req("packages", any()).opt("defaults", any()),
+        ensure,
+    );
+}
+
+fn class_ref(n: &str) -> Value {
+    Value::Type(PType::Class(Some(
+        n.trim_start_matches("::").to_lowercase(),
+    )))
+}
+
+/// `include`, `require` and `contain`: declare classes; `contain` adds a
+/// containment edge, `require` a `require` on the caller's container.
+fn include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let (sc, loc) = (c.scope, c.loc);
+    let mut refs = Vec::new();
+    for a in &c.args {
+        for n in titles(a) {
+            let idx = ev.declare_class(&n, None, sc, loc)?;
+            if c.name == "contain" {
+                let container = ev.container_of(sc);
+                if !ev.edges.contains(&(container, idx)) {
+                    ev.edges.push((container, idx));
+                }
+            }
+            if c.name == "require" {
+                let container = ev.container_of(sc);
+                if let Some(r) = ev.resources.get_mut(container) {
+                    let mut cur = match r
+                        .params
+                        .iter()
+                        .find(|(k, _)| k == "require")
+                        .map(|(_, v)| v.clone())
+                    {
+                        Some(Value::Array(a)) => a,
+                        Some(Value::Undef) | None => Vec::new(),
+                        Some(o) => vec![o],
+                    };
+                    cur.push(class_ref(&n));
+                    set_param(&mut r.params, "require".into(), Value::Array(cur));
+                }
+            }
+            refs.push(class_ref(&n));
+        }
+    }
+    Ok(Value::Array(refs))
+}
+
+fn hiera_include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let found = ev.fn_lookup("hiera_array", &c.args, None, c.scope)?;
+    let mut refs = Vec::new();
+    for n in titles(&found) {
+        ev.declare_class(&n, None, c.scope, c.loc)?;
+        refs.push(class_ref(&n));
+    }
+    Ok(Value::Array(refs))
+}
+
+fn realize(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    ev.realize(&c.args)?;
+    Ok(Value::Undef)
+}
+
+fn tag(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let container = ev.container_of(c.scope);
+    if let Some(r) = ev.resources.get_mut(container) {
+        for a in &c.args {
+            for t in titles(a) {
+                push_tag(&mut r.tags, &t);
+            }
+        }
+    }
+    Ok(Value::Undef)
+}
+
+fn tagged(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let container = ev.container_of(c.scope);
+    let tags = ev
+        .resources
+        .get(container)
+        .map(|r| r.tags.clone())
+        .unwrap_or_default();
+    Ok(Value::Bool(
+        c.args
+            .iter()
+            .flat_map(titles)
+            .all(|t| tags.contains(&t.to_lowercase())),
+    ))
+}
+
+/// `defined`: a variable (`'$x'`), a class, resource type or function
+/// name, or a resource or class reference.
+fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    for a in &c.args {
+        let hit = match a {
+            Value::Str(s) if s.starts_with('$') => {
+                let n = s.trim_start_matches('$');
+                ev.lookup_var(n, c.scope).is_some()
+            }
+            Value::Str(s) => {
+                let l = s.trim_start_matches("::").to_lowercase();
+                ev.find_class(&l)?.is_some()
+                    || ev.resource_kind(&l).is_some()
+                    || ev.functions.contains_key(&l)
+            }
+            Value::Type(PType::Resource(Some(t), Some(title))) => ev
+                .index
+                .get(&(t.clone(), title.clone()))
+                .is_some_and(|i| ev.resources.get(*i).is_some_and(|r| !r.virtual_)),
+            Value::Type(PType::Class(Some(cl))) => ev
+                .index
+                .contains_key(&("Class".to_string(), capitalize(cl))),
+            Value::Type(PType::Resource(Some(t), None)) => {
+                ev.resource_kind(&t.to_lowercase()).is_some()
+            }
+            _ => false,
+        };
+        if hit {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let tname = c.arg(0).to_s().to_lowercase();
+    let Some(Value::Hash(h)) = c.args.get(1) else {
+        return Err(plain("create_resources(): second argument must be a Hash"));
+    };
+    let defaults = match c.args.get(2) {
+        Some(Value::Hash(d)) => d.clone(),
+        _ => Vec::new(),
+    };
+    for (title, params) in h {
+        let mut ps: Vec<(String, Value)> = defaults
+            .iter()
+            .map(|(k, v)| (k.to_s(), v.clone()))
+            .collect();
+        if let Value::Hash(p) = params {
+            for (k, v) in p {
+                set_param(&mut ps, k.to_s(), v.clone());
+            }
+        }
+        declare_simple(ev, &tname, &title.to_s(), ps, c.scope, c.loc, false)?;
+    }
+    Ok(Value::Undef)
+}
+
+/// Declare a resource from a function (create_resources, ensure_resource).
+fn declare_simple(
+    ev: &mut Evaluator<'_>,
+    tname: &str,
+    title: &str,
+    params: Vec<(String, Value)>,
+    sc: ScopeId,
+    loc: &Loc,
+    virt: bool,
+) -> LResult<()> {
+    let lower = tname.trim_start_matches("::").to_lowercase();
+    if lower == "class" {
+        ev.declare_class(title, Some(params), sc, loc)?;
+        return Ok(());
+    }
+    let Some(kind) = ev.resource_kind(&lower) else {
+        return Err(plain(format!("Unknown resource type: '{lower}'")));
+    };
+    let container = ev.container_of(sc);
+    let v = if virt {
+        Virtuality::Virtual
+    } else {
+        Virtuality::Real
+    };
+    let idx = ev.create_resource(
+        &capitalize(&lower),
+        title,
+        params,
+        Some(loc.clone()),
+        kind,
+        v,
+        Some(container),
+        sc,
+    )?;
+    if kind == ResKind::Define && !virt {
+        ev.pending_defines.push(idx);
+    }
+    Ok(())
+}
+
+/// `ensure_resource`, `ensure_resources`, `ensure_packages`: declare
+/// unless an identical resource exists.
+fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let (name, args, sc, loc) = (c.name, &c.args, c.scope, c.loc);
+    type Todo = (String, String, Vec<(String, Value)>);
+    let mut todo: Vec<Todo> = Vec::new();
+    let hash_params = |v: Option<&Value>| -> Vec<(String, Value)> {
+        match v {
+            Some(Value::Hash(h)) => h.iter().map(|(k, v)| (k.to_s(), v.clone())).collect(),
+            _ => Vec::new(),
+        }
+    };
+    match name {
+        "ensure_resource" => {
+            let t = args.first().map(|v| v.to_s()).unwrap_or_default();
+            for title in titles(args.get(1).unwrap_or(&Value::Undef)) {
+                todo.push((t.clone(), title, hash_params(args.get(2))));
+            }
+        }
+        "ensure_resources" => {
+            let t = args.first().map(|v| v.to_s()).unwrap_or_default();
+            if let Some(Value::Hash(h)) = args.get(1) {
+                for (title, p) in h {
+                    let mut ps = hash_params(args.get(2));
+                    for (k, v) in hash_params(Some(p)) {
+                        set_param(&mut ps, k, v);
+                    }
+                    todo.push((t.clone(), title.to_s(), ps));
+                }
+            }
+        }
+        _ => {
+            let defaults = hash_params(args.get(1));
+            match args.first() {
+                Some(Value::Hash(h)) => {
+                    for (title, p) in h {
+                        let mut ps = vec![("ensure".to_string(), Value::str("installed"))];
+                        for (k, v) in defaults.iter().cloned().chain(hash_params(Some(p))) {
+                            set_param(&mut ps, k, v);
+                        }
+                        todo.push(("package".into(), title.to_s(), ps));
+                    }
+                }
+                Some(v) => {
+                    for title in titles(v) {
+                        let mut ps = vec![("ensure".to_string(), Value::str("installed"))];
+                        for (k, v) in defaults.iter().cloned() {
+                            set_param(&mut ps, k, v);
+                        }
+                        todo.push(("package".into(), title, ps));
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    for (t, title, ps) in todo {
+        let key = (capitalize(&t.to_lowercase()), title.clone());
+        if let Some(&idx) = ev.index.get(&key) {
+            let same = ev.resources.get(idx).is_some_and(|r| {
+                ps.iter()
+                    .all(|(k, v)| r.params.iter().any(|(rk, rv)| rk == k && rv == v))
+            });
+            if !same {
+                return Err(plain(format!(
+                    "Duplicate declaration: {}[{}] is already declared; cannot redeclare",
+                    key.0, key.1
+                )));
+            }
+            continue;
+        }
+        declare_simple(ev, &t, &title, ps, sc, loc, false)?;
+    }
+    Ok(Value::Undef)
+}

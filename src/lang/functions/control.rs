@@ -1,0 +1,89 @@
+//! Control functions: `fail`, the logging functions (`notice`, `warning`,
+//! ...), `next`, `break` and `return`, `assert_type` and `assert_private`.
+
+use crate::lang::error::{ErrorKind, LResult, LangError, plain};
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Block, Builder, Family, any, sig};
+use crate::lang::values::types;
+use crate::lang::values::value::Value;
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Control;
+    b.add(
+        &[
+            "notice", "info", "warning", "err", "debug", "alert", "crit", "emerg",
+        ],
+        f,
+        sig("Undef").rest("values", any()),
+        log,
+    );
+    b.add(&["fail"], f, sig("Undef").rest("message", any()), fail);
+    b.add(
+        &["next", "break", "return"],
+        f,
+        sig("Undef").opt("value", any()),
+        control,
+    );
+    b.add(
+        &["assert_type"],
+        f,
+        sig("Any")
+            .req("type", any())
+            .opt("value", any())
+            .block(Block::Optional),
+        assert_type,
+    );
+    b.add(
+        &["assert_private"],
+        f,
+        sig("Undef").opt("message", any()),
+        assert_private,
+    );
+}
+
+fn words(args: &[Value]) -> String {
+    args.iter().map(|v| v.to_s()).collect::<Vec<_>>().join(" ")
+}
+
+fn log(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    ev.messages.push(format!("{}: {}", c.name, words(&c.args)));
+    Ok(Value::Undef)
+}
+
+fn fail(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    Err(plain(words(&c.args)))
+}
+
+/// `next`, `break` and `return` unwind to the enclosing lambda, iteration
+/// or function with their value.
+fn control(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    ev.control_value = c.arg(0);
+    let kind = match c.name {
+        "next" => ErrorKind::Next,
+        "break" => ErrorKind::Break,
+        _ => ErrorKind::Return,
+    };
+    Err(LangError {
+        kind,
+        message: format!("{}() is not allowed here", c.name),
+        loc: Some(c.loc.clone()),
+    })
+}
+
+fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let Value::Type(t) = c.arg(0) else {
+        return Err(plain("assert_type expects a Type as first argument"));
+    };
+    let v = c.arg(1);
+    if types::is_instance(&t, &v) {
+        Ok(v)
+    } else if let Some(l) = c.lambda {
+        ev.call_lambda(l, vec![Value::Type(t.clone()), v], c.scope)
+    } else {
+        Err(plain(format!("assert_type(): {}", types::mismatch(&t, &v))))
+    }
+}
+
+fn assert_private(_: &mut Evaluator<'_>, _: Call<'_>) -> LResult<Value> {
+    Ok(Value::Undef)
+}

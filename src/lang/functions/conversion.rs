@@ -1,0 +1,191 @@
+//! Conversion and type functions: `type`, the `Type(value)` constructors
+//! (`String(x)`, `Integer(x)`, ...), `hash`, `unwrap`, `to_json`,
+//! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array` and
+//! the `is_*` predicates.
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Builder, Family, any, sig};
+use crate::lang::values::convert::new_value;
+use crate::lang::values::types::infer::infer_type;
+use crate::lang::values::types::{self, PType, capitalize};
+use crate::lang::values::value::{Value, str_to_num};
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Conversion;
+    let one = |ret| sig(ret).req("value", any());
+    b.add(
+        &["type"],
+        f,
+        sig("Type").req("value", any()).opt("inference", any()),
+        type_of,
+    );
+    b.add(&["hash"], f, one("Hash"), to_hash);
+    b.add(&["unwrap"], f, one("Any"), unwrap);
+    b.add(
+        &["to_json", "to_json_pretty"],
+        f,
+        sig("String").req("data", any()).rest("options", any()),
+        to_json,
+    );
+    b.add(
+        &["parsejson"],
+        f,
+        sig("Data").req("json", any()).opt("default", any()),
+        parsejson,
+    );
+    b.add(
+        &["bool2str"],
+        f,
+        sig("String")
+            .req("value", any())
+            .opt("true_value", any())
+            .opt("false_value", any()),
+        bool2str,
+    );
+    b.add(&["str2bool"], f, one("Boolean"), str2bool);
+    b.add(
+        &["any2array"],
+        f,
+        sig("Array").rest("values", any()),
+        any2array,
+    );
+    b.add(&["is_string"], f, one("Boolean"), is_string);
+    b.add(&["is_array"], f, one("Boolean"), is_array);
+    b.add(&["is_hash"], f, one("Boolean"), is_hash);
+    b.add(&["is_bool"], f, one("Boolean"), is_bool);
+    b.add(&["is_integer"], f, one("Boolean"), is_integer);
+    b.add(&["is_numeric"], f, one("Boolean"), is_numeric);
+}
+
+/// `Type(value, ...)` for a data type name written capitalized (`Integer('1')`):
+/// `Type.new`. `None` when the name is not a data type.
+pub fn type_constructor(c: Call<'_>) -> Option<LResult<Value>> {
+    if !c.written.starts_with(|ch: char| ch.is_ascii_uppercase()) {
+        return None;
+    }
+    let t = types::builtin_type(c.written).or_else(|| types::builtin_type(&capitalize(c.name)))?;
+    Some(new_value(&t, &c.args))
+}
+
+fn type_of(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    Ok(Value::Type(infer_type(&c.arg(0))))
+}
+
+fn unwrap(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(match a0 {
+        Value::Sensitive(inner) => *inner,
+        other => other,
+    })
+}
+
+fn to_json(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let name = c.name;
+    Ok({
+        let j = a0.to_json().unwrap_or(serde_json::Value::Null);
+        let out = if name == "to_json" {
+            serde_json::to_string(&j)
+        } else {
+            serde_json::to_string_pretty(&j)
+        };
+        Value::Str(out.map_err(|e| plain(e.to_string()))?)
+    })
+}
+
+fn parsejson(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(
+        match serde_json::from_str::<serde_json::Value>(&a0.to_s()) {
+            Ok(j) => Value::from_json(&j),
+            Err(e) => return Err(plain(format!("parsejson(): {e}"))),
+        },
+    )
+}
+
+fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let args = &c.args;
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok(Value::Str(match a0 {
+        Value::Bool(true) => {
+            if s(a1).is_empty() {
+                "true".to_string()
+            } else {
+                s(a1)
+            }
+        }
+        _ => {
+            if s(args.get(2)).is_empty() {
+                "false".to_string()
+            } else {
+                s(args.get(2))
+            }
+        }
+    }))
+}
+
+fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(matches!(
+        a0.to_s().to_lowercase().as_str(),
+        "true" | "yes" | "y" | "1" | "on"
+    )))
+}
+
+fn any2array(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(match a0 {
+        Value::Array(_) => a0,
+        Value::Undef => Value::Array(vec![]),
+        Value::Hash(h) => Value::Array(h.into_iter().flat_map(|(k, v)| [k, v]).collect()),
+        other => Value::Array(vec![other]),
+    })
+}
+
+fn is_string(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(matches!(a0, Value::Str(_))))
+}
+
+fn is_array(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(matches!(a0, Value::Array(_))))
+}
+
+fn is_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(matches!(a0, Value::Hash(_))))
+}
+
+fn is_bool(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(matches!(a0, Value::Bool(_))))
+}
+
+fn is_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(
+        matches!(a0, Value::Int(_)) || matches!(&a0, Value::Str(x) if x.parse::<i64>().is_ok()),
+    ))
+}
+
+fn is_numeric(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Bool(
+        matches!(a0, Value::Int(_) | Value::Float(_))
+            || matches!(&a0, Value::Str(x) if str_to_num(x).is_some()),
+    ))
+}
+
+fn to_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    new_value(
+        &PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
+        &c.args,
+    )
+}
+
+fn s(v: Option<&Value>) -> String {
+    v.map(|v| v.to_s()).unwrap_or_default()
+}

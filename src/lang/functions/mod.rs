@@ -1,0 +1,383 @@
+//! The built-in functions: a [`Registry`] from name to implementation and
+//! [`Signature`], one file per family ([`catalog`], [`control`],
+//! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
+//! [`numbers`], [`conversion`], [`native`]). The registry checks the
+//! argument count, the argument types and the block once, with Puppet's
+//! messages, before an implementation runs; `ferry catalog functions`
+//! lists it.
+//!
+//! The evaluator calls the registry through [`crate::lang::eval::Library`]
+//! (`registry()` is what a compilation passes to `Evaluator::new`), so
+//! nothing below this module depends on it.
+
+pub mod catalog;
+pub mod collections;
+pub mod control;
+pub mod conversion;
+pub mod data;
+pub mod iteration;
+pub mod native;
+pub mod numbers;
+pub mod strings;
+pub mod templates;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::LazyLock;
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Call, Evaluator, Library};
+use crate::lang::values::types::{self, PType};
+use crate::lang::values::value::Value;
+
+/// A built-in function's implementation. It runs after the registry
+/// checked the call against the function's signature.
+pub type Imp = fn(&mut Evaluator<'_>, Call<'_>) -> LResult<Value>;
+
+/// The family a function belongs to (the file that implements it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Catalog,
+    Control,
+    Iteration,
+    Data,
+    Templates,
+    Strings,
+    Collections,
+    Numbers,
+    Conversion,
+    Native,
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Family::Catalog => "catalog",
+            Family::Control => "control",
+            Family::Iteration => "iteration",
+            Family::Data => "data",
+            Family::Templates => "templates",
+            Family::Strings => "strings",
+            Family::Collections => "collections",
+            Family::Numbers => "numbers",
+            Family::Conversion => "conversion",
+            Family::Native => "native",
+        };
+        f.write_str(s)
+    }
+}
+
+/// How many arguments a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Required,
+    Optional,
+    /// Any number, including none (`*$rest`).
+    Repeated,
+}
+
+/// Whether a function takes a block (lambda).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Block {
+    Never,
+    Optional,
+    Required,
+}
+
+/// One parameter of a signature.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: PType,
+    pub count: Count,
+}
+
+/// Parameters, block and return type of a built-in function.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub params: Vec<Param>,
+    pub block: Block,
+    pub returns: &'static str,
+}
+
+impl Signature {
+    /// The fewest arguments a call may pass.
+    pub fn min_args(&self) -> usize {
+        self.params
+            .iter()
+            .filter(|p| p.count == Count::Required)
+            .count()
+    }
+
+    /// The most arguments a call may pass (`None`: no limit).
+    pub fn max_args(&self) -> Option<usize> {
+        if self.params.iter().any(|p| p.count == Count::Repeated) {
+            None
+        } else {
+            Some(self.params.len())
+        }
+    }
+
+    /// Check a call's arguments and block, with Puppet's messages.
+    fn check(&self, name: &str, args: &[Value], has_block: bool) -> LResult<()> {
+        let (min, max) = (self.min_args(), self.max_args());
+        let n = args.len();
+        if n < min || max.is_some_and(|m| n > m) {
+            let plural = |k: usize| if k == 1 { "argument" } else { "arguments" };
+            let want = match max {
+                Some(m) if m == min => format!("{min} {}", plural(min)),
+                Some(m) => format!("between {min} and {m} arguments"),
+                None => format!("at least {min} {}", plural(min)),
+            };
+            return Err(plain(format!("'{name}' expects {want}, got {n}")));
+        }
+        let mut params = self.params.iter();
+        let mut current = params.next();
+        for v in args {
+            let Some(p) = current else { break };
+            if !types::is_instance(&p.ty, v) {
+                return Err(plain(format!(
+                    "'{name}' parameter '{}' {}",
+                    p.name,
+                    types::mismatch(&p.ty, v)
+                )));
+            }
+            if p.count != Count::Repeated {
+                current = params.next();
+            }
+        }
+        match (self.block, has_block) {
+            (Block::Required, false) => Err(plain(format!("'{name}' expects a block"))),
+            (Block::Never, true) => Err(plain(format!("'{name}' does not expect a block"))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Signature {
+    /// Puppet's notation: `(String $str, Any $pattern?) >> Array`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.count {
+                Count::Required => format!("{} ${}", p.ty, p.name),
+                Count::Optional => format!("{} ${}?", p.ty, p.name),
+                Count::Repeated => format!("{} *${}", p.ty, p.name),
+            })
+            .collect();
+        match self.block {
+            Block::Never => {}
+            Block::Optional => parts.push("&$block?".into()),
+            Block::Required => parts.push("&$block".into()),
+        }
+        write!(f, "({}) >> {}", parts.join(", "), self.returns)
+    }
+}
+
+/// A registered function.
+pub struct Function {
+    pub name: &'static str,
+    pub family: Family,
+    pub signature: Signature,
+    imp: Imp,
+}
+
+/// Every built-in function by name.
+#[derive(Default)]
+pub struct Registry {
+    functions: Vec<Function>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl Registry {
+    /// The function registered as `name` (lower case).
+    pub fn get(&self, name: &str) -> Option<&Function> {
+        self.by_name.get(name).and_then(|&i| self.functions.get(i))
+    }
+
+    /// Every function meant for manifests (not the internal `__` ones),
+    /// sorted by name.
+    pub fn list(&self) -> Vec<&Function> {
+        let mut all: Vec<&Function> = self
+            .functions
+            .iter()
+            .filter(|f| !f.name.starts_with("__"))
+            .collect();
+        all.sort_by_key(|f| f.name);
+        all
+    }
+}
+
+impl Library for Registry {
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<LResult<Value>> {
+        let Some(f) = self.get(call.name) else {
+            return conversion::type_constructor(call);
+        };
+        Some(
+            f.signature
+                .check(call.name, &call.args, call.lambda.is_some())
+                .and_then(|()| (f.imp)(ev, call)),
+        )
+    }
+
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> LResult<Option<Value>> {
+        ev.hiera_lookup(key)
+    }
+}
+
+/// The registry of every built-in function, built once.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
+        let mut b = Builder::default();
+        catalog::register(&mut b);
+        control::register(&mut b);
+        iteration::register(&mut b);
+        data::register(&mut b);
+        templates::register(&mut b);
+        strings::register(&mut b);
+        collections::register(&mut b);
+        numbers::register(&mut b);
+        conversion::register(&mut b);
+        native::register(&mut b);
+        b.0
+    });
+    &REGISTRY
+}
+
+/// Collects the families' functions into a registry.
+#[derive(Default)]
+pub struct Builder(Registry);
+
+impl Builder {
+    /// Register `imp` under each of `names` with one signature.
+    pub fn add(&mut self, names: &[&'static str], family: Family, signature: Signature, imp: Imp) {
+        for &name in names {
+            self.0.by_name.insert(name, self.0.functions.len());
+            self.0.functions.push(Function {
+                name,
+                family,
+                signature: signature.clone(),
+                imp,
+            });
+        }
+    }
+}
+
+/// Signature builder: `sig("Array").req("str", string()).opt("pattern", any())`.
+pub fn sig(returns: &'static str) -> Signature {
+    Signature {
+        params: Vec::new(),
+        block: Block::Never,
+        returns,
+    }
+}
+
+impl Signature {
+    /// A required parameter.
+    pub fn req(mut self, name: &'static str, ty: PType) -> Self {
+        self.params.push(Param {
+            name,
+            ty,
+            count: Count::Required,
+        });
+        self
+    }
+
+    /// An optional parameter.
+    pub fn opt(mut self, name: &'static str, ty: PType) -> Self {
+        self.params.push(Param {
+            name,
+            ty,
+            count: Count::Optional,
+        });
+        self
+    }
+
+    /// Any number of further arguments.
+    pub fn rest(mut self, name: &'static str, ty: PType) -> Self {
+        self.params.push(Param {
+            name,
+            ty,
+            count: Count::Repeated,
+        });
+        self
+    }
+
+    /// The function takes a block, required or optional.
+    pub fn block(mut self, block: Block) -> Self {
+        self.block = block;
+        self
+    }
+}
+
+/// `Any`.
+pub fn any() -> PType {
+    PType::Any
+}
+
+/// `String`.
+pub fn string() -> PType {
+    PType::String(0, i64::MAX)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::lang::error::Loc;
+    use crate::lang::loader::FsLoader;
+
+    /// Call a function the way a manifest does, on an empty catalog.
+    pub(crate) fn call(name: &str, args: &[Value]) -> LResult<Value> {
+        let loader = FsLoader;
+        let mut ev = Evaluator::new(
+            &loader,
+            Vec::new(),
+            None,
+            "node1",
+            &serde_json::Map::new(),
+            registry(),
+        );
+        let loc = Loc::new(&Arc::from("test.pp"), 1, 1);
+        ev.call_function(name, args.to_vec(), None, 0, &loc)
+    }
+
+    #[test]
+    fn checks_arity_types_and_blocks_once() {
+        let msg = |r: LResult<Value>| r.map_err(|e| e.message).err().unwrap_or_default();
+        assert!(
+            msg(call("versioncmp", &[Value::str("1")]))
+                .ends_with("'versioncmp' expects 2 arguments, got 1")
+        );
+        assert!(
+            msg(call("versioncmp", &[Value::Undef, Value::str("1")]))
+                .ends_with("'versioncmp' parameter 'a' expects a String value, got Undef")
+        );
+        assert!(
+            msg(call("join", &[])).ends_with("'join' expects between 1 and 2 arguments, got 0")
+        );
+        assert!(msg(call("concat", &[])).ends_with("'concat' expects at least 1 argument, got 0"));
+        assert!(msg(call("each", &[Value::Array(vec![])])).ends_with("'each' expects a block"));
+        assert_eq!(
+            call("versioncmp", &[Value::str("1.10"), Value::str("1.9")]).ok(),
+            Some(Value::Int(1))
+        );
+    }
+
+    #[test]
+    fn every_function_is_listed_with_its_signature() {
+        let all = registry().list();
+        assert!(all.len() > 100, "{} functions", all.len());
+        assert!(all.windows(2).all(|w| w[0].name < w[1].name));
+        let split = registry().get("split").map(|f| f.signature.to_string());
+        assert_eq!(
+            split.as_deref(),
+            Some("(String $str, Any $pattern?) >> Array[String]")
+        );
+        assert!(all.iter().all(|f| !f.name.starts_with("__")));
+    }
+}

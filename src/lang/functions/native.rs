@@ -1,0 +1,208 @@
+//! Native implementations of well-known module functions. Some popular
+//! modules ship functions written in Ruby (`lib/puppet/functions`), which
+//! ferry cannot run; the small, pure ones that common modules call while
+//! compiling are implemented here in Rust with the same results:
+//! `apache::bool2httpd`, `apache::pw_hash` (and the older
+//! `apache::apache_pw_hash`, `apache_pw_hash`, `bool2httpd` names),
+//! `mysql::password` (and `mysql_password`) and `mysql::strip_hash`.
+//! They are only reached when no Puppet-language function of that name was
+//! found, so a module's own `.pp` function always wins.
+
+use base64::Engine as _;
+use sha1::{Digest, Sha1};
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Builder, Family, any, sig, string};
+use crate::lang::values::types::PType;
+use crate::lang::values::value::Value;
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Native;
+    let password = || PType::Variant(vec![string(), PType::Sensitive(Box::new(string()))]);
+    b.add(
+        &["apache::bool2httpd", "bool2httpd"],
+        f,
+        sig("String").req("arg", any()),
+        |_, c| Ok(bool2httpd(&c.arg(0))),
+    );
+    b.add(
+        &[
+            "apache::pw_hash",
+            "apache::apache_pw_hash",
+            "apache_pw_hash",
+        ],
+        f,
+        sig("String").req("password", password()),
+        pw_hash,
+    );
+    b.add(
+        &["mysql::password", "mysql_password"],
+        f,
+        sig("String").req("password", password()),
+        |_, c| {
+            Ok(Value::Str(mysql_password(
+                &unwrap_sensitive(c.arg(0)).to_s(),
+            )))
+        },
+    );
+    b.add(
+        &["mysql::strip_hash"],
+        f,
+        sig("Hash").req(
+            "hash",
+            PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
+        ),
+        strip_hash,
+    );
+}
+
+fn unwrap_sensitive(v: Value) -> Value {
+    match v {
+        Value::Sensitive(inner) => *inner,
+        other => other,
+    }
+}
+
+/// Apache's `{SHA}` password hash (htpasswd -s).
+fn pw_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let pw = unwrap_sensitive(c.arg(0)).to_s();
+    if pw.is_empty() {
+        return Err(plain(format!(
+            "'{}' parameter 'password' expects a String[1] value, got String",
+            c.name
+        )));
+    }
+    let digest = Sha1::digest(pw.as_bytes());
+    Ok(Value::Str(format!(
+        "{{SHA}}{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )))
+}
+
+/// The hash without empty-string values, one level deep.
+fn strip_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let Value::Hash(h) = c.arg(0) else {
+        return Ok(Value::Undef);
+    };
+    Ok(Value::Hash(
+        h.iter()
+            .filter(|(_, v)| !is_empty_str(v))
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Hash(inner) => Value::Hash(
+                        inner
+                            .iter()
+                            .filter(|(_, x)| !is_empty_str(x))
+                            .cloned()
+                            .collect(),
+                    ),
+                    other => other.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+    ))
+}
+
+fn is_empty_str(v: &Value) -> bool {
+    matches!(v, Value::Str(s) if s.is_empty())
+}
+
+/// Apache's On/Off for a boolean-ish value: false, undef and strings
+/// containing "false" (any case) are `Off`; true and strings containing
+/// "true" are `On`; anything else is its string form.
+fn bool2httpd(v: &Value) -> Value {
+    let word = |s: &str, w: &str| s.to_lowercase().contains(w);
+    Value::str(match v {
+        Value::Undef | Value::Bool(false) => "Off",
+        Value::Str(s) if word(s, "false") => "Off",
+        Value::Bool(true) => "On",
+        Value::Str(s) if word(s, "true") => "On",
+        other => return Value::Str(other.to_s()),
+    })
+}
+
+/// MySQL's `PASSWORD()` hash: `*` and the upper-case hex SHA1 of the SHA1
+/// of the password. Empty stays empty; an existing hash is kept as is.
+fn mysql_password(pw: &str) -> String {
+    if pw.is_empty() {
+        return String::new();
+    }
+    if is_mysql_hash(pw) {
+        return pw.to_string();
+    }
+    let inner = Sha1::digest(pw.as_bytes());
+    let outer = Sha1::digest(inner);
+    format!("*{}", hex::encode_upper(outer))
+}
+
+/// Does `s` end in `*` followed by 40 upper-case hex digits?
+fn is_mysql_hash(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 41
+        && b.get(b.len() - 41) == Some(&b'*')
+        && b.iter()
+            .rev()
+            .take(40)
+            .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lang::functions::tests::call;
+    use crate::lang::values::value::Value;
+
+    fn text(name: &str, args: &[Value]) -> String {
+        match call(name, args) {
+            Ok(v) => v.to_s(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bool2httpd_values() {
+        assert_eq!(text("apache::bool2httpd", &[Value::Bool(true)]), "On");
+        assert_eq!(text("apache::bool2httpd", &[Value::Undef]), "Off");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("FALSE")]), "Off");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("Truely")]), "On");
+        assert_eq!(text("apache::bool2httpd", &[Value::str("Prod")]), "Prod");
+        assert_eq!(text("apache::bool2httpd", &[Value::Int(3)]), "3");
+    }
+
+    #[test]
+    fn password_hashes() {
+        // Known values of MySQL's PASSWORD('secret') and htpasswd -s.
+        assert_eq!(
+            text("mysql::password", &[Value::str("secret")]),
+            "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
+        );
+        assert_eq!(text("mysql::password", &[Value::str("")]), "");
+        let h = "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7";
+        assert_eq!(text("mysql::password", &[Value::str(h)]), h);
+        assert_eq!(
+            text("apache::pw_hash", &[Value::str("secret")]),
+            "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="
+        );
+        assert!(call("apache::pw_hash", &[Value::str("")]).is_err());
+        assert!(call("mysql::password", &[Value::Int(1)]).is_err());
+    }
+
+    #[test]
+    fn strip_hash_drops_empty_strings() {
+        let h = Value::Hash(vec![
+            (Value::str("a"), Value::str("")),
+            (
+                Value::str("b"),
+                Value::Hash(vec![
+                    (Value::str("c"), Value::str("")),
+                    (Value::str("d"), Value::Int(1)),
+                ]),
+            ),
+        ]);
+        let Ok(v) = call("mysql::strip_hash", &[h]) else {
+            panic!("strip_hash failed");
+        };
+        assert_eq!(v.to_inspect(true), "{'b' => {'d' => 1}}");
+    }
+}

@@ -1,0 +1,461 @@
+//! String functions: `split`, `join`, `versioncmp`, case and whitespace
+//! (`upcase`, `downcase`, `capitalize`, `strip`, `lstrip`, `rstrip`,
+//! `chomp`, `chop`), `sprintf`, `regsubst`, `match`, `prefix`, `suffix`,
+//! `basename`, `dirname` and `sha256`. Functions that take a string also
+//! map over an array of strings, as stdlib's do.
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Builder, Family, any, sig, string};
+use crate::lang::values::regex::compile_regex;
+use crate::lang::values::value::{Value, str_to_num};
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Strings;
+    let one = |ret| sig(ret).req("value", any());
+    b.add(
+        &["split"],
+        f,
+        sig("Array[String]")
+            .req("str", string())
+            .opt("pattern", any()),
+        split,
+    );
+    b.add(
+        &["join"],
+        f,
+        sig("String").req("array", any()).opt("delimiter", any()),
+        join,
+    );
+    b.add(
+        &["versioncmp"],
+        f,
+        sig("Integer[-1, 1]").req("a", string()).req("b", string()),
+        versioncmp,
+    );
+    b.add(&["upcase"], f, one("Variant[String, Array]"), upcase);
+    b.add(&["downcase"], f, one("Variant[String, Array]"), downcase);
+    b.add(
+        &["capitalize"],
+        f,
+        one("Variant[String, Array]"),
+        capitalize,
+    );
+    b.add(&["strip"], f, one("Variant[String, Array]"), strip);
+    b.add(&["lstrip"], f, one("Variant[String, Array]"), lstrip);
+    b.add(&["rstrip"], f, one("Variant[String, Array]"), rstrip);
+    b.add(&["chomp"], f, one("Variant[String, Array]"), chomp);
+    b.add(&["chop"], f, one("Variant[String, Array]"), chop);
+    b.add(&["lstrip_all"], f, one("Any"), lstrip_all);
+    b.add(
+        &["sprintf"],
+        f,
+        sig("String").req("format", any()).rest("args", any()),
+        sprintf,
+    );
+    b.add(
+        &["regsubst"],
+        f,
+        sig("Variant[String, Array]")
+            .req("target", any())
+            .req("pattern", any())
+            .req("replacement", any())
+            .opt("flags", any())
+            .opt("encoding", any()),
+        regsubst,
+    );
+    b.add(
+        &["match"],
+        f,
+        sig("Optional[Array]")
+            .req("string", any())
+            .req("pattern", any()),
+        regex_match,
+    );
+    b.add(
+        &["prefix", "suffix"],
+        f,
+        sig("Collection")
+            .req("collection", any())
+            .opt("affix", any()),
+        prefix_suffix,
+    );
+    b.add(
+        &["basename"],
+        f,
+        sig("String").req("path", any()).opt("extension", any()),
+        basename,
+    );
+    b.add(&["dirname"], f, sig("String").req("path", any()), dirname);
+    b.add(&["sha256"], f, one("String"), sha256);
+}
+
+fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok({
+        let st = a0.to_s();
+        let pat = match a1 {
+            Some(Value::Regex(r)) => r.clone(),
+            Some(v) => regex::escape(&v.to_s()),
+            None => " ".into(),
+        };
+        let re = compile_regex(&pat).map_err(plain)?;
+        let mut parts: Vec<Value> = if pat.is_empty() {
+            st.chars().map(|c| Value::Str(c.to_string())).collect()
+        } else {
+            re.split(&st).map(|p| Value::Str(p.to_string())).collect()
+        };
+        while matches!(parts.last(), Some(Value::Str(x)) if x.is_empty()) {
+            parts.pop();
+        }
+        Value::Array(parts)
+    })
+}
+
+fn join(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok(match &a0 {
+        Value::Array(a) => Value::Str(a.iter().map(|v| v.to_s()).collect::<Vec<_>>().join(&s(a1))),
+        other => Value::Str(other.to_s()),
+    })
+}
+
+fn versioncmp(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok(Value::Int(compare_versions(&a0.to_s(), &s(a1))))
+}
+
+fn upcase(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| x.to_uppercase()))
+}
+
+fn downcase(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| x.to_lowercase()))
+}
+
+fn capitalize(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| {
+        let mut c = x.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase())
+            .unwrap_or_default()
+    }))
+}
+
+fn strip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| x.trim().to_string()))
+}
+
+fn lstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| x.trim_start().to_string()))
+}
+
+fn rstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| x.trim_end().to_string()))
+}
+
+fn chomp(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| {
+        x.strip_suffix("\r\n")
+            .or_else(|| x.strip_suffix('\n'))
+            .unwrap_or(x)
+            .to_string()
+    }))
+}
+
+fn chop(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(map_str(&a0, &|x| {
+        let mut c: Vec<char> = x.chars().collect();
+        c.pop();
+        c.into_iter().collect()
+    }))
+}
+
+fn sprintf(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let args = &c.args;
+    let a0 = c.arg(0);
+    Ok(Value::Str(format(&a0.to_s(), args.get(1..).unwrap_or(&[]))))
+}
+
+fn regsubst(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let args = &c.args;
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok({
+        let pat = match a1 {
+            Some(Value::Regex(r)) => r.clone(),
+            Some(v) => v.to_s(),
+            None => String::new(),
+        };
+        let repl = s(args.get(2)).replace("\\0", "${0}");
+        let repl = (1..10).fold(repl, |r, i| {
+            r.replace(&format!("\\{i}"), &format!("${{{i}}}"))
+        });
+        let flags = s(args.get(3));
+        let pat = if flags.contains('I') {
+            format!("(?i){pat}")
+        } else {
+            pat
+        };
+        let re = compile_regex(&pat).map_err(plain)?;
+        let global = flags.contains('G');
+        map_str(&a0, &|x| {
+            if global {
+                re.replace_all(x, repl.as_str()).into_owned()
+            } else {
+                re.replace(x, repl.as_str()).into_owned()
+            }
+        })
+    })
+}
+
+fn regex_match(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    Ok({
+        let pat = match a1 {
+            Some(Value::Regex(r)) => r.clone(),
+            Some(v) => v.to_s(),
+            None => String::new(),
+        };
+        let re = compile_regex(&pat).map_err(plain)?;
+        match re.captures(&a0.to_s()) {
+            Some(c) => Value::Array(
+                c.iter()
+                    .map(|m| m.map_or(Value::Undef, |m| Value::str(m.as_str())))
+                    .collect(),
+            ),
+            None => Value::Undef,
+        }
+    })
+}
+
+fn prefix_suffix(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    let a1 = c.args.get(1);
+    let name = c.name;
+    Ok({
+        let p = s(a1);
+        let f = |x: &Value| {
+            Value::Str(if name == "prefix" {
+                format!("{p}{}", x.to_s())
+            } else {
+                format!("{}{p}", x.to_s())
+            })
+        };
+        match a0 {
+            Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+            Value::Hash(h) => Value::Hash(h.iter().map(|(k, v)| (f(k), v.clone())).collect()),
+            other => other,
+        }
+    })
+}
+
+fn basename(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(Value::Str(
+        a0.to_s().rsplit('/').next().unwrap_or_default().to_string(),
+    ))
+}
+
+fn dirname(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok({
+        let p = a0.to_s();
+        Value::Str(match p.trim_end_matches('/').rsplit_once('/') {
+            Some(("", _)) => "/".into(),
+            Some((d, _)) => d.to_string(),
+            None => ".".into(),
+        })
+    })
+}
+
+fn sha256(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok({
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(a0.to_s().as_bytes());
+        Value::Str(d.iter().map(|b| format!("{b:02x}")).collect())
+    })
+}
+
+fn lstrip_all(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+    let a0 = c.arg(0);
+    Ok(a0)
+}
+
+/// Apply `f` to a string, or to every string of an array.
+fn map_str(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::Str(x) => Value::Str(f(x)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| map_str(x, f)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn s(v: Option<&Value>) -> String {
+    v.map(|v| v.to_s()).unwrap_or_default()
+}
+
+/// Compare two version strings like Puppet's `versioncmp`.
+pub fn compare_versions(a: &str, b: &str) -> i64 {
+    fn parts(s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut digit = None;
+        for c in s.chars() {
+            if c == '.' || c == '-' {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                out.push(c.to_string());
+                digit = None;
+                continue;
+            }
+            let d = c.is_ascii_digit();
+            if digit.is_some_and(|x| x != d) && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            digit = Some(d);
+            cur.push(c);
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+    if a == b {
+        return 0;
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    for (x, y) in pa.iter().zip(pb.iter()) {
+        if x == y {
+            continue;
+        }
+        if x == "-" && y != "-" {
+            return -1;
+        }
+        if y == "-" && x != "-" {
+            return 1;
+        }
+        if x == "." && y != "." {
+            return -1;
+        }
+        if y == "." && x != "." {
+            return 1;
+        }
+        let ord = match (x.parse::<u128>(), y.parse::<u128>()) {
+            (Ok(n), Ok(m)) if !(x.starts_with('0') || y.starts_with('0')) => n.cmp(&m),
+            _ => x.to_uppercase().cmp(&y.to_uppercase()),
+        };
+        match ord {
+            std::cmp::Ordering::Less => return -1,
+            std::cmp::Ordering::Greater => return 1,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    match pa.len().cmp(&pb.len()) {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Equal => 0,
+    }
+}
+
+pub fn format(fmt: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut it = args.iter();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = String::new();
+        while let Some(&n) = chars.peek() {
+            chars.next();
+            if n.is_ascii_alphabetic() || n == '%' {
+                spec.push(n);
+                break;
+            }
+            spec.push(n);
+        }
+        let conv = spec.chars().last().unwrap_or('s');
+        let flags = spec.get(..spec.len().saturating_sub(1)).unwrap_or("");
+        let left = flags.contains('-');
+        let zero = flags.starts_with('0');
+        let (width, prec) = match flags
+            .trim_start_matches(['-', '0', '+', ' '])
+            .split_once('.')
+        {
+            Some((w, p)) => (w.parse::<usize>().unwrap_or(0), p.parse::<usize>().ok()),
+            None => (
+                flags
+                    .trim_start_matches(['-', '0', '+', ' '])
+                    .parse::<usize>()
+                    .unwrap_or(0),
+                None,
+            ),
+        };
+        let body = match conv {
+            '%' => "%".to_string(),
+            'd' | 'i' => match it.next() {
+                Some(Value::Int(i)) => i.to_string(),
+                Some(Value::Float(f)) => (*f as i64).to_string(),
+                Some(v) => match str_to_num(&v.to_s()) {
+                    Some(Value::Int(i)) => i.to_string(),
+                    _ => v.to_s(),
+                },
+                None => String::new(),
+            },
+            'f' => {
+                let f = match it.next() {
+                    Some(Value::Int(i)) => *i as f64,
+                    Some(Value::Float(f)) => *f,
+                    Some(v) => v.to_s().parse().unwrap_or(0.0),
+                    None => 0.0,
+                };
+                format!("{:.*}", prec.unwrap_or(6), f)
+            }
+            'x' => match it.next() {
+                Some(Value::Int(i)) => format!("{i:x}"),
+                Some(v) => v.to_s(),
+                None => String::new(),
+            },
+            'o' => match it.next() {
+                Some(Value::Int(i)) => format!("{i:o}"),
+                Some(v) => v.to_s(),
+                None => String::new(),
+            },
+            _ => {
+                let v = s(it.next());
+                match prec {
+                    Some(p) => v.chars().take(p).collect(),
+                    None => v,
+                }
+            }
+        };
+        let pad = width.saturating_sub(body.chars().count());
+        if left {
+            out.push_str(&body);
+            out.push_str(&" ".repeat(pad));
+        } else if zero && conv != 's' {
+            out.push_str(&"0".repeat(pad));
+            out.push_str(&body);
+        } else {
+            out.push_str(&" ".repeat(pad));
+            out.push_str(&body);
+        }
+    }
+    out
+}

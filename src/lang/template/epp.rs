@@ -1,0 +1,121 @@
+//! EPP templates: the segments become a Puppet program whose text chunks
+//! are `__tpl_text(...)` calls ([`emit`]), run in a fresh scope holding
+//! the template's declared parameters.
+
+use std::sync::Arc;
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::template::segments::{Seg, segments};
+use crate::lang::values::value::{Value, hash_get_str};
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Translate EPP segments to a Puppet program and its parameter list.
+fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
+    let mut prog = String::new();
+    let mut params = None;
+    for (i, seg) in segs.into_iter().enumerate() {
+        match seg {
+            Seg::Text(t) if t.is_empty() => {}
+            Seg::Text(t) => prog.push_str(&format!("__tpl_text({})\n", quote(&t))),
+            Seg::Expr(e) => {
+                prog.push_str(&format!("__tpl_text(({}))\n", e.trim()));
+            }
+            Seg::Code(c) => {
+                let t = c.trim();
+                if i <= 1 && t.starts_with('|') && t.ends_with('|') && params.is_none() {
+                    params = Some(t.to_string());
+                    continue;
+                }
+                prog.push_str(&c);
+                prog.push('\n');
+            }
+        }
+    }
+    Ok((prog, params))
+}
+
+fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> LResult<String> {
+    let file: Arc<str> = Arc::from(what);
+    let stmts = crate::lang::syntax::parser::parse(prog, &file)
+        .map_err(|e| plain(format!("Failed to parse template {what}: {}", e.message)))?;
+    ev.render_stack.push(String::new());
+    let r = ev.eval_block(&stmts, sc);
+    let out = ev.render_stack.pop().unwrap_or_default();
+    r.map(|_| out)
+}
+
+/// Render EPP text with parameters from `params` (a hash).
+pub fn render_epp(
+    ev: &mut Evaluator<'_>,
+    src: &str,
+    params: Value,
+    sc: ScopeId,
+    what: &str,
+) -> LResult<String> {
+    let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
+    let (prog, decl) = to_program(segs).map_err(|m| plain(format!("{what}: {m}")))?;
+    let container = ev.container_of(sc);
+    let local = ev.new_scope(Some(0), Some(sc), container);
+    let given = match params {
+        Value::Hash(h) => h,
+        _ => Vec::new(),
+    };
+    if let Some(decl) = decl {
+        let file: Arc<str> = Arc::from(what);
+        let fake = format!("with() {decl} {{ }}");
+        let stmts = crate::lang::syntax::parser::parse(&fake, &file)?;
+        let lambda_params = match stmts.first().map(|e| &e.kind) {
+            Some(crate::lang::syntax::ast::ExprKind::Call {
+                lambda: Some(l), ..
+            }) => l.params.clone(),
+            _ => Vec::new(),
+        };
+        for p in &lambda_params {
+            let v = match hash_get_str(&given, &p.name) {
+                Some(v) => v.clone(),
+                None => match &p.default {
+                    Some(d) => ev.eval(d, local)?,
+                    None => {
+                        return Err(plain(format!(
+                            "{what}: expects a value for parameter '{}'",
+                            p.name
+                        )));
+                    }
+                },
+            };
+            if let Some(t) = &p.ty
+                && let Value::Type(t) = ev.eval(t, local)?
+                && !crate::lang::values::types::is_instance(&t, &v)
+            {
+                return Err(plain(format!(
+                    "{what}: parameter '{}' {}",
+                    p.name,
+                    crate::lang::values::types::mismatch(&t, &v)
+                )));
+            }
+            if let Some(s) = ev.scopes.get_mut(local) {
+                s.vars.insert(p.name.clone(), v);
+            }
+        }
+    } else if let Some(s) = ev.scopes.get_mut(local) {
+        for (k, v) in given {
+            s.vars.insert(k.to_s(), v);
+        }
+    }
+    run_program(ev, &prog, what, local)
+}
+
+/// Append template output (the `__tpl_text` pseudo-function).
+pub fn emit(ev: &mut Evaluator<'_>, args: &[Value]) -> LResult<Value> {
+    let Some(buf) = ev.render_stack.last_mut() else {
+        return Err(plain("Unknown function: '__tpl_text'"));
+    };
+    for a in args {
+        buf.push_str(&a.to_s());
+    }
+    Ok(Value::Undef)
+}

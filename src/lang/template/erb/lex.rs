@@ -1,0 +1,409 @@
+//! Lexer for the Ruby subset used in ERB templates. A template becomes one
+//! token stream: text between tags is a `Text` token, `<%= %>` code is
+//! wrapped in `OutStart`/`OutEnd`, and every tag ends with a newline token,
+//! so `if`/`each do` blocks may span tags. Double-quoted strings keep their
+//! `#{...}` parts as source, parsed later by `erb_parse`.
+
+/// One piece of a double-quoted string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrPart {
+    Lit(String),
+    Code(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tok {
+    Int(i64),
+    Float(f64),
+    Str(Vec<StrPart>),
+    Sym(String),
+    Regex(String),
+    Words(Vec<String>),
+    /// Identifier or keyword (may end in `?` or `!`).
+    Ident(String),
+    Const(String),
+    IVar(String),
+    Op(&'static str),
+    Nl,
+    Text(String),
+    OutStart,
+    OutEnd,
+}
+
+/// A token and whether whitespace preceded it.
+#[derive(Debug, Clone)]
+pub struct Token {
+    pub tok: Tok,
+    pub space: bool,
+}
+
+const OPS: &[&str] = &[
+    "**=", "||=", "&&=", "<=>", "===", "...", "<<=", "**", "==", "!=", "=~", "!~", "<=", ">=",
+    "&&", "||", "<<", ">>", "+=", "-=", "*=", "/=", "=>", "->", "::", "&.", "..", "+", "-", "*",
+    "/", "%", "<", ">", "=", "!", "?", ":", ".", ",", "(", ")", "[", "]", "{", "}", "|", "&", ";",
+    "^", "~",
+];
+
+const KEYWORDS: &[&str] = &[
+    "if", "elsif", "else", "end", "unless", "do", "then", "and", "or", "not", "for", "in", "while",
+    "until", "case", "when", "return", "next", "break", "begin",
+];
+
+/// Does this token end a value (so a following `/` divides)?
+fn ends_value(t: Option<&Token>) -> bool {
+    match t.map(|t| &t.tok) {
+        Some(Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::Sym(_) | Tok::Regex(_)) => true,
+        Some(Tok::Words(_) | Tok::Const(_) | Tok::IVar(_)) => true,
+        Some(Tok::Ident(i)) => !KEYWORDS.contains(&i.as_str()),
+        Some(Tok::Op(o)) => matches!(*o, ")" | "]" | "}"),
+        _ => false,
+    }
+}
+
+fn closing(c: char) -> char {
+    match c {
+        '(' => ')',
+        '[' => ']',
+        '{' => '}',
+        '<' => '>',
+        other => other,
+    }
+}
+
+/// Lex one code fragment, appending to `out`.
+pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut i = 0;
+    let mut space = true;
+    let at = |i: usize| chars.get(i).copied();
+    while let Some(c) = at(i) {
+        if c == ' ' || c == '\t' || c == '\r' {
+            space = true;
+            i += 1;
+            continue;
+        }
+        if c == '\\' && at(i + 1) == Some('\n') {
+            i += 2;
+            space = true;
+            continue;
+        }
+        if c == '#' {
+            while at(i).is_some_and(|c| c != '\n') {
+                i += 1;
+            }
+            continue;
+        }
+        let start = i;
+        let tok = if c == '\n' || c == ';' {
+            i += 1;
+            Tok::Nl
+        } else if c.is_ascii_digit() {
+            while at(i).is_some_and(|c| c.is_ascii_digit() || c == '_') {
+                i += 1;
+            }
+            let mut float = false;
+            if at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
+                float = true;
+                i += 1;
+                while at(i).is_some_and(|c| c.is_ascii_digit() || c == '_') {
+                    i += 1;
+                }
+            }
+            if matches!(at(i), Some('e' | 'E'))
+                && (at(i + 1).is_some_and(|c| c.is_ascii_digit())
+                    || (matches!(at(i + 1), Some('+' | '-'))
+                        && at(i + 2).is_some_and(|c| c.is_ascii_digit())))
+            {
+                float = true;
+                i += 2;
+                while at(i).is_some_and(|c| c.is_ascii_digit()) {
+                    i += 1;
+                }
+            }
+            let text: String = chars
+                .get(start..i)
+                .unwrap_or_default()
+                .iter()
+                .filter(|c| **c != '_')
+                .collect();
+            if float {
+                Tok::Float(text.parse().map_err(|_| format!("bad number {text}"))?)
+            } else {
+                Tok::Int(text.parse().map_err(|_| format!("bad number {text}"))?)
+            }
+        } else if c == '@' || c.is_alphabetic() || c == '_' {
+            let sigil = c == '@';
+            if sigil {
+                i += 1;
+                if at(i) == Some('@') {
+                    i += 1;
+                }
+            }
+            let name_start = i;
+            while at(i).is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                i += 1;
+            }
+            if !sigil && matches!(at(i), Some('?' | '!')) && at(i + 1) != Some('=') {
+                i += 1;
+            }
+            let name: String = chars
+                .get(name_start..i)
+                .unwrap_or_default()
+                .iter()
+                .collect();
+            if sigil {
+                if name.is_empty() {
+                    return Err("unexpected '@'".into());
+                }
+                Tok::IVar(name)
+            } else if at(i) == Some(':') && at(i + 1) != Some(':') && !name.ends_with('?') {
+                // `key: value` hash shorthand becomes a symbol key and `=>`.
+                if out
+                    .last()
+                    .is_some_and(|t| matches!(t.tok, Tok::Op("{") | Tok::Op(",") | Tok::Op("(")))
+                {
+                    i += 1;
+                    out.push(Token {
+                        tok: Tok::Sym(name),
+                        space,
+                    });
+                    space = true;
+                    Tok::Op("=>")
+                } else if name.starts_with(|c: char| c.is_uppercase()) {
+                    Tok::Const(name)
+                } else {
+                    Tok::Ident(name)
+                }
+            } else if name.starts_with(|c: char| c.is_uppercase()) {
+                Tok::Const(name)
+            } else {
+                Tok::Ident(name)
+            }
+        } else if c == '\'' {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                match at(i) {
+                    None => return Err("unterminated string".into()),
+                    Some('\'') => break,
+                    Some('\\') if matches!(at(i + 1), Some('\'' | '\\')) => {
+                        s.push(at(i + 1).unwrap_or('\\'));
+                        i += 2;
+                    }
+                    Some(ch) => {
+                        s.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            i += 1;
+            Tok::Str(vec![StrPart::Lit(s)])
+        } else if c == '"' || c == '`' {
+            i += 1;
+            let (parts, next) = dquote(&chars, i, c, None)?;
+            i = next;
+            Tok::Str(parts)
+        } else if c == ':' && at(i + 1).is_some_and(|c| c.is_alphabetic() || c == '_') {
+            i += 1;
+            let s = i;
+            while at(i).is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                i += 1;
+            }
+            if matches!(at(i), Some('?' | '!')) {
+                i += 1;
+            }
+            Tok::Sym(chars.get(s..i).unwrap_or_default().iter().collect())
+        } else if c == ':' && matches!(at(i + 1), Some('"' | '\'')) {
+            let q = at(i + 1).unwrap_or('"');
+            let (parts, next) = dquote(&chars, i + 2, q, None)?;
+            i = next;
+            let lit = parts
+                .iter()
+                .map(|p| match p {
+                    StrPart::Lit(s) | StrPart::Code(s) => s.as_str(),
+                })
+                .collect();
+            Tok::Sym(lit)
+        } else if c == '%'
+            && matches!(at(i + 1), Some('w' | 'W' | 'q' | 'Q' | 'i'))
+            && at(i + 2).is_some_and(|c| "([{<|!/".contains(c))
+        {
+            let kind = at(i + 1).unwrap_or('w');
+            let open = at(i + 2).unwrap_or('(');
+            let (parts, next) = dquote(&chars, i + 3, closing(open), Some(open))?;
+            i = next;
+            let text: String = parts
+                .iter()
+                .map(|p| match p {
+                    StrPart::Lit(s) => s.clone(),
+                    StrPart::Code(s) => format!("#{{{s}}}"),
+                })
+                .collect();
+            match kind {
+                'q' | 'Q' => Tok::Str(parts),
+                _ => Tok::Words(text.split_whitespace().map(str::to_string).collect()),
+            }
+        } else if c == '/' && !(ends_value(out.last()) && (!space || at(i + 1) == Some(' '))) {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                match at(i) {
+                    None => return Err("unterminated regexp".into()),
+                    Some('/') => break,
+                    Some('\\') => {
+                        if at(i + 1) != Some('/') {
+                            s.push('\\');
+                        }
+                        s.push(at(i + 1).unwrap_or('\\'));
+                        i += 2;
+                    }
+                    Some(ch) => {
+                        s.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            i += 1;
+            let mut flags = String::new();
+            while let Some(f) = at(i).filter(|c| matches!(c, 'i' | 'm' | 'x' | 'o')) {
+                if f != 'o' {
+                    flags.push(if f == 'm' { 's' } else { f });
+                }
+                i += 1;
+            }
+            Tok::Regex(if flags.is_empty() {
+                s
+            } else {
+                format!("(?{flags}){s}")
+            })
+        } else {
+            let rest: String = chars.iter().skip(i).take(3).collect();
+            let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
+                return Err(format!("unexpected character '{c}'"));
+            };
+            i += op.chars().count();
+            Tok::Op(op)
+        };
+        out.push(Token { tok, space });
+        space = matches!(out.last().map(|t| &t.tok), Some(Tok::Nl));
+    }
+    Ok(())
+}
+
+/// Read a double-quoted string body from `i` up to `close` (nesting `open`),
+/// returning its parts and the index after the closing delimiter.
+fn dquote(
+    chars: &[char],
+    mut i: usize,
+    close: char,
+    open: Option<char>,
+) -> Result<(Vec<StrPart>, usize), String> {
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let mut depth = 0;
+    loop {
+        let Some(&c) = chars.get(i) else {
+            return Err("unterminated string".into());
+        };
+        if Some(c) == open && open != Some(close) {
+            depth += 1;
+        } else if c == close {
+            if depth == 0 {
+                break;
+            }
+            depth -= 1;
+        }
+        if c == '\\' {
+            let n = chars.get(i + 1).copied().unwrap_or('\\');
+            lit.push(match n {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                's' => ' ',
+                '0' => '\0',
+                'e' => '\x1b',
+                other => other,
+            });
+            i += 2;
+            continue;
+        }
+        if c == '#' && chars.get(i + 1) == Some(&'{') {
+            let mut j = i + 2;
+            let mut nest = 0;
+            let mut code = String::new();
+            loop {
+                match chars.get(j) {
+                    None => return Err("unterminated interpolation".into()),
+                    Some('{') => nest += 1,
+                    Some('}') if nest == 0 => break,
+                    Some('}') => nest -= 1,
+                    _ => {}
+                }
+                code.push(chars.get(j).copied().unwrap_or(' '));
+                j += 1;
+            }
+            if !lit.is_empty() {
+                parts.push(StrPart::Lit(std::mem::take(&mut lit)));
+            }
+            parts.push(StrPart::Code(code));
+            i = j + 1;
+            continue;
+        }
+        lit.push(c);
+        i += 1;
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(StrPart::Lit(lit));
+    }
+    Ok((parts, i + 1))
+}
+
+/// Tokens of a whole template: text, output and code tags.
+pub fn lex_template(segs: &[crate::lang::template::segments::Seg]) -> Result<Vec<Token>, String> {
+    use crate::lang::template::segments::Seg;
+    let mut out = Vec::new();
+    for seg in segs {
+        let tok = |tok| Token { tok, space: true };
+        match seg {
+            Seg::Text(t) if t.is_empty() => {}
+            Seg::Text(t) => out.push(tok(Tok::Text(t.clone()))),
+            Seg::Expr(e) => {
+                out.push(tok(Tok::OutStart));
+                lex(e, &mut out)?;
+                out.push(tok(Tok::OutEnd));
+                out.push(tok(Tok::Nl));
+            }
+            Seg::Code(c) => {
+                lex(c, &mut out)?;
+                out.push(tok(Tok::Nl));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        let mut out = Vec::new();
+        lex(s, &mut out).expect("lexes");
+        out.into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn regex_and_division() {
+        assert_eq!(toks("a / b").get(1), Some(&Tok::Op("/")));
+        assert_eq!(
+            toks("x =~ /^[|\\/]/i").get(2),
+            Some(&Tok::Regex("(?i)^[|/]".into()))
+        );
+        assert_eq!(toks("@x.empty?").get(2), Some(&Tok::Ident("empty?".into())));
+        assert_eq!(
+            toks("%w(a b)"),
+            vec![Tok::Words(vec!["a".into(), "b".into()])]
+        );
+        assert_eq!(toks("{a: 1}").get(1), Some(&Tok::Sym("a".into())));
+    }
+}

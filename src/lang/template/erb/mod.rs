@@ -1,0 +1,44 @@
+//! ERB templates, run by an interpreter for the subset of Ruby that
+//! templates use: [`lex`] (template segments to Ruby tokens), [`parse`]
+//! (tokens to a small AST), [`eval`] (the interpreter), [`control`]
+//! (its non-local exits), [`methods`] and [`collections`] (String, number, Array and Hash
+//! methods) and [`value`] (Ruby semantics of Puppet values: equality,
+//! ordering, `to_s`/`inspect`). Anything outside the subset is an error
+//! naming the construct.
+
+pub mod collections;
+pub mod control;
+pub mod eval;
+pub mod lex;
+pub mod methods;
+pub mod parse;
+pub mod value;
+
+use std::sync::Arc;
+
+use crate::lang::error::{LResult, Loc, plain};
+use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::template::segments::segments;
+
+/// Render ERB text with the Ruby-subset interpreter ;
+/// instance variables resolve from the calling scope.
+pub fn render_erb(ev: &mut Evaluator<'_>, src: &str, sc: ScopeId, what: &str) -> LResult<String> {
+    let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
+    let toks = lex::lex_template(&segs)
+        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+    let prog = parse::parse_template(toks)
+        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+    let loc = Loc {
+        file: Arc::from(what),
+        line: 0,
+        col: 0,
+    };
+    let mut interp = eval::Interp::new(ev, sc, loc);
+    interp.run(&prog).map_err(|e| match e.kind {
+        crate::lang::error::ErrorKind::Evaluation if e.loc.is_none() => {
+            plain(format!("Failed to evaluate template {what}: {}", e.message))
+        }
+        _ => e,
+    })?;
+    Ok(std::mem::take(&mut interp.out))
+}

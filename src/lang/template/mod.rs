@@ -1,0 +1,62 @@
+//! Templates. EPP ([`epp`]) is compiled to an equivalent Puppet program
+//! (text chunks become output calls) and evaluated in a fresh scope with
+//! the declared parameters. ERB ([`erb`]) is run by a small interpreter for
+//! the Ruby subset templates use; anything beyond it is reported as an
+//! error. Both start from [`segments`], the `<% %>` splitter. This module
+//! finds and reads template files.
+
+pub mod epp;
+pub mod erb;
+pub mod segments;
+
+use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::loader;
+use crate::lang::values::value::Value;
+
+fn template_path(ev: &Evaluator<'_>, reference: &str, loc: &Loc) -> LResult<std::path::PathBuf> {
+    let p = std::path::Path::new(reference);
+    if p.is_absolute() && ev.loader.is_file(p) {
+        return Ok(p.to_path_buf());
+    }
+    loader::module_file(ev.loader, &ev.modulepath, "templates", reference)
+        .ok_or_else(|| LangError::eval(format!("Could not find template '{reference}'"), loc))
+}
+
+/// Render the ERB template `reference` (`<module>/templates/...` or an
+/// absolute path), as the `template()` function does.
+pub fn render_erb_file(
+    ev: &mut Evaluator<'_>,
+    reference: &str,
+    sc: ScopeId,
+    loc: &Loc,
+) -> LResult<String> {
+    let path = template_path(ev, reference, loc)?;
+    let src = ev
+        .loader
+        .read(&path)
+        .map_err(|e| LangError::eval(format!("Could not read template '{reference}': {e}"), loc))?;
+    erb::render_erb(ev, &src, sc, &path.display().to_string())
+}
+
+/// Render the EPP template `reference` with `params`, as `epp()` does.
+pub fn render_epp_file(
+    ev: &mut Evaluator<'_>,
+    reference: &str,
+    params: Value,
+    sc: ScopeId,
+    loc: &Loc,
+) -> LResult<Value> {
+    let path = template_path(ev, reference, loc)?;
+    let src = ev
+        .loader
+        .read(&path)
+        .map_err(|e| LangError::eval(format!("Could not read template '{reference}': {e}"), loc))?;
+    Ok(Value::Str(epp::render_epp(
+        ev,
+        &src,
+        params,
+        sc,
+        &path.display().to_string(),
+    )?))
+}

@@ -1,0 +1,127 @@
+//! `Type.new(value, ...)`: the constructors behind `String(x)`,
+//! `Integer(x)`, `Hash(x)`, `Sensitive(x)`, the rich types and hiera's
+//! `convert_to`.
+
+use crate::lang::error::{LResult, plain};
+use crate::lang::values::types::PType;
+use crate::lang::values::value::{Value, hash_set, str_to_num};
+
+/// `String(x)`, `Integer(x)`, `Array(x)`... conversions.
+pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
+    let a = args.first().cloned().unwrap_or(Value::Undef);
+    Ok(match t {
+        PType::String(..) => match &a {
+            Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_inspect(true)),
+            Value::Array(_) | Value::Hash(_) => Value::Str(a.to_inspect(true)),
+            _ => Value::Str(a.to_s()),
+        },
+        PType::Integer(..) => match &a {
+            Value::Int(_) => a,
+            Value::Float(f) => Value::Int(*f as i64),
+            Value::Bool(b) => Value::Int(i64::from(*b)),
+            Value::Str(x) => match str_to_num(x) {
+                Some(Value::Int(i)) => Value::Int(i),
+                Some(Value::Float(f)) => Value::Int(f as i64),
+                _ => {
+                    return Err(plain(format!(
+                        "The string '{x}' cannot be converted to Integer"
+                    )));
+                }
+            },
+            other => {
+                return Err(plain(format!(
+                    "Cannot convert {} to Integer",
+                    other.type_name()
+                )));
+            }
+        },
+        PType::Float(..) | PType::Numeric => match &a {
+            Value::Int(i) if matches!(t, PType::Float(..)) => Value::Float(*i as f64),
+            Value::Int(_) | Value::Float(_) => a,
+            Value::Str(x) => match str_to_num(x) {
+                Some(Value::Int(i)) if matches!(t, PType::Float(..)) => Value::Float(i as f64),
+                Some(v) => v,
+                None => {
+                    return Err(plain(format!(
+                        "The string '{x}' cannot be converted to Numeric"
+                    )));
+                }
+            },
+            other => {
+                return Err(plain(format!(
+                    "Cannot convert {} to Numeric",
+                    other.type_name()
+                )));
+            }
+        },
+        PType::Boolean => match &a {
+            Value::Bool(_) => a,
+            Value::Str(x) => match x.to_lowercase().as_str() {
+                "true" | "yes" | "y" => Value::Bool(true),
+                "false" | "no" | "n" | "" => Value::Bool(false),
+                _ => {
+                    return Err(plain(format!(
+                        "The string '{x}' cannot be converted to Boolean"
+                    )));
+                }
+            },
+            Value::Int(i) => Value::Bool(*i != 0),
+            other => {
+                return Err(plain(format!(
+                    "Cannot convert {} to Boolean",
+                    other.type_name()
+                )));
+            }
+        },
+        PType::Array(..) => match a {
+            Value::Array(_) => a,
+            Value::Iterator(items) => Value::Array(items),
+            Value::Hash(h) => Value::Array(
+                h.into_iter()
+                    .map(|(k, v)| Value::Array(vec![k, v]))
+                    .collect(),
+            ),
+            other => Value::Array(vec![other]),
+        },
+        PType::Hash(..) => match a {
+            Value::Hash(_) => a,
+            Value::Array(items) => {
+                let mut h = Vec::new();
+                let mut it = items.into_iter();
+                while let Some(k) = it.next() {
+                    match k {
+                        Value::Array(pair) => {
+                            let mut p = pair.into_iter();
+                            hash_set(
+                                &mut h,
+                                p.next().unwrap_or(Value::Undef),
+                                p.next().unwrap_or(Value::Undef),
+                            );
+                        }
+                        k => hash_set(&mut h, k, it.next().unwrap_or(Value::Undef)),
+                    }
+                }
+                Value::Hash(h)
+            }
+            other => {
+                return Err(plain(format!(
+                    "Cannot convert {} to Hash",
+                    other.type_name()
+                )));
+            }
+        },
+        PType::Sensitive(_) => Value::Sensitive(Box::new(a)),
+        PType::SemVer(_)
+        | PType::SemVerRange
+        | PType::Deferred
+        | PType::Timespan(..)
+        | PType::Timestamp(..) => {
+            return crate::lang::values::rich::new_rich(t, args);
+        }
+        other => {
+            return Err(plain(format!(
+                "Creation of new instance of type '{other}' is not supported"
+            )));
+        }
+    })
+}

@@ -1,0 +1,15 @@
+//! Runtime values of the Puppet language and their data types: [`value`]
+//! (the `Value` enum, equality, comparison, size bounds), [`types`]
+//! (`PType`: parsing from type expressions, instance checks, inference and
+//! Puppet's formatting and mismatch messages), [`convert`] (`Type.new`),
+//! [`semver`], [`time`] (Timespan/Timestamp), [`rich`] (Deferred and the
+//! other rich-data values) and [`regex`]. Depends only on
+//! [`crate::lang::error`]: nothing here evaluates code.
+
+pub mod convert;
+pub mod regex;
+pub mod rich;
+pub mod semver;
+pub mod time;
+pub mod types;
+pub mod value;

@@ -1,0 +1,230 @@
+//! Display of data types (`Integer[1, 10]`, `Enum['a', 'b']`...) and
+//! Puppet-style mismatch descriptions ("expects a String value, got Integer").
+
+use std::fmt;
+
+use crate::lang::values::types::{PType, capitalize, is_instance};
+use crate::lang::values::value::{Value, hash_get_str};
+
+const MAXI: i64 = i64::MAX;
+const MINI: i64 = i64::MIN;
+
+fn article(s: &str) -> &'static str {
+    match s.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U') => "an",
+        _ => "a",
+    }
+}
+
+/// Puppet-style description of why `v` does not match `t`.
+pub fn mismatch(t: &PType, v: &Value) -> String {
+    let got = match v {
+        Value::Str(s) if matches!(t, PType::Enum(_) | PType::Pattern(_)) => format!("'{s}'"),
+        _ => v.type_name(),
+    };
+    match t {
+        PType::Alias(_, inner) => mismatch(inner, v),
+        PType::Enum(_) | PType::Pattern(_) if matches!(v, Value::Str(_)) => {
+            format!("expects a match for {t}, got {got}")
+        }
+        PType::Optional(inner) => {
+            if let (PType::Enum(_) | PType::Pattern(_), Value::Str(_)) = (inner.as_ref(), v) {
+                return format!("expects a match for {inner}, got '{}'", v.to_s());
+            }
+            format!("expects a value of type Undef or {inner}, got {got}")
+        }
+        PType::Variant(ts) => {
+            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+            let joined = match names.len() {
+                0 => String::new(),
+                1 | 2 => names.join(" or "),
+                n => format!(
+                    "{}, or {}",
+                    names.get(..n - 1).unwrap_or(&[]).join(", "),
+                    names.last().cloned().unwrap_or_default()
+                ),
+            };
+            format!("expects a value of type {joined}, got {got}")
+        }
+        PType::Array(et, _, _) => match v {
+            Value::Array(a) => match a.iter().position(|x| !is_instance(et, x)) {
+                Some(i) => format!(
+                    "index {i} {}",
+                    mismatch(et, a.get(i).unwrap_or(&Value::Undef))
+                ),
+                None => format!("expects size to be in range of {t}, got {}", a.len()),
+            },
+            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
+        },
+        PType::Hash(_, vt, _, _) => match v {
+            Value::Hash(h) => match h.iter().find(|(_, x)| !is_instance(vt, x)) {
+                Some((k, x)) => format!("entry '{}' {}", k.to_s(), mismatch(vt, x)),
+                None => format!("expects {} {t} value, got Hash", article(&t.to_string())),
+            },
+            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
+        },
+        PType::Struct(fields) => match v {
+            Value::Hash(h) => {
+                for (k, _) in h {
+                    if !fields
+                        .iter()
+                        .any(|(n, _, _)| matches!(k, Value::Str(s) if s == n))
+                    {
+                        return format!("unrecognized key '{}'", k.to_s());
+                    }
+                }
+                for (n, opt, ft) in fields {
+                    match hash_get_str(h, n) {
+                        Some(x) if !is_instance(ft, x) => {
+                            return format!("entry '{n}' {}", mismatch(ft, x));
+                        }
+                        None if !*opt && !is_instance(ft, &Value::Undef) => {
+                            return format!("expects a value for key '{n}'");
+                        }
+                        _ => {}
+                    }
+                }
+                format!("expects a {t} value, got Hash")
+            }
+            _ => format!("expects a Struct value, got {got}"),
+        },
+        _ => {
+            let ts = t.to_string();
+            format!("expects {} {ts} value, got {got}", article(&ts))
+        }
+    }
+}
+
+fn fmt_range(f: &mut fmt::Formatter<'_>, name: &str, min: i64, max: i64, dmin: i64) -> fmt::Result {
+    if min == dmin && max == MAXI {
+        write!(f, "{name}")
+    } else if max == MAXI {
+        write!(f, "{name}[{min}]")
+    } else {
+        let mn = if min == MINI {
+            "default".to_string()
+        } else {
+            min.to_string()
+        };
+        write!(f, "{name}[{mn}, {max}]")
+    }
+}
+
+fn join<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for PType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PType::Any => write!(f, "Any"),
+            PType::Undef => write!(f, "Undef"),
+            PType::Default => write!(f, "Default"),
+            PType::Data => write!(f, "Data"),
+            PType::RichData => write!(f, "RichData"),
+            PType::Scalar => write!(f, "Scalar"),
+            PType::ScalarData => write!(f, "ScalarData"),
+            PType::Boolean => write!(f, "Boolean"),
+            PType::Numeric => write!(f, "Numeric"),
+            PType::String(a, b) => fmt_range(f, "String", *a, *b, 0),
+            PType::Integer(a, b) => fmt_range(f, "Integer", *a, *b, MINI),
+            PType::Float(a, b) => {
+                if a.is_infinite() && b.is_infinite() {
+                    write!(f, "Float")
+                } else {
+                    write!(f, "Float[{a:?}, {b:?}]")
+                }
+            }
+            PType::Enum(v) => {
+                let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
+                write!(f, "Enum[{}]", q.join(", "))
+            }
+            PType::Pattern(v) => {
+                let q: Vec<String> = v.iter().map(|s| format!("/{s}/")).collect();
+                write!(f, "Pattern[{}]", q.join(", "))
+            }
+            PType::Regexp(None) => write!(f, "Regexp"),
+            PType::Regexp(Some(r)) => write!(f, "Regexp[/{r}/]"),
+            PType::Array(t, a, b) => {
+                if **t == PType::Any && *a == 0 && *b == MAXI {
+                    write!(f, "Array")
+                } else if **t == PType::Any {
+                    write!(f, "Array[{a}, {b}]")
+                } else if *a == 0 && *b == MAXI {
+                    write!(f, "Array[{t}]")
+                } else {
+                    write!(f, "Array[{t}, {a}, {b}]")
+                }
+            }
+            PType::Hash(k, v, a, b) => {
+                let any = **k == PType::Any && **v == PType::Any;
+                let unbounded = *a == 0 && *b == MAXI;
+                match (any, unbounded) {
+                    (true, true) => write!(f, "Hash"),
+                    (true, false) => write!(f, "Hash[{a}, {b}]"),
+                    (false, true) => write!(f, "Hash[{k}, {v}]"),
+                    (false, false) => write!(f, "Hash[{k}, {v}, {a}, {b}]"),
+                }
+            }
+            PType::Tuple(ts) => write!(f, "Tuple[{}]", join(ts)),
+            PType::Struct(fields) => {
+                let items: Vec<String> = fields
+                    .iter()
+                    .map(|(n, opt, t)| {
+                        if *opt {
+                            format!("Optional['{n}'] => {t}")
+                        } else {
+                            format!("'{n}' => {t}")
+                        }
+                    })
+                    .collect();
+                write!(f, "Struct[{{{}}}]", items.join(", "))
+            }
+            PType::Optional(t) => write!(f, "Optional[{t}]"),
+            PType::NotUndef(t) => write!(f, "NotUndef[{t}]"),
+            PType::Variant(ts) => write!(f, "Variant[{}]", join(ts)),
+            PType::Collection => write!(f, "Collection"),
+            PType::Iterable => write!(f, "Iterable"),
+            PType::Callable => write!(f, "Callable"),
+            PType::CatalogEntry => write!(f, "CatalogEntry"),
+            PType::Sensitive(t) => write!(f, "Sensitive[{t}]"),
+            PType::Type(None) => write!(f, "Type"),
+            PType::Type(Some(t)) => match &**t {
+                PType::Resource(Some(n), Some(title)) => write!(f, "Type[{n}['{title}']]"),
+                _ => write!(f, "Type[{t}]"),
+            },
+            PType::Resource(None, _) => write!(f, "Resource"),
+            PType::Resource(Some(n), None) => write!(f, "{n}"),
+            PType::Resource(Some(n), Some(t)) => write!(f, "{n}[{t}]"),
+            PType::Class(None) => write!(f, "Class"),
+            PType::Class(Some(c)) => write!(f, "Class[{}]", capitalize(c)),
+            PType::Alias(n, _) => write!(f, "{n}"),
+            PType::SemVer(r) if r.is_empty() => write!(f, "SemVer"),
+            PType::SemVer(r) => {
+                let q: Vec<String> = r.iter().map(|s| format!("'{s}'")).collect();
+                write!(f, "SemVer[{}]", q.join(", "))
+            }
+            PType::SemVerRange => write!(f, "SemVerRange"),
+            PType::Deferred => write!(f, "Deferred"),
+            PType::Timespan(lo, hi) | PType::Timestamp(lo, hi) => {
+                let stamp = matches!(self, PType::Timestamp(..));
+                write!(f, "{}", if stamp { "Timestamp" } else { "Timespan" })?;
+                let show = |n: &Option<i128>| match n {
+                    Some(n) if stamp => format!("'{}'", crate::lang::values::time::fmt_stamp(*n)),
+                    Some(n) => format!("'{}'", crate::lang::values::time::fmt_span(*n)),
+                    None => "default".into(),
+                };
+                if lo.is_some() && lo == hi {
+                    write!(f, "[{}]", show(lo))?;
+                } else if lo.is_some() || hi.is_some() {
+                    write!(f, "[{}, {}]", show(lo), show(hi))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

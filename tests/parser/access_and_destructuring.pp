@@ -1,0 +1,5 @@
+[$a, $b] = [1, 2]
+$c = $list[1]
+$d = $list[1, 2]
+$e = $h["k"]["j"]
+$f = Hash[String, Integer]

@@ -1,0 +1,5 @@
+case $facts["os"]["family"] {
+  'Debian', 'Ubuntu': { $pkg = 'apache2' }
+  /^Red/: { $pkg = "httpd" }
+  default: { fail("unsupported") }
+}

@@ -1,0 +1,4 @@
+File { owner => 'root' }
+File['/x'] { mode +> '0700' }
+User <| title == 'deploy' |> { shell => '/bin/sh' }
+Host <<| |>>

@@ -1,0 +1,3 @@
+file { "/x":
+  ensure => file
+

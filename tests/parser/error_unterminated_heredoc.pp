@@ -1,0 +1,2 @@
+$x = @(END)
+never closed

@@ -1,0 +1,6 @@
+$text = @("END"/L)
+  Hello ${name}
+  | END
+$raw = @(RAW)
+no $interp here
+- RAW

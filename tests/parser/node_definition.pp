@@ -1,0 +1,4 @@
+node 'web1.example.com', /^db\d+$/ {
+  include db
+}
+node default { }

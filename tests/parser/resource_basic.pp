@@ -1,0 +1,5 @@
+file { '/tmp/a':
+  ensure => file,
+  mode   => '0644',
+}
+package { ['a', 'b']: ensure => installed }

@@ -1,0 +1,5 @@
+file {
+  default: mode => '0600';
+  '/x': ensure => file;
+  '/y': * => $attrs;
+}

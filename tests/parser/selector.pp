@@ -1,0 +1,4 @@
+$pkg = $os ? {
+  'Debian' => 'apache2',
+  default  => 'httpd',
+}

@@ -1,0 +1,3 @@
+notice(*$args)
+include foo, bar
+require ::base
