@@ -146,3 +146,51 @@ async fn tasks_fetched_from_the_file_server_are_cached_by_sha256() {
     a.stop().await;
     b.stop().await;
 }
+
+/// A file server's answer is held in memory until its sha256 is checked, so
+/// one larger than `files::client::MAX_FILE_BYTES` is refused, not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_larger_than_the_bound_is_refused() {
+    let sshd = fixture().await;
+    let pki = Pki::new();
+    let dir_b = tempfile::tempdir().expect("dir");
+    let dir_a = tempfile::tempdir().expect("dir");
+    let tasks = dir_b.path().join("modules/demo/tasks");
+    std::fs::create_dir_all(&tasks).expect("mkdir");
+    // Sparse: takes no disk space.
+    let big = std::fs::File::create(tasks.join("big.sh")).expect("create");
+    big.set_len(ferry::server::files::client::MAX_FILE_BYTES as u64 + 1)
+        .expect("set_len");
+    drop(big);
+    let b = TestServer::start(
+        &pki,
+        dir_b.path(),
+        &format!("modulepath: [{}]\n", dir_b.path().join("modules").display()),
+    )
+    .await;
+    let a = TestServer::start_with_tls(
+        &pki.peer_config_lines(),
+        dir_a.path(),
+        &format!("file-server-uri: https://127.0.0.1:{}\n", b.addr.port()),
+    )
+    .await;
+    let client = Client::new(&pki, Some(&pki.client));
+    let body = json!({"target": target(sshd), "arguments": [], "script": {
+        "filename": "big.sh", "sha256": sha(b"whatever"),
+        "uri": {"path": "/puppet/v3/file_content/tasks/demo/big.sh", "params": {"environment": "production"}}}});
+    let r = client.post(a.addr, "/ssh/run_script", &body).await;
+    // A fault of the file server: 502, as for any failed fetch.
+    assert_eq!(r.status, 502, "{}", r.text());
+    let e = r.json();
+    assert_eq!(e["kind"], "ferry/file-error", "{e}");
+    assert!(
+        e["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("larger than 256 MiB"),
+        "{e}"
+    );
+    assert!(!dir_a.path().join("tasks").join(sha(b"whatever")).exists());
+    a.stop().await;
+    b.stop().await;
+}

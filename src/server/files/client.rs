@@ -31,7 +31,14 @@ pub enum FetchError {
     Status(u16),
     #[error("cannot read the answer: {0}")]
     Body(String),
+    #[error("the file is larger than {} MiB", MAX_FILE_BYTES >> 20)]
+    TooLarge,
 }
+
+/// The largest file taken from the file server: an answer is held in
+/// memory until its sha256 is checked, so its size is bounded like every
+/// other input the server reads.
+pub const MAX_FILE_BYTES: usize = 256 << 20;
 
 /// The file server: where it is and how to talk to it (the server's own
 /// certificate, the peer checked against `ssl-ca-cert`).
@@ -164,11 +171,24 @@ impl FileServer {
         if response.status() != hyper::StatusCode::OK {
             return Err(FetchError::Status(response.status().as_u16()));
         }
-        let body = response
-            .into_body()
+        let too_large = response
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+            .is_some_and(|n| n > MAX_FILE_BYTES as u64);
+        if too_large {
+            return Err(FetchError::TooLarge);
+        }
+        let body = http_body_util::Limited::new(response.into_body(), MAX_FILE_BYTES)
             .collect()
             .await
-            .map_err(|e| FetchError::Body(e.to_string()))?;
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    FetchError::TooLarge
+                } else {
+                    FetchError::Body(e.to_string())
+                }
+            })?;
         Ok(body.to_bytes().to_vec())
     }
 }
