@@ -21,6 +21,7 @@ REQUIREMENTS=(
   "useradd passwd"
   "chpasswd passwd"
   "sshpass sshpass"
+  "dash dash"
   "busybox busybox"
   "pgrep procps"
   "python3 python3"
