@@ -12,8 +12,12 @@ mod tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
+
+use crate::executor::Action;
 
 use crate::output::Format;
 
@@ -274,7 +278,6 @@ pub(crate) fn init_logging(level: &str, json: bool) {
     };
 }
 
-/// Parses arguments, runs the command, and returns the exit status.
 /// Whether an error comes from writing to a pipe whose reader has gone.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -283,6 +286,91 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Runs the command the arguments name.
+async fn dispatch(top: Top) -> Result<ExitCode> {
+    match top {
+        Top::Command {
+            action: CommandAction::Run { cmd, run },
+        } => commands::execute(Action::Command { line: cmd }, &run).await,
+        Top::Script {
+            action: ScriptAction::Run { file, args, run },
+        } => {
+            if !file.is_file() {
+                bail!("{}: no such script", file.display());
+            }
+            commands::execute(Action::Script { path: file, args }, &run).await
+        }
+        Top::File {
+            action: FileAction::Upload { src, dest, run },
+        } => {
+            if !src.exists() {
+                bail!("{}: no such file or directory", src.display());
+            }
+            commands::execute(Action::Upload { src, dest }, &run).await
+        }
+        Top::File {
+            action: FileAction::Download { src, destdir, run },
+        } => commands::execute(Action::Download { src, dest: destdir }, &run).await,
+        Top::Task {
+            action:
+                TaskAction::Run {
+                    name,
+                    params,
+                    params_json,
+                    noop,
+                    no_cleanup,
+                    modules,
+                    run,
+                },
+        } => {
+            let prepared = tasks::prepare(
+                &name,
+                &params,
+                params_json.as_deref(),
+                noop,
+                no_cleanup,
+                &modules,
+            )?;
+            commands::execute(Action::Task(Arc::new(prepared)), &run).await
+        }
+        Top::Task {
+            action:
+                TaskAction::Show {
+                    name,
+                    modules,
+                    format,
+                },
+        } => tasks::show(name.as_deref(), &modules, format),
+        Top::Plan {
+            action:
+                PlanAction::Run {
+                    name,
+                    params,
+                    modules,
+                    run,
+                },
+        } => plans::run(&name, &params, &modules, &run).await,
+        Top::Catalog {
+            action:
+                CatalogAction::Compile {
+                    sources,
+                    modules,
+                    format,
+                },
+        } => catalog::compile(sources, &modules, format),
+        Top::Inventory {
+            action:
+                InventoryAction::Show {
+                    select,
+                    detail,
+                    format,
+                },
+        } => commands::show(&select, detail, format),
+        Top::Serve { config } => serve::run(&config).await,
+    }
+}
+
+/// Parses arguments, runs the command, and returns the exit status.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -310,7 +398,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(commands::dispatch(cli.command)) {
+    match runtime.block_on(dispatch(cli.command)) {
         Ok(code) => code,
         // The reader went away (`ferry ... | head`): nothing to tell it.
         Err(e) if broken_pipe(&e) => ExitCode::from(1),
