@@ -14,13 +14,13 @@ use anyhow::{Result, bail};
 
 use super::rerun;
 use super::{RunArgs, SelectArgs};
-use crate::events::Sink;
-use crate::executor::{self, Action, RunOptions};
-use crate::inventory::{Inventory, Target};
-use crate::output::Format;
-use crate::output::human::HumanPrinter;
-use crate::output::json::JsonWriter;
-use crate::transport::{self, Overrides};
+use ferry::events::Sink;
+use ferry::executor::{self, Action, RunOptions};
+use ferry::inventory::{Inventory, Target};
+use ferry::output::Format;
+use ferry::output::human::HumanPrinter;
+use ferry::output::json::JsonWriter;
+use ferry::transport::{self, Overrides};
 
 /// Refuses flags that contradict each other instead of ignoring one.
 pub(super) fn check_output_flags(args: &RunArgs) -> Result<()> {

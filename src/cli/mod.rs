@@ -5,6 +5,7 @@
 
 mod catalog;
 mod commands;
+mod generate;
 mod plans;
 mod rerun;
 mod serve;
@@ -17,9 +18,9 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::executor::Action;
+use ferry::executor::Action;
 
-use crate::output::Format;
+use ferry::output::Format;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,6 +81,17 @@ pub enum Top {
         /// The server's YAML configuration file.
         #[arg(long)]
         config: PathBuf,
+    },
+    /// Print a shell completion script (e.g. `ferry completions bash > /etc/bash_completion.d/ferry`).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page ferry(1), or write it and one page per subcommand into DIR.
+    Man {
+        /// Write ferry.1 and ferry-SUBCOMMAND.1 pages into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -227,9 +239,9 @@ pub struct SelectArgs {
 /// The longest timeout the command line takes: a year, in seconds.
 const MAX_SECONDS: u64 = 365 * 24 * 3600;
 
-/// `--concurrency`: a whole number from 1 to [`crate::executor::MAX_CONCURRENCY`].
+/// `--concurrency`: a whole number from 1 to [`ferry::executor::MAX_CONCURRENCY`].
 fn parse_concurrency(text: &str) -> Result<usize, String> {
-    let max = crate::executor::MAX_CONCURRENCY;
+    let max = ferry::executor::MAX_CONCURRENCY;
     match text.parse::<usize>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(format!("must be a whole number from 1 to {max}")),
@@ -255,7 +267,7 @@ pub struct RunArgs {
     /// Bytes of each output stream (stdout, stderr, merged) kept per target:
     /// the first and last halves, with a marker and `truncated` in the
     /// result when more arrived. Bytes or K/M/G, 1K to 1G [default: 1M].
-    #[arg(long, value_name = "SIZE", value_parser = crate::executor::capture::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = ferry::executor::capture::parse_size)]
     pub max_output: Option<usize>,
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
@@ -264,7 +276,7 @@ pub struct RunArgs {
     pub format: Format,
 }
 
-pub(crate) fn init_logging(level: &str, json: bool) {
+pub(super) fn init_logging(level: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_new(level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
@@ -367,6 +379,8 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                 },
         } => commands::show(&select, detail, format),
         Top::Serve { config } => serve::run(&config).await,
+        Top::Completions { shell } => generate::completions(shell),
+        Top::Man { dir } => generate::man(dir.as_deref()),
     }
 }
 
