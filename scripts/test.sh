@@ -22,6 +22,7 @@ REQUIREMENTS=(
   "chpasswd passwd"
   "sshpass sshpass"
   "dash dash"
+  "dpkg-deb dpkg"
   "busybox busybox"
   "pgrep procps"
   "python3 python3"
