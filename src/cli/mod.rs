@@ -99,6 +99,7 @@ pub enum Top {
 pub enum CommandAction {
     /// Run CMD with the target's shell.
     Run {
+        /// The command line, run by the target's shell (quote it as one argument).
         cmd: String,
         #[command(flatten)]
         run: RunArgs,
@@ -109,6 +110,7 @@ pub enum CommandAction {
 pub enum ScriptAction {
     /// Copy FILE to each target, run it with ARGS, and remove it.
     Run {
+        /// The local script to copy and run.
         file: PathBuf,
         /// Arguments for the script (put them after `--` if they start with `-`).
         args: Vec<String>,
@@ -123,6 +125,7 @@ pub enum ScriptAction {
 pub enum TaskAction {
     /// Run task NAME (module::task) with parameters given as name=value.
     Run {
+        /// The task to run: module::task.
         name: String,
         /// Parameters as name=value (a JSON value is taken as JSON).
         params: Vec<String>,
@@ -142,9 +145,11 @@ pub enum TaskAction {
     },
     /// List tasks, or show one task's parameters and implementations.
     Show {
+        /// The task to show (module::task); without it, every task.
         name: Option<String>,
         #[command(flatten)]
         modules: ModuleArgs,
+        /// human (readable text) or json.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -155,7 +160,10 @@ pub enum PlanAction {
     /// Run plan NAME (module::plan, or a path to a .yaml plan) with name=value parameters;
     /// -t sets the `targets` parameter.
     Run {
+        /// The plan: module::plan, or a path to a .yaml plan.
         name: String,
+        /// Parameters as name=value (a JSON value is taken as JSON: quote a
+        /// string that looks like JSON, e.g. version='"1.2"').
         params: Vec<String>,
         #[command(flatten)]
         modules: ModuleArgs,
@@ -186,7 +194,7 @@ pub enum CatalogFormat {
 
 #[derive(Args, Debug, Clone)]
 pub struct ModuleArgs {
-    /// Directories holding modules, separated by ':' (default ./modules).
+    /// Directories holding modules, separated by ':'.
     #[arg(long, env = "FERRY_MODULEPATH", default_value = "modules")]
     pub modulepath: String,
 }
@@ -195,14 +203,18 @@ pub struct ModuleArgs {
 pub enum FileAction {
     /// Copy a local file or directory to DEST on each target.
     Upload {
+        /// The local file or directory.
         src: PathBuf,
+        /// Where it goes on each target.
         dest: String,
         #[command(flatten)]
         run: RunArgs,
     },
     /// Copy SRC from each target into DESTDIR/<target>/.
     Download {
+        /// The file or directory on each target.
         src: String,
+        /// The local directory that gets one folder per target.
         destdir: PathBuf,
         #[command(flatten)]
         run: RunArgs,
@@ -218,6 +230,7 @@ pub enum InventoryAction {
         /// Also print each target's merged config, facts and vars (secrets redacted).
         #[arg(long)]
         detail: bool,
+        /// human (names, and details with --detail) or json.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -272,6 +285,7 @@ pub struct RunArgs {
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
     pub stream: bool,
+    /// human (a summary per target) or json (Bolt's result format).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
 }
@@ -288,6 +302,23 @@ pub(super) fn init_logging(level: &str, json: bool) {
     } else {
         builder.try_init()
     };
+}
+
+/// An error and its causes, `: `-separated, leaving out a cause whose text
+/// the message already holds (many errors quote their source).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// Whether an error comes from writing to a pipe whose reader has gone.
@@ -417,7 +448,7 @@ pub fn main() -> ExitCode {
         // The reader went away (`ferry ... | head`): nothing to tell it.
         Err(e) if broken_pipe(&e) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("ferry: {e:#}");
+            eprintln!("ferry: {}", error_text(&e));
             ExitCode::from(1)
         }
     }
