@@ -21,6 +21,8 @@ REQUIREMENTS=(
   "useradd passwd"
   "chpasswd passwd"
   "sshpass sshpass"
+  "dash dash"
+  "dpkg-deb dpkg"
   "busybox busybox"
   "pgrep procps"
   "python3 python3"

@@ -1,8 +1,9 @@
 //! ferry: an agentless executor that reaches hosts over SSH (and locally),
 //! with nothing installed on them. See docs/ARCHITECTURE.md for the map.
+//! The command line is not part of the library: it is the `ferry` binary
+//! (src/main.rs and src/cli/).
 
 pub mod catalog;
-pub mod cli;
 pub mod inventory;
 pub mod lang;
 pub mod output;

@@ -1,5 +1,7 @@
-//! The `ferry` binary: everything is in the library; see `ferry::cli`.
+//! The `ferry` binary: the command line (src/cli/) over the library.
+
+mod cli;
 
 fn main() -> std::process::ExitCode {
-    ferry::cli::main()
+    cli::main()
 }

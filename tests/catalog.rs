@@ -5,6 +5,10 @@
 //! compared with `NAME.json` (Puppet 7's normalized catalog, recorded by
 //! `compare.py --record`) or `NAME.err` (Puppet's error message). Cases listed
 //! in `known_failures.txt` may differ; everything else must agree.
+//!
+//! Each case is a test of its own, named `case::NAME` (libtest-mimic, so
+//! `cargo test --test catalog -- case::NAME` runs one); cases that need
+//! Debian's modules are ignored when they are not installed.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,18 +16,11 @@ use std::path::{Path, PathBuf};
 use ferry::catalog::{
     Catalog, CompileOptions, CompileRequest, ManifestSource, compile, compile_with_options,
 };
+use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
-    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/catalog");
-    if own.is_dir() {
-        return own;
-    }
-    // Scratch development crate living next to the main checkout.
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(|p| p.join("main/tests/catalog"))
-        .unwrap_or(own)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/catalog")
 }
 
 /// Debian's packaged modules (stdlib, ntp, apt, concat...) used by some cases.
@@ -88,15 +85,18 @@ fn run_case(root: &Path, name: &str) -> Result<Value, String> {
         .map_err(|e| rel(root, &e.to_string()))
 }
 
-#[test]
-fn catalog_corpus() {
-    let root = root();
-    let known: BTreeSet<String> = std::fs::read_to_string(root.join("known_failures.txt"))
+/// The names in `known_failures.txt` (comments after `#`).
+fn known_failures(root: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(root.join("known_failures.txt"))
         .unwrap_or_default()
         .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
         .filter(|l| !l.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Every `cases/NAME.pp`, sorted.
+fn case_names(root: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root.join("cases"))
         .expect("cases dir")
         .filter_map(|e| e.ok())
@@ -108,54 +108,87 @@ fn catalog_corpus() {
         })
         .collect();
     names.sort();
-    let (mut agree, mut skipped, mut unexpected) = (0, 0, Vec::new());
-    let have_system = Path::new(SYSTEM_MODULES).join("stdlib").is_dir();
-    for name in &names {
-        let json_path = root.join("cases").join(format!("{name}.json"));
-        let err_path = root.join("cases").join(format!("{name}.err"));
-        let expectation = std::fs::read_to_string(&json_path)
-            .or_else(|_| std::fs::read_to_string(&err_path))
-            .unwrap_or_default();
-        if !have_system
-            && (expectation.contains(SYSTEM_MODULES)
-                || NEEDS_SYSTEM_MODULES.contains(&name.as_str()))
-        {
-            skipped += 1;
-            continue;
-        }
-        let got = run_case(&root, name);
-        let ok = if let Ok(text) = std::fs::read_to_string(&json_path) {
-            let want: Value = serde_json::from_str(&text).expect("expected json");
-            matches!(&got, Ok(v) if *v == want)
-        } else if let Ok(text) = std::fs::read_to_string(&err_path) {
-            matches!(&got, Err(e) if e.trim() == text.trim())
-        } else {
-            panic!("case {name} has neither .json nor .err expectation");
-        };
-        if ok {
-            agree += 1;
-        } else if !known.contains(name) {
-            unexpected.push(format!(
-                "{name}: got {}",
-                match &got {
-                    Ok(v) => v.to_string().chars().take(600).collect::<String>(),
-                    Err(e) => e.clone(),
-                }
-            ));
-        }
-    }
-    println!(
-        "catalog corpus: {agree}/{} cases agree with Puppet 7 ({skipped} skipped: no {SYSTEM_MODULES})",
-        names.len()
-    );
-    assert!(
-        unexpected.is_empty(),
-        "unexpected disagreements:\n{}",
-        unexpected.join("\n")
-    );
+    names
 }
 
-#[test]
+/// What a case must give: `NAME.json` or `NAME.err`.
+fn expectation(root: &Path, name: &str) -> Option<(bool, String)> {
+    let json_path = root.join("cases").join(format!("{name}.json"));
+    let err_path = root.join("cases").join(format!("{name}.err"));
+    std::fs::read_to_string(&json_path)
+        .map(|t| (true, t))
+        .or_else(|_| std::fs::read_to_string(&err_path).map(|t| (false, t)))
+        .ok()
+}
+
+/// Whether a case can run here: it needs Debian's modules when its
+/// expectation names them or it is listed as needing them.
+fn runnable_here(name: &str, expectation: &str) -> bool {
+    Path::new(SYSTEM_MODULES).join("stdlib").is_dir()
+        || !(expectation.contains(SYSTEM_MODULES) || NEEDS_SYSTEM_MODULES.contains(&name))
+}
+
+/// One corpus case: compiles it and compares with Puppet's result; a case
+/// in `known_failures.txt` may differ.
+fn catalog_case(root: &Path, name: &str, known: bool) -> Result<(), Failed> {
+    let Some((is_json, want)) = expectation(root, name) else {
+        return Err(format!("case {name} has neither .json nor .err expectation").into());
+    };
+    let got = run_case(root, name);
+    let ok = if is_json {
+        let want: Value = serde_json::from_str(&want).map_err(|e| format!("expected json: {e}"))?;
+        matches!(&got, Ok(v) if *v == want)
+    } else {
+        matches!(&got, Err(e) if e.trim() == want.trim())
+    };
+    if ok || known {
+        return Ok(());
+    }
+    Err(format!(
+        "{name}: unexpected disagreement: got {}",
+        match &got {
+            Ok(v) => v.to_string().chars().take(600).collect::<String>(),
+            Err(e) => e.clone(),
+        }
+    )
+    .into())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = root();
+    let known = known_failures(&root);
+    let mut trials: Vec<Trial> = case_names(&root)
+        .into_iter()
+        .map(|name| {
+            let runnable =
+                expectation(&root, &name).is_none_or(|(_, text)| runnable_here(&name, &text));
+            let is_known = known.contains(&name);
+            let case_root = root.clone();
+            Trial::test(format!("case::{name}"), move || {
+                catalog_case(&case_root, &name, is_known)
+            })
+            .with_ignored_flag(!runnable)
+        })
+        .collect();
+    let plain: [(&str, fn()); 4] = [
+        ("inline_code_and_summary", inline_code_and_summary),
+        ("hostile_inputs_do_not_panic", hostile_inputs_do_not_panic),
+        ("global_hiera_layer", global_hiera_layer),
+        (
+            "global_hiera_layer_from_the_command_line",
+            global_hiera_layer_from_the_command_line,
+        ),
+    ];
+    trials.extend(plain.into_iter().map(|(name, test)| {
+        Trial::test(name, move || {
+            test();
+            Ok(())
+        })
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}
+
 fn inline_code_and_summary() {
     let req = CompileRequest {
         manifest: ManifestSource::Code("notify { 'hello': message => 'world' }".into()),
@@ -175,7 +208,6 @@ fn inline_code_and_summary() {
     assert_eq!(j["catalog_format"], 2);
 }
 
-#[test]
 fn hostile_inputs_do_not_panic() {
     let inputs = [
         "(".repeat(5000),
@@ -275,7 +307,6 @@ fn global_hiera_request() -> (PathBuf, PathBuf, CompileRequest, CompileOptions) 
 /// The global hiera layer (`CompileOptions::hiera_config`, Puppet's
 /// `hiera_config`) against Puppet 7's catalog for the same files, recorded
 /// with `puppet catalog compile --hiera_config tests/catalog/global_hiera/hiera.yaml`.
-#[test]
 fn global_hiera_layer() {
     let (root, dir, req, opts) = global_hiera_request();
     let got = compile_with_options(&req, &ferry::lang::loader::FsLoader, &opts)
@@ -290,7 +321,6 @@ fn global_hiera_layer() {
 
 /// `ferry catalog compile --hiera-config` is the same global layer: its
 /// resources are the library's, and without it the lookup fails.
-#[test]
 fn global_hiera_layer_from_the_command_line() {
     let (root, dir, req, opts) = global_hiera_request();
     let run = |with_global: bool| {

@@ -1,8 +1,9 @@
 //! bolt-server's `/ssh/*` endpoints end to end over HTTPS against real
-//! OpenSSH servers: commands (success, and failure as a 200 with status
-//! failure), host keys (known-hosts-content, a wrong one, and
-//! host-key-check: false), scripts (inline and from the modulepath, with
-//! sha256 checks), uploads, connection checks, and no secret in the store.
+//! OpenSSH servers, where a test builds files or bodies of its own: scripts
+//! (inline and from the modulepath, with sha256 checks), uploads, connection
+//! checks, tasks (bolt-server's and ACE's). Commands, host keys and the
+//! store's redaction are a case file, `tests/cases/api/`, run by
+//! `tests/cases.rs`.
 
 mod common;
 #[path = "common/tls.rs"]
@@ -39,111 +40,6 @@ fn scratch() -> tempfile::TempDir {
 
 fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_command_success_failure_and_host_keys() {
-    let sshd = fixture().await;
-    let pki = Pki::new();
-    let dir = scratch();
-    let server = TestServer::start(&pki, dir.path(), "").await;
-    let client = Client::new(&pki, Some(&pki.client));
-
-    let ok = client
-        .post(
-            server.addr,
-            "/ssh/run_command",
-            &json!({"command": "echo out; echo err >&2", "target": target(sshd)}),
-        )
-        .await;
-    assert_eq!(ok.status, 200, "{}", ok.text());
-    let r = ok.json();
-    assert_eq!(r["target"], sshd.host());
-    assert_eq!(r["action"], "command");
-    assert_eq!(r["object"], "echo out; echo err >&2");
-    assert_eq!(r["status"], "success");
-    assert_eq!(r["value"]["stdout"], "out\n");
-    assert_eq!(r["value"]["stderr"], "err\n");
-    assert_eq!(r["value"]["exit_code"], 0);
-
-    // A command that fails on its target is still a 200.
-    let failed = client
-        .post(
-            server.addr,
-            "/ssh/run_command",
-            &json!({"command": "exit 3", "target": target(sshd)}),
-        )
-        .await;
-    assert_eq!(failed.status, 200);
-    let r = failed.json();
-    assert_eq!(r["status"], "failure");
-    assert_eq!(r["value"]["exit_code"], 3);
-    assert_eq!(r["value"]["_error"]["kind"], "ferry/command-error");
-
-    // A wrong known host key fails the target; host-key-check: false skips the check.
-    let mut wrong = target(sshd);
-    wrong["known-hosts-content"] =
-        json!(std::fs::read_to_string(sshd.wrong_known_hosts_path()).expect("wrong"));
-    let r = client
-        .post(
-            server.addr,
-            "/ssh/run_command",
-            &json!({"command": "true", "target": wrong}),
-        )
-        .await
-        .json();
-    assert_eq!(r["status"], "failure", "{r}");
-    assert_eq!(r["value"]["_error"]["issue_code"], "HOST_KEY_ERROR", "{r}");
-    let mut unchecked = target(sshd);
-    unchecked
-        .as_object_mut()
-        .map(|m| m.remove("known-hosts-content"));
-    unchecked["host-key-check"] = json!(false);
-    let r = client
-        .post(
-            server.addr,
-            "/ssh/run_command",
-            &json!({"command": "whoami", "target": unchecked}),
-        )
-        .await
-        .json();
-    assert_eq!(r["status"], "success", "{r}");
-    assert_eq!(r["value"]["stdout"], "root\n");
-
-    // Passwords and sudo: run-as with the fixture's password user.
-    let pw = json!({
-        "hostname": sshd.host(), "port": sshd.port(), "user": sshd::PW_USER,
-        "password": sshd::USER_PASSWORD, "run-as": "root", "sudo-password": sshd::USER_PASSWORD,
-        "known-hosts-content": std::fs::read_to_string(sshd.known_hosts_path()).expect("kh"),
-    });
-    let r = client
-        .post(
-            server.addr,
-            "/ssh/run_command",
-            &json!({"command": "id -un", "target": pw}),
-        )
-        .await
-        .json();
-    assert_eq!(r["status"], "success", "{r}");
-    assert_eq!(r["value"]["stdout"], "root\n");
-
-    // Every call is a job in the store, with the secrets redacted.
-    let jobs = client
-        .get(server.addr, "/orchestrator/v1/jobs")
-        .await
-        .json();
-    assert_eq!(jobs["pagination"]["total"], 5, "{jobs}");
-    let all = jobs.to_string();
-    assert!(all.contains("ssh/run_command"));
-    assert!(
-        !all.contains(sshd::USER_PASSWORD),
-        "a password reached the store"
-    );
-    assert!(!all.contains("PRIVATE KEY"), "a key reached the store");
-    let db = std::fs::read(dir.path().join("ferry.db")).expect("db");
-    let db = String::from_utf8_lossy(&db);
-    assert!(!db.contains(sshd::USER_PASSWORD) && !db.contains("PRIVATE KEY"));
-    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,8 +1,10 @@
-//! Running things over SSH on real OpenSSH servers: commands and their
-//! output formats, sudo with and without a password, uploads and downloads
-//! (large and many files, with and without SFTP), faults that hit one target
-//! (killed mid-command, unreachable, timed out) while the others carry on,
-//! a run over more than 100 targets, and `--rerun`.
+//! Running things over SSH on real OpenSSH servers, where a test needs
+//! files or fixtures of its own: uploads with run-as, uploads and downloads
+//! (large and many files, with and without SFTP), scripts, faults that hit
+//! one target (killed mid-command, unreachable) while the others carry on,
+//! a run over more than 100 targets, and `--rerun`. The plain rows
+//! (inventory, arguments, exit status, output) are case files in
+//! `tests/cases/cli/`, run by `tests/cases.rs`.
 
 mod common;
 
@@ -10,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::ferry::{Scratch, key_line, one_target};
-use common::sshd::{self, Fleet, KeyType, NOPW_USER, PW_USER, Sshd, USER_PASSWORD, client_keys};
+use common::sshd::{self, Fleet, KeyType, NOPW_USER, Sshd, client_keys};
 use sha2::{Digest, Sha256};
 
 fn root_target(sshd: &Sshd, name: &str) -> String {
@@ -26,123 +28,6 @@ fn args<'a>(inv: &'a Path, rest: &[&'a str]) -> Vec<&'a str> {
     let mut v = rest.to_vec();
     v.extend(["-i", inv.to_str().unwrap(), "--format", "json"]);
     v
-}
-
-#[test]
-fn command_output_and_exit_codes_in_bolts_json() {
-    let sshd = sshd::shared();
-    let s = Scratch::new();
-    let inv = s.inventory(&root_target(sshd, "t"));
-    let run = s.ferry(&args(
-        &inv,
-        &[
-            "command",
-            "run",
-            "echo out; echo err >&2; exit 3",
-            "-t",
-            "t",
-        ],
-    ));
-    assert_eq!(run.code, 2);
-    let doc = run.json();
-    assert_eq!(doc["target_count"], 1);
-    assert!(doc["elapsed_time"].is_number());
-    let item = &doc["items"][0];
-    assert_eq!(item["target"], "t");
-    assert_eq!(item["action"], "command");
-    assert_eq!(item["object"], "echo out; echo err >&2; exit 3");
-    assert_eq!(item["status"], "failure");
-    assert_eq!(item["value"]["stdout"], "out\n");
-    assert_eq!(item["value"]["stderr"], "err\n");
-    assert_eq!(item["value"]["exit_code"], 3);
-    assert_eq!(item["value"]["_error"]["kind"], "ferry/command-error");
-
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "echo one; echo two",
-        "-t",
-        "t",
-        "-i",
-        inv.to_str().unwrap(),
-        "--stream",
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.contains("[t] one\n[t] two\n"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("Successful on 1 target(s): t"),
-        "{}",
-        run.stdout
-    );
-}
-
-#[test]
-fn sudo_without_and_with_a_password() {
-    let sshd = sshd::shared();
-    let key = key_line(&client_keys().path(KeyType::Ed25519));
-    let s = Scratch::new();
-    let inv = s.inventory(&one_target(
-        sshd,
-        "t",
-        NOPW_USER,
-        &format!("{key}        run-as: root\n"),
-    ));
-    let run = s.ferry(&args(&inv, &["command", "run", "id -un", "-t", "t"]));
-    assert_eq!(run.only()["value"]["stdout"], "root\n", "{run:?}");
-
-    let with_pw = format!("{key}        run-as: root\n        sudo-password: {USER_PASSWORD}\n");
-    let inv = s.inventory(&one_target(sshd, "t", PW_USER, &with_pw));
-    let run = s.ferry(&args(
-        &inv,
-        &["command", "run", "id -un; echo done >&2", "-t", "t"],
-    ));
-    let item = run.only();
-    assert_eq!(item["value"]["stdout"], "root\n", "{run:?}");
-    assert_eq!(
-        item["value"]["stderr"], "done\n",
-        "sudo's prompt is not part of the output"
-    );
-    assert!(!run.all_text().contains(USER_PASSWORD));
-
-    // --run-as on the command line, password from the inventory.
-    let inv = s.inventory(&one_target(
-        sshd,
-        "t",
-        PW_USER,
-        &format!("{key}        sudo-password: {USER_PASSWORD}\n"),
-    ));
-    let run = s.ferry(&args(
-        &inv,
-        &["command", "run", "id -un", "-t", "t", "--run-as", "root"],
-    ));
-    assert_eq!(run.only()["value"]["stdout"], "root\n", "{run:?}");
-
-    // A password is needed and none is set; then a wrong one.
-    let inv = s.inventory(&one_target(
-        sshd,
-        "t",
-        PW_USER,
-        &format!("{key}        run-as: root\n"),
-    ));
-    let run = s.ferry(&args(&inv, &["command", "run", "id -un", "-t", "t"]));
-    assert!(
-        run.only()["value"]["_error"]["msg"]
-            .as_str()
-            .unwrap()
-            .contains("no sudo-password"),
-        "{run:?}"
-    );
-    let wrong = format!("{key}        run-as: root\n        sudo-password: wrong-sudo-pw\n");
-    let inv = s.inventory(&one_target(sshd, "t", PW_USER, &wrong));
-    let run = s.ferry(&args(&inv, &["command", "run", "id -un", "-t", "t"]));
-    assert!(
-        run.only()["value"]["_error"]["msg"]
-            .as_str()
-            .unwrap()
-            .contains("did not accept"),
-        "{run:?}"
-    );
-    assert!(!run.all_text().contains("wrong-sudo-pw"));
 }
 
 #[test]
@@ -441,23 +326,6 @@ fn one_target_killed_mid_command_fails_alone() {
 }
 
 #[test]
-fn a_command_timeout_is_a_timeout_error() {
-    let sshd = sshd::shared();
-    let s = Scratch::new();
-    let extra = format!(
-        "{}        command-timeout: 1\n",
-        key_line(&client_keys().path(KeyType::Ed25519))
-    );
-    let inv = s.inventory(&one_target(sshd, "t", "root", &extra));
-    let run = s.ferry(&args(&inv, &["command", "run", "sleep 30", "-t", "t"]));
-    assert_eq!(
-        run.only()["value"]["_error"]["kind"],
-        "ferry/timeout",
-        "{run:?}"
-    );
-}
-
-#[test]
 fn a_run_over_120_targets_and_rerun_of_failures() {
     let fleet = Fleet::start(120);
     let s = Scratch::new();
@@ -521,81 +389,4 @@ fn a_run_over_120_targets_and_rerun_of_failures() {
         rerun.code, 1,
         "--rerun and --targets together is a usage error"
     );
-}
-
-#[test]
-fn bad_inventory_stops_before_anything_runs() {
-    let s = Scratch::new();
-    let inv = s.inventory("targets:\n  - name: a\n    config:\n      ssh:\n        port: [22]\n");
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "touch should-not-exist",
-        "-t",
-        "all",
-        "-i",
-        inv.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("inventory.yaml:5:15: ssh.port must be a whole number"),
-        "{}",
-        run.stderr
-    );
-    let inv = s.inventory("targets:\n  - name: a\n    config:\n      ssh:\n        prot: 22\n");
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "true",
-        "-t",
-        "all",
-        "-i",
-        inv.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("inventory.yaml:5:15: unknown option ssh.prot"),
-        "{}",
-        run.stderr
-    );
-}
-
-#[test]
-fn inventory_show_names_a_missing_inventory_and_refuses_what_runs_refuse() {
-    let s = Scratch::new();
-    let run = s.ferry(&["inventory", "show"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("./inventory.yaml"), "{run:?}");
-    let inv = s.inventory(
-        "targets:\n  - name: a\n    config:\n      ssh:\n        host-key-check: maybe\n",
-    );
-    let run = s.ferry(&["inventory", "show", "-i", inv.to_str().unwrap()]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("inventory.yaml:5:") && run.stderr.contains("host-key-check"),
-        "{run:?}"
-    );
-}
-
-#[test]
-fn stream_with_json_output_is_refused_not_ignored() {
-    let s = Scratch::new();
-    let inv = s.inventory("targets:\n  - localhost\n");
-    let run = s.ferry(&[
-        "command",
-        "run",
-        "touch should-not-exist",
-        "-t",
-        "all",
-        "-i",
-        inv.to_str().unwrap(),
-        "--stream",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("--stream"), "{run:?}");
-    assert!(!s.path().join("should-not-exist").exists());
 }

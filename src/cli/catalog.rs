@@ -10,10 +10,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use super::{CatalogFormat, ModuleArgs};
-use crate::catalog::{CompileOptions, CompileRequest, ManifestSource, compile_with_options};
-use crate::lang::functions::{Count, registry};
-use crate::lang::loader::FsLoader;
-use crate::output::Format;
+use ferry::catalog::{CompileOptions, CompileRequest, ManifestSource, compile_with_options};
+use ferry::lang::functions::{Count, registry};
+use ferry::lang::loader::FsLoader;
+use ferry::output::Format;
 
 /// What `ferry catalog compile` compiles: the manifest (a file or code),
 /// the node and its facts, the environment and the global hiera layer.

@@ -1,6 +1,8 @@
-//! The commands behind the CLI: load the inventory, select targets, check
-//! their options, run the action through the executor with the chosen
-//! printer, record the run for `--rerun`, and pick the exit status.
+//! The commands that run an action on targets: load the inventory, select
+//! targets, check their options, run the action through the executor with
+//! the chosen printer, record the run for `--rerun`, and pick the exit
+//! status; and `inventory show`. The other commands (tasks, plans, catalog,
+//! serve) use the inventory helpers here; `cli::dispatch` routes to all.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,106 +13,15 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::rerun;
-use super::{
-    CatalogAction, CommandAction, FileAction, InventoryAction, PlanAction, RunArgs, ScriptAction,
-    SelectArgs, TaskAction, Top,
-};
-use crate::inventory::{Inventory, Target};
-use crate::output::Format;
-use crate::output::human::HumanPrinter;
-use crate::output::json::JsonWriter;
-use crate::run::events::Sink;
-use crate::run::{self, Action, RunOptions};
-use crate::transport::{self, Overrides};
+use super::{RunArgs, SelectArgs};
+use ferry::inventory::{Inventory, Target};
+use ferry::output::Format;
+use ferry::output::human::HumanPrinter;
+use ferry::output::json::JsonWriter;
+use ferry::run::events::Sink;
+use ferry::run::{self, Action, RunOptions};
+use ferry::transport::{self, Overrides};
 
-pub async fn dispatch(top: Top) -> Result<ExitCode> {
-    match top {
-        Top::Command {
-            action: CommandAction::Run { cmd, run },
-        } => execute(Action::Command { line: cmd }, &run).await,
-        Top::Script {
-            action: ScriptAction::Run { file, args, run },
-        } => {
-            if !file.is_file() {
-                bail!("{}: no such script", file.display());
-            }
-            execute(Action::Script { path: file, args }, &run).await
-        }
-        Top::File {
-            action: FileAction::Upload { src, dest, run },
-        } => {
-            if !src.exists() {
-                bail!("{}: no such file or directory", src.display());
-            }
-            execute(Action::Upload { src, dest }, &run).await
-        }
-        Top::File {
-            action: FileAction::Download { src, destdir, run },
-        } => execute(Action::Download { src, dest: destdir }, &run).await,
-        Top::Task {
-            action:
-                TaskAction::Run {
-                    name,
-                    params,
-                    params_json,
-                    noop,
-                    no_cleanup,
-                    modules,
-                    run,
-                },
-        } => {
-            let prepared = super::tasks::prepare(
-                &name,
-                &params,
-                params_json.as_deref(),
-                noop,
-                no_cleanup,
-                &modules,
-            )?;
-            execute(Action::Task(Arc::new(prepared)), &run).await
-        }
-        Top::Task {
-            action:
-                TaskAction::Show {
-                    name,
-                    modules,
-                    format,
-                },
-        } => super::tasks::show(name.as_deref(), &modules, format),
-        Top::Plan {
-            action:
-                PlanAction::Run {
-                    name,
-                    params,
-                    modules,
-                    run,
-                },
-        } => super::plans::run(&name, &params, &modules, &run).await,
-        Top::Catalog {
-            action:
-                CatalogAction::Compile {
-                    sources,
-                    modules,
-                    format,
-                },
-        } => super::catalog::compile(sources, &modules, format),
-        Top::Catalog {
-            action: CatalogAction::Functions { format },
-        } => super::catalog::functions(format),
-        Top::Inventory {
-            action:
-                InventoryAction::Show {
-                    select,
-                    detail,
-                    format,
-                },
-        } => show(&select, detail, format),
-        Top::Serve { config } => super::serve::run(&config).await,
-    }
-}
-
-/// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
-/// it exists, else an empty one (only localhost and URIs).
 /// Refuses flags that contradict each other instead of ignoring one.
 pub(super) fn check_output_flags(args: &RunArgs) -> Result<()> {
     if args.stream && matches!(args.format, Format::Json) {
@@ -119,6 +30,8 @@ pub(super) fn check_output_flags(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
+/// it exists, else an empty one (only localhost and URIs).
 pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     match path {
         Some(p) => Ok(Inventory::load(p)?),
@@ -151,7 +64,7 @@ pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<
     Ok(inventory.select(&spec)?)
 }
 
-async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
+pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
     check_output_flags(args)?;
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let targets = targets(&args.select, &inventory)?;
@@ -181,7 +94,7 @@ async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
     })
 }
 
-fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
+pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
     if select.inventory.is_none() && !Path::new("inventory.yaml").exists() {
         bail!(
             "no inventory: ./inventory.yaml does not exist (give one with -i FILE or FERRY_INVENTORY)"

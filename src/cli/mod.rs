@@ -5,6 +5,7 @@
 
 mod catalog;
 mod commands;
+mod generate;
 mod plans;
 mod rerun;
 mod serve;
@@ -12,10 +13,14 @@ mod tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::output::Format;
+use ferry::run::Action;
+
+use ferry::output::Format;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -77,12 +82,24 @@ pub enum Top {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Print a shell completion script (e.g. `ferry completions bash > /etc/bash_completion.d/ferry`).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page ferry(1), or write it and one page per subcommand into DIR.
+    Man {
+        /// Write ferry.1 and ferry-SUBCOMMAND.1 pages into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum CommandAction {
     /// Run CMD with the target's shell.
     Run {
+        /// The command line, run by the target's shell (quote it as one argument).
         cmd: String,
         #[command(flatten)]
         run: RunArgs,
@@ -93,6 +110,7 @@ pub enum CommandAction {
 pub enum ScriptAction {
     /// Copy FILE to each target, run it with ARGS, and remove it.
     Run {
+        /// The local script to copy and run.
         file: PathBuf,
         /// Arguments for the script (put them after `--` if they start with `-`).
         args: Vec<String>,
@@ -107,6 +125,7 @@ pub enum ScriptAction {
 pub enum TaskAction {
     /// Run task NAME (module::task) with parameters given as name=value.
     Run {
+        /// The task to run: module::task.
         name: String,
         /// Parameters as name=value (a JSON value is taken as JSON).
         params: Vec<String>,
@@ -126,9 +145,11 @@ pub enum TaskAction {
     },
     /// List tasks, or show one task's parameters and implementations.
     Show {
+        /// The task to show (module::task); without it, every task.
         name: Option<String>,
         #[command(flatten)]
         modules: ModuleArgs,
+        /// human (readable text) or json.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -139,7 +160,10 @@ pub enum PlanAction {
     /// Run plan NAME (module::plan, or a path to a .yaml plan) with name=value parameters;
     /// -t sets the `targets` parameter.
     Run {
+        /// The plan: module::plan, or a path to a .yaml plan.
         name: String,
+        /// Parameters as name=value (a JSON value is taken as JSON: quote a
+        /// string that looks like JSON, e.g. version='"1.2"').
         params: Vec<String>,
         #[command(flatten)]
         modules: ModuleArgs,
@@ -176,7 +200,7 @@ pub enum CatalogFormat {
 
 #[derive(Args, Debug, Clone)]
 pub struct ModuleArgs {
-    /// Directories holding modules, separated by ':' (default ./modules).
+    /// Directories holding modules, separated by ':'.
     #[arg(long, env = "FERRY_MODULEPATH", default_value = "modules")]
     pub modulepath: String,
 }
@@ -185,14 +209,18 @@ pub struct ModuleArgs {
 pub enum FileAction {
     /// Copy a local file or directory to DEST on each target.
     Upload {
+        /// The local file or directory.
         src: PathBuf,
+        /// Where it goes on each target.
         dest: String,
         #[command(flatten)]
         run: RunArgs,
     },
     /// Copy SRC from each target into DESTDIR/<target>/.
     Download {
+        /// The file or directory on each target.
         src: String,
+        /// The local directory that gets one folder per target.
         destdir: PathBuf,
         #[command(flatten)]
         run: RunArgs,
@@ -208,6 +236,7 @@ pub enum InventoryAction {
         /// Also print each target's merged config, facts and vars (secrets redacted).
         #[arg(long)]
         detail: bool,
+        /// human (names, and details with --detail) or json.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
     },
@@ -229,9 +258,9 @@ pub struct SelectArgs {
 /// The longest timeout the command line takes: a year, in seconds.
 const MAX_SECONDS: u64 = 365 * 24 * 3600;
 
-/// `--concurrency`: a whole number from 1 to [`crate::run::MAX_CONCURRENCY`].
+/// `--concurrency`: a whole number from 1 to [`ferry::run::MAX_CONCURRENCY`].
 fn parse_concurrency(text: &str) -> Result<usize, String> {
-    let max = crate::run::MAX_CONCURRENCY;
+    let max = ferry::run::MAX_CONCURRENCY;
     match text.parse::<usize>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(format!("must be a whole number from 1 to {max}")),
@@ -257,16 +286,17 @@ pub struct RunArgs {
     /// Bytes of each output stream (stdout, stderr, merged) kept per target:
     /// the first and last halves, with a marker and `truncated` in the
     /// result when more arrived. Bytes or K/M/G, 1K to 1G [default: 1M].
-    #[arg(long, value_name = "SIZE", value_parser = crate::run::capture::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = ferry::run::capture::parse_size)]
     pub max_output: Option<usize>,
     /// Print output lines as they arrive, prefixed with the target's name.
     #[arg(long)]
     pub stream: bool,
+    /// human (a summary per target) or json (Bolt's result format).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
 }
 
-pub(crate) fn init_logging(level: &str, json: bool) {
+pub(super) fn init_logging(level: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_new(level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
@@ -280,7 +310,23 @@ pub(crate) fn init_logging(level: &str, json: bool) {
     };
 }
 
-/// Parses arguments, runs the command, and returns the exit status.
+/// An error and its causes, `: `-separated, leaving out a cause whose text
+/// the message already holds (many errors quote their source).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// Whether an error comes from writing to a pipe whose reader has gone.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -289,6 +335,96 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Runs the command the arguments name.
+async fn dispatch(top: Top) -> Result<ExitCode> {
+    match top {
+        Top::Command {
+            action: CommandAction::Run { cmd, run },
+        } => commands::execute(Action::Command { line: cmd }, &run).await,
+        Top::Script {
+            action: ScriptAction::Run { file, args, run },
+        } => {
+            if !file.is_file() {
+                bail!("{}: no such script", file.display());
+            }
+            commands::execute(Action::Script { path: file, args }, &run).await
+        }
+        Top::File {
+            action: FileAction::Upload { src, dest, run },
+        } => {
+            if !src.exists() {
+                bail!("{}: no such file or directory", src.display());
+            }
+            commands::execute(Action::Upload { src, dest }, &run).await
+        }
+        Top::File {
+            action: FileAction::Download { src, destdir, run },
+        } => commands::execute(Action::Download { src, dest: destdir }, &run).await,
+        Top::Task {
+            action:
+                TaskAction::Run {
+                    name,
+                    params,
+                    params_json,
+                    noop,
+                    no_cleanup,
+                    modules,
+                    run,
+                },
+        } => {
+            let prepared = tasks::prepare(
+                &name,
+                &params,
+                params_json.as_deref(),
+                noop,
+                no_cleanup,
+                &modules,
+            )?;
+            commands::execute(Action::Task(Arc::new(prepared)), &run).await
+        }
+        Top::Task {
+            action:
+                TaskAction::Show {
+                    name,
+                    modules,
+                    format,
+                },
+        } => tasks::show(name.as_deref(), &modules, format),
+        Top::Plan {
+            action:
+                PlanAction::Run {
+                    name,
+                    params,
+                    modules,
+                    run,
+                },
+        } => plans::run(&name, &params, &modules, &run).await,
+        Top::Catalog {
+            action:
+                CatalogAction::Compile {
+                    sources,
+                    modules,
+                    format,
+                },
+        } => catalog::compile(sources, &modules, format),
+        Top::Catalog {
+            action: CatalogAction::Functions { format },
+        } => catalog::functions(format),
+        Top::Inventory {
+            action:
+                InventoryAction::Show {
+                    select,
+                    detail,
+                    format,
+                },
+        } => commands::show(&select, detail, format),
+        Top::Serve { config } => serve::run(&config).await,
+        Top::Completions { shell } => generate::completions(shell),
+        Top::Man { dir } => generate::man(dir.as_deref()),
+    }
+}
+
+/// Parses arguments, runs the command, and returns the exit status.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -308,7 +444,7 @@ pub fn main() -> ExitCode {
     }
     // Each target holds a socket: take all the open files allowed, before
     // any default concurrency (the CLI's or `ferry serve`'s) is sized.
-    crate::run::raise_open_file_limit();
+    ferry::run::raise_open_file_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -319,12 +455,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(commands::dispatch(cli.command)) {
+    match runtime.block_on(dispatch(cli.command)) {
         Ok(code) => code,
         // The reader went away (`ferry ... | head`): nothing to tell it.
         Err(e) if broken_pipe(&e) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("ferry: {e:#}");
+            eprintln!("ferry: {}", error_text(&e));
             ExitCode::from(1)
         }
     }

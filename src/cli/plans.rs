@@ -11,13 +11,13 @@ use anyhow::Result;
 
 use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
-use crate::output::Format;
-use crate::output::human::HumanPrinter;
-use crate::plan::run::{Context, check_params};
-use crate::run::events::{Discard, Sink};
-use crate::run::{self, RunOptions};
-use crate::task::params::parse_assignments;
-use crate::transport::Overrides;
+use ferry::output::Format;
+use ferry::output::human::HumanPrinter;
+use ferry::plan::run::{Context, check_params};
+use ferry::run::events::{Discard, Sink};
+use ferry::run::{self, RunOptions};
+use ferry::task::params::parse_assignments;
+use ferry::transport::Overrides;
 
 pub async fn run(
     name: &str,
@@ -32,8 +32,8 @@ pub async fn run(
         .map(PathBuf::from)
         .collect();
     super::commands::check_output_flags(args)?;
-    let path = crate::plan::find(name, &modulepath)?;
-    let plan = crate::plan::load(&path, name)?;
+    let path = ferry::plan::find(name, &modulepath)?;
+    let plan = ferry::plan::load(&path, name)?;
     let mut given = parse_assignments(words)?;
     if let Some(spec) = &args.select.targets {
         given.insert("targets".into(), serde_json::Value::String(spec.clone()));
@@ -47,7 +47,7 @@ pub async fn run(
             connect_timeout: args.connect_timeout.map(Duration::from_secs),
             command_timeout: args.command_timeout.map(Duration::from_secs),
             max_output: args.max_output,
-            identities: crate::transport::Identities::UserDefaults,
+            identities: ferry::transport::Identities::UserDefaults,
         },
     };
     let format = args.format;
@@ -71,7 +71,7 @@ pub async fn run(
         message: &message,
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let outcome = crate::plan::run::run(&plan, &dir, params, &ctx).await;
+    let outcome = ferry::plan::run::run(&plan, &dir, params, &ctx).await;
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::server::{Server, ServerConfig};
+use ferry::server::{Server, ServerConfig};
 
 pub async fn run(config: &Path) -> Result<ExitCode> {
     let config = ServerConfig::load(config)?;

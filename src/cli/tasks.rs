@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::ModuleArgs;
-use crate::output::Format;
-use crate::task::{Loader, Prepared, params};
+use ferry::output::Format;
+use ferry::task::{Loader, Prepared, params};
 
 fn loader(modules: &ModuleArgs) -> Loader {
     Loader::new(

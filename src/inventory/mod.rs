@@ -181,7 +181,7 @@ impl Target {
     }
 
     /// The parsed URI (or name, when there is no URI).
-    pub fn address(&self) -> uri::Address {
+    pub fn address(&self) -> Result<uri::Address, uri::UriError> {
         uri::Address::parse(self.uri.as_deref().unwrap_or(&self.name))
     }
 
@@ -192,7 +192,13 @@ impl Target {
             .section("ssh")
             .find(|(k, _)| *k == "host")
             .and_then(|(_, s)| s.value.as_str().map(str::to_string));
-        transport_host.unwrap_or_else(|| self.address().host)
+        // A URI with a bad port is refused before anything connects; shown
+        // here as it was written.
+        transport_host.unwrap_or_else(|| {
+            self.address()
+                .map(|a| a.host)
+                .unwrap_or_else(|_| self.uri.clone().unwrap_or_else(|| self.name.clone()))
+        })
     }
 }
 

@@ -1,5 +1,13 @@
 //! Target URIs as Bolt writes them: `ssh://user@host:port`, `user@host`,
-//! `host:port`, `[::1]:22`, or a bare host name.
+//! `host:port`, `[::1]:22`, or a bare host name. A port that is not a
+//! number from 0 to 65535 is an error naming it, not part of the host.
+
+/// A URI that cannot name a target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    #[error("'{uri}': the port '{port}' is not a number from 0 to 65535")]
+    BadPort { uri: String, port: String },
+}
 
 /// The parts of a target URI. Missing parts are empty / `None`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,10 +24,8 @@ pub fn scheme(uri: &str) -> Option<&str> {
 }
 
 impl Address {
-    /// Splits a URI into its parts. Never fails: what cannot be read as a
-    /// port stays part of the host, and connecting to it fails later with a
-    /// clear error.
-    pub fn parse(uri: &str) -> Address {
+    /// Splits a URI into its parts; a bad port is an error.
+    pub fn parse(uri: &str) -> Result<Address, UriError> {
         let (scheme, rest) = match uri.split_once("://") {
             Some((s, rest)) => (Some(s.to_string()), rest),
             None => (None, uri),
@@ -33,31 +39,36 @@ impl Address {
             }
             None => (None, rest),
         };
-        let (host, port) = split_host_port(hostport);
-        Address {
+        let (host, port) = split_host_port(hostport).map_err(|port| UriError::BadPort {
+            uri: uri.to_string(),
+            port: port.to_string(),
+        })?;
+        Ok(Address {
             scheme,
             user,
             host,
             port,
-        }
+        })
     }
 }
 
-fn split_host_port(text: &str) -> (String, Option<u16>) {
+/// A port as a URI writes it; Err(text) when it is not one.
+fn port(text: &str) -> Result<u16, &str> {
+    text.parse().map_err(|_| text)
+}
+
+fn split_host_port(text: &str) -> Result<(String, Option<u16>), &str> {
     if let Some(inner) = text.strip_prefix('[')
         && let Some((host, after)) = inner.split_once(']')
     {
-        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
-        return (host.to_string(), port);
+        let port = after.strip_prefix(':').map(port).transpose()?;
+        return Ok((host.to_string(), port));
     }
-    match text.rsplit_once(':') {
+    Ok(match text.rsplit_once(':') {
         // A second colon means a bare IPv6 address, not a port.
-        Some((host, port)) if !host.contains(':') => match port.parse() {
-            Ok(p) => (host.to_string(), Some(p)),
-            Err(_) => (text.to_string(), None),
-        },
+        Some((host, p)) if !host.contains(':') => (host.to_string(), Some(port(p)?)),
         _ => (text.to_string(), None),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -74,14 +85,33 @@ mod tests {
             ("[::1]:2200", None, None, "::1", Some(2200)),
             ("::1", None, None, "::1", None),
             ("local://localhost", Some("local"), None, "localhost", None),
-            ("h:notaport", None, None, "h:notaport", None),
         ];
         for (uri, scheme, user, host, port) in cases {
-            let a = Address::parse(uri);
+            let a = Address::parse(uri).expect(uri);
             assert_eq!(a.scheme.as_deref(), scheme, "{uri}");
             assert_eq!(a.user.as_deref(), user, "{uri}");
             assert_eq!(a.host, host, "{uri}");
             assert_eq!(a.port, port, "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_bad_port_is_an_error_naming_it() {
+        for (uri, port) in [
+            ("ssh://u@h:99999", "99999"),
+            ("h:notaport", "notaport"),
+            ("[::1]:70000", "70000"),
+            ("h:", ""),
+        ] {
+            let e = Address::parse(uri).expect_err(uri);
+            assert_eq!(
+                e,
+                UriError::BadPort {
+                    uri: uri.into(),
+                    port: port.into()
+                }
+            );
+            assert!(e.to_string().contains(&format!("'{port}'")), "{e}");
         }
     }
 }

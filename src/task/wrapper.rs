@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::loader::TaskFile;
 use super::metadata::InputMethod;
 use crate::transport::command::{RUN_AS_READY, elevation, join, quote};
+use crate::transport::shell_fns::{FUNCTIONS, MKDIRS, SHA256_CHECK, VARIABLES};
 use crate::transport::{RunAs, TransportError};
 
 /// The wrapper's exit status when files are missing from the cache.
@@ -175,8 +176,8 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
     let installdir = q(layout.installdir)?;
     let dirs = folders(files);
     // A reused install dir is checked by the shell's checksum service (see
-    // transport::ssh::shell); a fresh one by one sha256sum.
-    let mut check = String::from("ferry_sha256_check");
+    // transport::shell_fns); a fresh one by one sha256sum.
+    let mut check = String::from(SHA256_CHECK);
     let mut sums = String::new();
     let mut copies: Vec<(String, Vec<String>)> = Vec::new();
     let mut missing = String::from("m=\n");
@@ -268,7 +269,9 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
         let path = q(&format!("{}/{}", layout.installdir, exe.relative))?;
         s.push_str(&read_params);
         s.push_str(&format!(
-            "unset c d f ok m x tok frag line FERRY_SESSION_DIR FERRY_SHA256_PID _n _ok _r _b _p\nunset -f h miss mk dirs_ok ferry_sha256_check ferry_mkdirs\n. {path}\n"
+            "unset c d f ok m x tok frag line {}\nunset -f h miss mk dirs_ok {}\n. {path}\n",
+            VARIABLES.join(" "),
+            FUNCTIONS.join(" ")
         ));
         return Ok(s);
     }
@@ -309,8 +312,8 @@ fn script(layout: &Layout<'_>, cache_expr: &str, exports: &str) -> Result<String
 
 /// In a reused install dir every dir a run needs — the shell's private
 /// dir, the install dir and its folders, the cache's — is made by one
-/// process: the wrapper's `mk` (through `ferry_mkdirs`, see
-/// transport::ssh::shell), which `dirs_ok` checks. On a miss ferry writes
+/// process: the wrapper's `mk` (through [`MKDIRS`], see
+/// transport::shell_fns), which `dirs_ok` checks. On a miss ferry writes
 /// the install copies itself, so `mk` makes their folders too.
 fn mk_function(layout: &Layout<'_>, dirs: &[String]) -> Result<String, TransportError> {
     let mut wanted = vec!["\"$d\"".to_string()];
@@ -333,7 +336,7 @@ fn mk_function(layout: &Layout<'_>, dirs: &[String]) -> Result<String, Transport
         }
     }
     Ok(format!(
-        "dirs_ok() {{ {}; }}\nmk() {{ ferry_mkdirs {} && dirs_ok || {{ echo \"ferry: cannot make $d or the task cache's dirs\" >&2; exit 125; }}; }}\n",
+        "dirs_ok() {{ {}; }}\nmk() {{ {MKDIRS} {} && dirs_ok || {{ echo \"ferry: cannot make $d or the task cache's dirs\" >&2; exit 125; }}; }}\n",
         test.join(" && "),
         wanted.join(" ")
     ))
@@ -429,7 +432,282 @@ pub fn build(layout: &Layout<'_>) -> Result<Wrapper, TransportError> {
 
 #[cfg(test)]
 mod tests {
-    use super::sourceable;
+    use super::*;
+    use crate::transport::shell_fns::{SESSION_DIR, definitions};
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    /// The shells every wrapper must work in: Debian's `/bin/sh` and
+    /// busybox's (scripts/test.sh installs both).
+    const SHELLS: [&[&str]; 2] = [&["dash"], &["busybox", "sh"]];
+
+    const SECRET: &str = "s3cret-value-4711";
+
+    /// A task that says hello, shows its stdin, and reports whether any
+    /// process's command line holds its `secret` parameter (with builtins
+    /// only, so that the check puts the value on no command line itself).
+    const TASK: &[u8] = b"#!/bin/sh
+echo \"hello $PT_name noop=${PT__noop-}\"
+if [ -n \"${PT_secret-}\" ]; then
+  for f in /proc/[0-9]*/cmdline; do
+    l=$(tr '\\000' ' ' <\"$f\" 2>/dev/null)
+    case $l in *\"$PT_secret\"*) echo \"LEAK in $f\";; esac
+  done
+  [ ${#PT_secret} -eq 17 ] && echo secret-arrived
+fi
+cat
+";
+
+    fn task_file(bytes: &[u8]) -> TaskFile {
+        TaskFile {
+            relative: "demo/tasks/t.sh".into(),
+            sha256: hex::encode(Sha256::digest(bytes)),
+            bytes: bytes.into(),
+        }
+    }
+
+    /// One task file ([`TASK`]) in a scratch dir with its cache and where
+    /// its install dir goes.
+    struct Site {
+        dir: tempfile::TempDir,
+        file: TaskFile,
+        cache: String,
+        inst: String,
+    }
+
+    struct Ran {
+        code: i32,
+        stdout: String,
+        stderr: String,
+    }
+
+    impl Site {
+        /// A site whose cache holds `cached` under the task's sha256.
+        fn new(cached: Option<&[u8]>) -> Site {
+            let dir = tempfile::Builder::new()
+                .prefix("ferry-wrapper-")
+                .tempdir()
+                .expect("temp dir");
+            let file = task_file(TASK);
+            let cache = dir.path().join("c").display().to_string();
+            let inst = dir.path().join("install").display().to_string();
+            let site = Site {
+                dir,
+                file,
+                cache,
+                inst,
+            };
+            if let Some(bytes) = cached {
+                site.cache_file(bytes);
+            }
+            site
+        }
+
+        fn cache_file(&self, bytes: &[u8]) {
+            let dir = Path::new(&self.cache).join(&self.file.sha256);
+            std::fs::create_dir_all(&dir).expect("cache dir");
+            std::fs::write(dir.join(basename(&self.file.relative)), bytes).expect("cache file");
+        }
+
+        /// Runs the wrapper as ferry does: `sh -c SCRIPT` with its stdin,
+        /// or, for a reused install dir, in a shell that defines the
+        /// session's functions and reads the script as a subshell with a
+        /// here-document.
+        fn run(
+            &self,
+            shell: &[&str],
+            pairs: &[(&str, Value)],
+            reuse: bool,
+            method: InputMethod,
+        ) -> (Wrapper, Ran) {
+            let params: Map<String, Value> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            let layout = Layout {
+                files: &[&self.file],
+                exe: &self.file,
+                method,
+                cache: &self.cache,
+                installdir: &self.inst,
+                reuse,
+                cleanup: true,
+                run_as: None,
+                params: &params,
+                token: "ferry-token-0123456789",
+                deliver: None,
+            };
+            let wrapper = build(&layout).expect("wrapper");
+            let mut cmd = Command::new(shell[0]);
+            cmd.args(&shell[1..]);
+            let input = if reuse {
+                let session = self.dir.path().join("session").display().to_string();
+                cmd.arg("-s");
+                let mut text = format!(
+                    "{SESSION_DIR}={}\n{}(\n{}\n) <<'END-OF-STDIN'\n",
+                    quote(&session).expect("quote"),
+                    definitions(),
+                    wrapper.script
+                )
+                .into_bytes();
+                text.extend(&wrapper.stdin);
+                text.extend(b"\nEND-OF-STDIN\n");
+                text
+            } else {
+                cmd.arg("-c").arg(&wrapper.script);
+                wrapper.stdin.clone()
+            };
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("{shell:?}: {e} (scripts/test.sh installs dash and busybox)")
+                });
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(&input)
+                .expect("write stdin");
+            let out = child.wait_with_output().expect("wait");
+            let ran = Ran {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            };
+            (wrapper, ran)
+        }
+
+        /// A miss: nothing ran, and the one line names the cache and the
+        /// missing file.
+        fn assert_miss(&self, ran: &Ran, what: &str) {
+            assert_eq!(ran.code, CACHE_MISS, "{what}: {}", ran.stderr);
+            assert_eq!(
+                ran.stdout,
+                format!("{MISS_MARKER} {} {}\n", self.cache, self.file.sha256),
+                "{what}"
+            );
+        }
+
+        /// The task ran and said hello to `name` (with `noop`).
+        fn assert_hello(&self, ran: &Ran, name: &str, noop: &str, what: &str) {
+            assert_eq!(ran.code, 0, "{what}: {}", ran.stderr);
+            let hello = format!("hello {name} noop={noop}\n");
+            assert!(ran.stdout.starts_with(&hello), "{what}: {}", ran.stdout);
+        }
+    }
+
+    #[test]
+    fn a_cache_hit_runs_the_task_from_a_checked_copy() {
+        for shell in SHELLS {
+            let site = Site::new(Some(TASK));
+            let p = [("name", Value::from("world"))];
+            let (_, ran) = site.run(shell, &p, false, InputMethod::Both);
+            site.assert_hello(&ran, "world", "", &format!("{shell:?}"));
+            assert!(ran.stdout.contains("\"name\":\"world\""), "{}", ran.stdout);
+            assert!(!Path::new(&site.inst).exists(), "{shell:?}: not removed");
+        }
+    }
+
+    #[test]
+    fn a_cache_miss_runs_nothing_and_names_the_missing_files() {
+        for shell in SHELLS {
+            let site = Site::new(None);
+            for reuse in [false, true] {
+                let p = [("name", Value::from("world"))];
+                let (_, ran) = site.run(shell, &p, reuse, InputMethod::Both);
+                site.assert_miss(&ran, &format!("{shell:?} reuse={reuse}"));
+                assert!(
+                    Path::new(&site.cache).join(&site.file.sha256).is_dir(),
+                    "{shell:?} reuse={reuse}: the cache dir is made for the files to come"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_tampered_cache_file_is_a_miss_and_never_runs() {
+        for shell in SHELLS {
+            for reuse in [false, true] {
+                let site = Site::new(Some(b"#!/bin/sh\necho tampered\n"));
+                let p = [("name", Value::from("world"))];
+                let (_, ran) = site.run(shell, &p, reuse, InputMethod::Both);
+                site.assert_miss(&ran, &format!("{shell:?} reuse={reuse}"));
+                // No altered copy is kept (a reused dir's folders are made
+                // again, empty, for the files ferry sends next).
+                let copy = Path::new(&site.inst).join(&site.file.relative);
+                assert!(!copy.exists(), "{shell:?} reuse={reuse}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_reused_install_dir_is_checked_and_run_again() {
+        for shell in SHELLS {
+            let site = Site::new(Some(TASK));
+            let copy = Path::new(&site.inst).join(&site.file.relative);
+            let p = [("name", Value::from("again"))];
+            for round in 0..2 {
+                let (_, ran) = site.run(shell, &p, true, InputMethod::Both);
+                site.assert_hello(&ran, "again", "", &format!("{shell:?} round {round}"));
+                assert!(copy.is_file(), "{shell:?}: the copy is kept");
+            }
+            // The kept copy and the cache altered between runs: a miss.
+            std::fs::write(&copy, "echo altered\n").expect("alter");
+            site.cache_file(b"echo altered\n");
+            let (_, ran) = site.run(shell, &p, true, InputMethod::Both);
+            site.assert_miss(&ran, &format!("{shell:?} altered"));
+        }
+    }
+
+    #[test]
+    fn sensitive_parameters_are_on_no_command_line_and_in_no_output() {
+        for shell in SHELLS {
+            for reuse in [false, true] {
+                let site = Site::new(Some(TASK));
+                let p = [("name", Value::from("x")), ("secret", Value::from(SECRET))];
+                let (wrapper, ran) = site.run(shell, &p, reuse, InputMethod::Environment);
+                let what = format!("{shell:?} reuse={reuse}");
+                site.assert_hello(&ran, "x", "", &what);
+                if !reuse {
+                    // `sh -c SCRIPT`: the script is a command line.
+                    assert!(!wrapper.script.contains(SECRET), "{what}");
+                }
+                assert!(
+                    ran.stdout.contains("secret-arrived"),
+                    "{what}: {}",
+                    ran.stdout
+                );
+                assert!(!ran.stdout.contains("LEAK"), "{what}: {}", ran.stdout);
+                assert!(
+                    !ran.stdout.contains(SECRET) && !ran.stderr.contains(SECRET),
+                    "{what}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn noop_reaches_the_task_on_stdin_and_in_its_environment() {
+        for shell in SHELLS {
+            for reuse in [false, true] {
+                let site = Site::new(Some(TASK));
+                let p = [("name", Value::from("n")), ("_noop", Value::Bool(true))];
+                let (_, ran) = site.run(shell, &p, reuse, InputMethod::Both);
+                let what = format!("{shell:?} reuse={reuse}");
+                site.assert_hello(&ran, "n", "true", &what);
+                assert!(
+                    ran.stdout.contains("\"_noop\":true"),
+                    "{what}: {}",
+                    ran.stdout
+                );
+            }
+        }
+    }
 
     #[test]
     fn only_plain_sh_scripts_that_cannot_tell_are_sourced() {

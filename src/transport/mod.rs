@@ -7,6 +7,7 @@
 pub mod command;
 pub mod local;
 pub mod options;
+pub mod shell_fns;
 pub mod ssh;
 
 use std::path::Path;

@@ -351,7 +351,8 @@ pub fn plan(opts: &SshOptions) -> Result<Plan, TransportError> {
         .unwrap_or_else(|| cfg.proxy_jump.clone());
     let mut jumps = Vec::new();
     for hop in chain {
-        let a = Address::parse(&hop);
+        let a = Address::parse(&hop)
+            .map_err(|e| TransportError::Config(format!("{}: proxyjump {e}", opts.host)))?;
         let hop_cfg = host_config(opts, &a.host)?;
         jumps.push(Endpoint {
             host: hop_cfg.hostname.clone().unwrap_or(a.host),

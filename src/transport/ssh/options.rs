@@ -75,7 +75,9 @@ pub const PASSPHRASE_ENV: &str = "FERRY_SSH_KEY_PASSPHRASE";
 
 impl SshOptions {
     pub fn read(target: &Target, overrides: &Overrides) -> Result<SshOptions, TransportError> {
-        let address = target.address();
+        let address = target
+            .address()
+            .map_err(|e| TransportError::Config(format!("{}: {e}", target.name)))?;
         let mut o = Options::new(target, "ssh");
         let host = o.string("host")?.unwrap_or_else(|| address.host.clone());
         let port = match o.number("port")? {

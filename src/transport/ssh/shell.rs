@@ -10,20 +10,22 @@
 //! is fresh for every script, so no output can forge it.
 //!
 //! The shell owns a private directory (mode 700, made by the first script
-//! that needs it through `ferry_mkdirs`, which refuses a directory someone
+//! that needs it through [`MKDIRS`](crate::transport::shell_fns::MKDIRS), which refuses a directory someone
 //! else made) and removes it when it exits, which it does when ferry closes
 //! the connection or the connection drops.
 //! Only scripts marked [`Command::in_session`](crate::transport::Command)
 //! run here (ferry's own, with no secret in their stdin: some shells keep
 //! here-documents in temporary files), and only one at a time; a script that is cancelled midway (a
 //! timeout) leaves the shell in an unknown state, so it is closed and the
-//! next script gets a new one.
+//! next script gets a new one. The functions and variables scripts may use
+//! here are named in transport::shell_fns, shared with the task wrapper.
 
 use russh::ChannelMsg;
 use russh::client::{Handle, Msg};
 
 use super::connect::Client;
 use crate::transport::command::{nonce, quote};
+use crate::transport::shell_fns::{SESSION_DIR, checksum_service, definitions};
 use crate::transport::{Finished, OutputFn, Stream, TransportError};
 
 fn lost(e: impl std::fmt::Display) -> TransportError {
@@ -40,64 +42,6 @@ pub struct Shell {
     pid: u32,
 }
 
-/// Defined when the shell starts: `ferry_sha256_check SHA PATH [SHA PATH
-/// ...]` succeeds when every file has its sha256. It asks the checksum
-/// service below while that runs, and starts `sha256sum` otherwise.
-const CHECK_FUNCTION: &str = "ferry_sha256_check() {
-if [ -n \"${FERRY_SHA256_PID-}\" ] && kill -0 \"$FERRY_SHA256_PID\" 2>/dev/null; then
-_n=$(($# / 2)); _ok=0
-printf '%s  %s\\n' \"$@\" >\"$FERRY_SESSION_DIR/.sum-in\" || return 1
-while [ \"$_n\" -gt 0 ]; do
-IFS= read -r _r || return 1
-case $_r in *': OK') ;; *) _ok=1 ;; esac
-_n=$((_n - 1))
-done <\"$FERRY_SESSION_DIR/.sum-out\"
-return $_ok
-fi
-printf '%s  %s\\n' \"$@\" | sha256sum -c >/dev/null 2>&1
-}
-";
-
-/// Defined when the shell starts: `ferry_mkdirs DIR...` makes the shell's
-/// private directory, unless an earlier script made it, and the given
-/// dirs, all mode 700, in one `mkdir` (no `-p`: parents first), then
-/// succeeds only if the private directory is a directory of the user's own
-/// and not a link. Errors for dirs that exist already are silent: callers
-/// check what they need.
-const MKDIRS_FUNCTION: &str = "ferry_mkdirs() {
-mkdir -m 700 \"$FERRY_SESSION_DIR\" \"$@\" 2>/dev/null
-[ -d \"$FERRY_SESSION_DIR\" ] && [ ! -h \"$FERRY_SESSION_DIR\" ] && [ -O \"$FERRY_SESSION_DIR\" ]
-}
-";
-
-/// Started before the shell's second script, so that one-off runs do not
-/// pay for it: the checksum service behind `ferry_sha256_check`. One
-/// `sha256sum -c` stays running, line-buffered, between two FIFOs in the
-/// private directory: `<sha256>  <path>` lines go in, `<path>: OK` (or
-/// `FAILED`) lines come out, and no process starts per check. The shell
-/// itself holds both FIFOs open (fds 8 and 9), so the service lives exactly
-/// as long as the shell; scripts run with those fds closed and the function
-/// opens the FIFOs by name, so nothing a script leaves running can keep the
-/// service alive. Line buffering is coreutils' `stdbuf`; where its library
-/// is at a known path the shell sets what `stdbuf` would (`_STDBUF_O`,
-/// `LD_PRELOAD`) and saves starting it. Where neither is there, or the
-/// private directory does not exist yet, the service is not started.
-const CHECKSUM_SERVICE: &str = "_b=
-for _p in /usr/libexec/coreutils/libstdbuf.so /usr/lib/coreutils/libstdbuf.so /usr/lib64/coreutils/libstdbuf.so; do
-[ -f \"$_p\" ] && _b=$_p && break
-done
-if { [ -n \"$_b\" ] || command -v stdbuf >/dev/null 2>&1; } && command -v sha256sum >/dev/null 2>&1 \\
-&& mkfifo -m 600 \"$FERRY_SESSION_DIR/.sum-in\" \"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null; then
-if [ -n \"$_b\" ]; then
-_STDBUF_O=L LD_PRELOAD=\"${LD_PRELOAD:+$LD_PRELOAD:}$_b\" sha256sum -c <\"$FERRY_SESSION_DIR/.sum-in\" >\"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null &
-else
-stdbuf -oL sha256sum -c <\"$FERRY_SESSION_DIR/.sum-in\" >\"$FERRY_SESSION_DIR/.sum-out\" 2>/dev/null &
-fi
-FERRY_SHA256_PID=$!
-exec 8>\"$FERRY_SESSION_DIR/.sum-in\" 9<\"$FERRY_SESSION_DIR/.sum-out\"
-fi
-";
-
 impl Shell {
     /// Starts the shell, which makes `dir` and removes it when it exits,
     /// and waits until it is ready. `previous` is the pid of a shell this
@@ -113,13 +57,14 @@ impl Shell {
         channel.exec(true, "exec /bin/sh").await.map_err(lost)?;
         let token = format!("ferry{}", nonce("open"));
         let replace = match previous {
-            Some(pid) => format!("kill -9 {pid} 2>/dev/null\nrm -rf \"$FERRY_SESSION_DIR\"\n"),
+            Some(pid) => format!("kill -9 {pid} 2>/dev/null\nrm -rf \"${SESSION_DIR}\"\n"),
             None => String::new(),
         };
         let preamble = format!(
-            "FERRY_SESSION_DIR={q}\n{replace}\
-             trap 'rm -rf \"$FERRY_SESSION_DIR\"' EXIT\ntrap 'exit 129' HUP\ntrap 'exit 143' TERM\n\
-             {MKDIRS_FUNCTION}{CHECK_FUNCTION}printf '%s %s\\n' {token} $$\n"
+            "{SESSION_DIR}={q}\n{replace}\
+             trap 'rm -rf \"${SESSION_DIR}\"' EXIT\ntrap 'exit 129' HUP\ntrap 'exit 143' TERM\n\
+             {}printf '%s %s\\n' {token} $$\n",
+            definitions()
         );
         channel.data(preamble.as_bytes()).await.map_err(lost)?;
         let mut ready = Framer::new(&token);
@@ -202,7 +147,11 @@ impl Shell {
             ));
         }
         self.runs += 1;
-        let service = if self.runs == 2 { CHECKSUM_SERVICE } else { "" };
+        let service = if self.runs == 2 {
+            checksum_service()
+        } else {
+            String::new()
+        };
         let mut text = format!("{service}(\n{script}\n) 8>&- 9<&- <<'{token}'\n").into_bytes();
         text.extend_from_slice(stdin);
         if !stdin.is_empty() && !stdin.ends_with(b"\n") {
