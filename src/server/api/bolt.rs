@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::run::{Action, RunOptions, Summary};
 use crate::inventory::Target;
+use crate::run::{Action, RunOptions, Summary};
 use crate::server::AppState;
 use crate::server::api::targets::{self, FileUri, SshTarget};
 use crate::server::files::blocking;

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::run::{Action, RunOptions};
 use crate::inventory::{Inventory, Target};
+use crate::run::{Action, RunOptions};
 use crate::server::AppState;
 use crate::server::http::auth::Identity;
 use crate::server::http::body::{JsonBody, typed};
