@@ -196,14 +196,19 @@ fn parameter_types_bound_depth_on_a_small_stack() {
     ];
     for ty in types {
         let what = ty.chars().take(16).collect::<String>();
-        let err =
-            on_small_stack(move || ferry::task::params::check_type(&ty, &Value::from(1)).err());
+        let err = on_small_stack(move || {
+            ferry::task::params::check_type(&ty, &Value::from(1))
+                .err()
+                .map(|e| e.to_string())
+        });
         let err = err.unwrap_or_else(|| panic!("{what}: deep type accepted"));
         assert!(err.contains("invalid type"), "{what}: {err:.300}");
     }
     let err = on_small_stack(|| {
         let ty = format!("{}Integer{}", "Array[".repeat(100), "]".repeat(100));
-        ferry::task::params::check_type(&ty, &Value::from(1)).err()
+        ferry::task::params::check_type(&ty, &Value::from(1))
+            .err()
+            .map(|e| e.to_string())
     });
     assert!(
         err.is_some_and(|e| e.contains("nesting is too deep (the limit is 64 levels)")),
@@ -225,8 +230,11 @@ fn parameter_types_are_type_syntax_only() {
         "Pattern[\"${1}\"]".to_string(),
     ] {
         let what = ty.chars().take(20).collect::<String>();
-        let err =
-            on_small_stack(move || ferry::task::params::check_type(&ty, &Value::from(1)).err());
+        let err = on_small_stack(move || {
+            ferry::task::params::check_type(&ty, &Value::from(1))
+                .err()
+                .map(|e| e.to_string())
+        });
         let err = err.unwrap_or_else(|| panic!("{what}: accepted"));
         assert!(err.contains("invalid type"), "{what}: {err:.300}");
     }

@@ -71,7 +71,7 @@ pub fn check_params(
                 )),
             }
         } else {
-            params::check_type(ty, &value)
+            params::check_type(ty, &value).map_err(|e| e.to_string())
         };
         if let Err(why) = ok {
             problems.push(format!("parameter '{name}' {why}"));

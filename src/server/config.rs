@@ -207,7 +207,8 @@ impl ServerConfig {
             }
         };
         if let Some(uri) = &raw.file_server_uri {
-            super::files::client::parse_uri(uri).map_err(|m| bad("file-server-uri", m))?;
+            super::files::client::parse_uri(uri)
+                .map_err(|e| bad("file-server-uri", e.to_string()))?;
         }
         let cache_dir = raw
             .cache_dir

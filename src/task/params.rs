@@ -86,11 +86,29 @@ impl crate::lang::loader::Loader for NoFiles {
     }
 }
 
+/// Why a value does not pass a parameter's type check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeCheckError {
+    /// The type string does not parse or evaluate.
+    #[error("invalid type '{ty}': {message}")]
+    Invalid { ty: String, message: String },
+    /// The type string evaluates to something that is not a type.
+    #[error("'{0}' is not a data type")]
+    NotAType(String),
+    /// The value does not match (Puppet's mismatch message).
+    #[error("{0}")]
+    Mismatch(String),
+}
+
 /// Checks a JSON value against a Puppet type string.
-pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
+pub fn check_type(ty: &str, value: &Value) -> Result<(), TypeCheckError> {
     let file: Arc<str> = Arc::from("<parameter type>");
-    let expr = crate::lang::syntax::parser::parse_type(ty, &file)
-        .map_err(|e| format!("invalid type '{ty}': {}", e.message))?;
+    let expr = crate::lang::syntax::parser::parse_type(ty, &file).map_err(|e| {
+        TypeCheckError::Invalid {
+            ty: ty.to_string(),
+            message: e.message,
+        }
+    })?;
     let loader = NoFiles;
     let mut ev = Evaluator::new(
         &loader,
@@ -102,14 +120,21 @@ pub fn check_type(ty: &str, value: &Value) -> Result<(), String> {
     );
     let t = match ev.eval(&expr, 0) {
         Ok(PValue::Type(t)) => t,
-        Ok(_) => return Err(format!("'{ty}' is not a data type")),
-        Err(e) => return Err(format!("invalid type '{ty}': {}", e.message)),
+        Ok(_) => return Err(TypeCheckError::NotAType(ty.to_string())),
+        Err(e) => {
+            return Err(TypeCheckError::Invalid {
+                ty: ty.to_string(),
+                message: e.message,
+            });
+        }
     };
     let v = PValue::from_json(value);
     if crate::lang::values::types::is_instance(&t, &v) {
         Ok(())
     } else {
-        Err(crate::lang::values::types::mismatch(&t, &v))
+        Err(TypeCheckError::Mismatch(
+            crate::lang::values::types::mismatch(&t, &v),
+        ))
     }
 }
 

@@ -543,7 +543,7 @@ impl<'l> Evaluator<'l> {
             'rx: for d in &self.nodes {
                 for m in &d.matches {
                     if let NodeMatch::Regex(r) = m {
-                        let re = compile_regex(r).map_err(|e| LangError::eval(e, &d.loc))?;
+                        let re = compile_regex(r).map_err(|e| LangError::from(e).at(&d.loc))?;
                         if let Some(caps) = re.captures(&node) {
                             let vals: Vec<(String, Value)> = caps
                                 .iter()

@@ -339,7 +339,7 @@ impl<'l> Evaluator<'l> {
 
     /// Match and set `$0..$n` in scope `sc` on success.
     pub fn regex_match(&mut self, pattern: &str, s: &str, sc: ScopeId, loc: &Loc) -> LResult<bool> {
-        let re = compile_regex(pattern).map_err(|m| LangError::eval(m, loc))?;
+        let re = compile_regex(pattern).map_err(|e| LangError::from(e).at(loc))?;
         match re.captures(s) {
             Some(caps) => {
                 if let Some(scope) = self.scopes.get_mut(sc) {

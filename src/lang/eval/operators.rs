@@ -165,7 +165,7 @@ impl<'l> Evaluator<'l> {
         );
         if arithmetic && (matches!(a, Value::Rich(_)) || matches!(b, Value::Rich(_))) {
             return crate::lang::values::time::arith(op_text(op), &a, &b)
-                .map_err(|m| LangError::eval(m, loc));
+                .map_err(|e| LangError::from(e).at(loc));
         }
         if arithmetic && !matches!(a, Value::Array(_) | Value::Hash(_)) {
             for (v, e) in [(&a, l), (&b, r)] {
@@ -344,7 +344,7 @@ impl<'l> Evaluator<'l> {
     /// `target[keys]`
     pub fn access(&mut self, target: Value, keys: &[Value], loc: &Loc) -> LResult<Value> {
         match target {
-            Value::Type(t) => types::access_type(&t, keys).map_err(|m| LangError::eval(m, loc)),
+            Value::Type(t) => types::access_type(&t, keys).map_err(|e| LangError::from(e).at(loc)),
             Value::Array(items) => {
                 let len = items.len() as i64;
                 match keys {

@@ -59,7 +59,7 @@ pub fn ref_key(v: &Value) -> Option<(String, String)> {
 }
 
 /// Flatten a value into resource references.
-pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> Result<(), String> {
+pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> LResult<()> {
     match v {
         Value::Array(items) => {
             for i in items {
@@ -73,7 +73,10 @@ pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> Result<(), St
                 out.push(k);
                 Ok(())
             }
-            None => Err(format!("'{}' is not a resource reference", other.to_s())),
+            None => Err(plain(format!(
+                "'{}' is not a resource reference",
+                other.to_s()
+            ))),
         },
     }
 }
@@ -343,7 +346,7 @@ impl<'l> Evaluator<'l> {
     ) -> LResult<Value> {
         let t = self.eval(target, sc)?;
         let mut refs = Vec::new();
-        collect_refs(&t, &mut refs).map_err(|m| LangError::eval(m, loc))?;
+        collect_refs(&t, &mut refs).map_err(|e| e.at(loc))?;
         let vals = self.eval_ops(ops, sc)?;
         self.overrides.push((refs, vals, loc.clone()));
         Ok(Value::Undef)
@@ -467,7 +470,7 @@ impl<'l> Evaluator<'l> {
             _ => {
                 let v = self.eval(e, sc)?;
                 let mut refs = Vec::new();
-                collect_refs(&v, &mut refs).map_err(|m| LangError::eval(m, &e.loc))?;
+                collect_refs(&v, &mut refs).map_err(|err| err.at(&e.loc))?;
                 Ok(RelEnd::Refs(refs))
             }
         }
@@ -515,7 +518,7 @@ impl<'l> Evaluator<'l> {
     /// `realize(File['/x'], ...)`: recorded now, applied when finishing.
     pub fn realize(&mut self, args: &[Value]) -> LResult<()> {
         for a in args {
-            collect_refs(a, &mut self.pending_realize).map_err(plain)?;
+            collect_refs(a, &mut self.pending_realize)?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! `basename`, `dirname` and `sha256`. Functions that take a string also
 //! map over an array of strings, as stdlib's do.
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::LResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::values::regex::compile_regex;
@@ -100,7 +100,7 @@ fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
             Some(v) => regex::escape(&v.to_s()),
             None => " ".into(),
         };
-        let re = compile_regex(&pat).map_err(plain)?;
+        let re = compile_regex(&pat)?;
         let mut parts: Vec<Value> = if pat.is_empty() {
             st.chars().map(|c| Value::Str(c.to_string())).collect()
         } else {
@@ -208,7 +208,7 @@ fn regsubst(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
         } else {
             pat
         };
-        let re = compile_regex(&pat).map_err(plain)?;
+        let re = compile_regex(&pat)?;
         let global = flags.contains('G');
         map_str(&a0, &|x| {
             if global {
@@ -229,7 +229,7 @@ fn regex_match(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
             Some(v) => v.to_s(),
             None => String::new(),
         };
-        let re = compile_regex(&pat).map_err(plain)?;
+        let re = compile_regex(&pat)?;
         match re.captures(&a0.to_s()) {
             Some(c) => Value::Array(
                 c.iter()

@@ -8,8 +8,13 @@ pub enum Seg {
     Expr(String),
 }
 
+/// A `<%` without its closing `%>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Unbalanced '<%' in template")]
+pub struct UnbalancedTag;
+
 /// Split `<% %>` template text into segments, honoring `<%-`/`-%>` trimming.
-pub fn segments(src: &str) -> Result<Vec<Seg>, String> {
+pub fn segments(src: &str) -> Result<Vec<Seg>, UnbalancedTag> {
     let mut out = Vec::new();
     let mut rest = src;
     let mut trim_next_nl = false;
@@ -50,7 +55,7 @@ pub fn segments(src: &str) -> Result<Vec<Seg>, String> {
         out.push(Seg::Text(text));
         let body_all = after.get(body_start..).unwrap_or("");
         let Some(end) = body_all.find("%>") else {
-            return Err("Unbalanced '<%' in template".into());
+            return Err(UnbalancedTag);
         };
         let mut body = body_all.get(..end).unwrap_or("");
         trim_next_nl = false;

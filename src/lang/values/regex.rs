@@ -2,8 +2,10 @@
 //! crate: Ruby-only escapes (`\A`, `\z`, `\h`...) are translated and the
 //! compiled size is bounded.
 
+use crate::lang::values::error::ValueError;
+
 /// Compile a Puppet regex (Ruby syntax subset) with the `regex` crate.
-pub fn compile_regex(pattern: &str) -> Result<regex::Regex, String> {
+pub fn compile_regex(pattern: &str) -> Result<regex::Regex, ValueError> {
     let translated = pattern
         .replace("\\A", "^")
         .replace("\\z", "$")
@@ -13,5 +15,5 @@ pub fn compile_regex(pattern: &str) -> Result<regex::Regex, String> {
     regex::RegexBuilder::new(&translated)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| format!("Invalid regular expression /{pattern}/: {e}"))
+        .map_err(|e| ValueError(format!("Invalid regular expression /{pattern}/: {e}")))
 }

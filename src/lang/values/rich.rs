@@ -181,8 +181,8 @@ pub fn new_rich(t: &PType, args: &[Value]) -> LResult<Value> {
                 a0.type_name()
             ))),
         },
-        PType::Timespan(..) => crate::lang::values::time::new_timespan(args).map_err(plain),
-        PType::Timestamp(..) => crate::lang::values::time::new_timestamp(args).map_err(plain),
+        PType::Timespan(..) => crate::lang::values::time::new_timespan(args).map_err(Into::into),
+        PType::Timestamp(..) => crate::lang::values::time::new_timestamp(args).map_err(Into::into),
         PType::SemVerRange => match &a0 {
             Value::Str(s) => Range::parse(s)
                 .map(|r| rich(Rich::SemVerRange(r)))

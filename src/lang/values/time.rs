@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
+use crate::lang::values::error::ValueError;
 use crate::lang::values::rich::Rich;
 use crate::lang::values::value::{Value, hash_get_str};
 
@@ -157,7 +158,7 @@ fn parse_stamp(s: &str) -> Option<i128> {
 }
 
 /// `Timespan(...)`.
-pub fn new_timespan(args: &[Value]) -> Result<Value, String> {
+pub fn new_timespan(args: &[Value]) -> Result<Value, ValueError> {
     let a0 = args.first().cloned().unwrap_or(Value::Undef);
     let ns = match (&a0, args.len()) {
         (Value::Rich(r), 1) if matches!(**r, Rich::Timespan(_)) => return Ok(a0.clone()),
@@ -191,10 +192,10 @@ pub fn new_timespan(args: &[Value]) -> Result<Value, String> {
             let mut parts = [0i128; 7];
             for (i, a) in args.iter().enumerate() {
                 let Value::Int(v) = a else {
-                    return Err(format!(
+                    return Err(ValueError(format!(
                         "Timespan expects Integer parts, got {}",
                         a.type_name()
-                    ));
+                    )));
                 };
                 if let Some(slot) = parts.get_mut(i) {
                     *slot = i128::from(*v);
@@ -203,14 +204,19 @@ pub fn new_timespan(args: &[Value]) -> Result<Value, String> {
             let [d, h, m, s, ms, us, n] = parts;
             (((d * 24 + h) * 60 + m) * 60 + s) * NS + ms * 1_000_000 + us * 1_000 + n
         }
-        _ => return Err(format!("Cannot create a Timespan from {}", a0.type_name())),
+        _ => {
+            return Err(ValueError(format!(
+                "Cannot create a Timespan from {}",
+                a0.type_name()
+            )));
+        }
     };
     Ok(rich(Rich::Timespan(ns)))
 }
 
 /// `Timestamp(...)`: a string in a default format, seconds since the epoch
 /// (`Timestamp()` alone is the current time).
-pub fn new_timestamp(args: &[Value]) -> Result<Value, String> {
+pub fn new_timestamp(args: &[Value]) -> Result<Value, ValueError> {
     let a0 = args.first().cloned().unwrap_or(Value::Undef);
     let ns = match &a0 {
         Value::Rich(r) if matches!(**r, Rich::Timestamp(_)) => return Ok(a0.clone()),
@@ -223,10 +229,10 @@ pub fn new_timestamp(args: &[Value]) -> Result<Value, String> {
             i128::from(now.timestamp()) * NS + i128::from(now.timestamp_subsec_nanos())
         }
         other => {
-            return Err(format!(
+            return Err(ValueError(format!(
                 "Cannot create a Timestamp from {}",
                 other.type_name()
-            ));
+            )));
         }
     };
     Ok(rich(Rich::Timestamp(ns)))
@@ -246,7 +252,7 @@ pub fn bound(v: Option<&Value>, stamp: bool) -> Option<i128> {
 }
 
 /// Arithmetic with timespans and timestamps; `op` is `+ - * /`.
-pub fn arith(op: &str, a: &Value, b: &Value) -> Result<Value, String> {
+pub fn arith(op: &str, a: &Value, b: &Value) -> Result<Value, ValueError> {
     let span = |v: &Value| match v {
         Value::Rich(r) => match **r {
             Rich::Timespan(n) => Some(n),
@@ -302,11 +308,11 @@ pub fn arith(op: &str, a: &Value, b: &Value) -> Result<Value, String> {
             Rich::Timespan((span(a).unwrap_or(0) as f64 / f).round() as i128)
         }
         _ => {
-            return Err(format!(
+            return Err(ValueError(format!(
                 "Operator '{op}' is not applicable to {} and {}",
                 a.type_name(),
                 b.type_name()
-            ));
+            )));
         }
     };
     Ok(rich(out))

@@ -50,17 +50,28 @@ pub struct FileServer {
     timeout: Duration,
 }
 
+/// Why a `file-server-uri` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    #[error("must be an https:// URL")]
+    NotHttps,
+    #[error("has an unclosed [")]
+    UnclosedBracket,
+    #[error("must be https://HOST[:PORT][/PATH]")]
+    Malformed,
+    #[error("has a bad port")]
+    BadPort,
+}
+
 /// Splits `https://host[:port][/base]`.
-pub fn parse_uri(uri: &str) -> Result<(String, u16, String), String> {
-    let rest = uri
-        .strip_prefix("https://")
-        .ok_or("must be an https:// URL")?;
+pub fn parse_uri(uri: &str) -> Result<(String, u16, String), UriError> {
+    let rest = uri.strip_prefix("https://").ok_or(UriError::NotHttps)?;
     let (authority, base) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
         None => (rest, ""),
     };
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or("has an unclosed [")?;
+        let (h, after) = v6.split_once(']').ok_or(UriError::UnclosedBracket)?;
         (h, after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -69,10 +80,10 @@ pub fn parse_uri(uri: &str) -> Result<(String, u16, String), String> {
         }
     };
     if host.is_empty() || host.contains(['@', '?', '#']) || base.contains(['?', '#']) {
-        return Err("must be https://HOST[:PORT][/PATH]".into());
+        return Err(UriError::Malformed);
     }
     let port = match port {
-        Some(p) => p.parse::<u16>().map_err(|_| "has a bad port")?,
+        Some(p) => p.parse::<u16>().map_err(|_| UriError::BadPort)?,
         None => 443,
     };
     Ok((host.to_string(), port, base.to_string()))
@@ -85,7 +96,7 @@ impl FileServer {
             return Ok(None);
         };
         let (host, port, base_path) =
-            parse_uri(uri).map_err(|m| cfg.error("file-server-uri", m))?;
+            parse_uri(uri).map_err(|e| cfg.error("file-server-uri", e.to_string()))?;
         let bad = |key: &'static str, what: &str| cfg.error(key, format!("no readable {what}"));
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cfg.ssl_cert)
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())

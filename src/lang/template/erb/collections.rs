@@ -2,7 +2,6 @@
 //! sorting, searching, conversion) and the binary operators (`+`, `==`,
 //! `=~`, `<=>`, `<<`...).
 
-use crate::lang::error::plain;
 use crate::lang::template::erb::control::{Ctl, R, fail};
 use crate::lang::template::erb::eval::Interp;
 use crate::lang::template::erb::parse::Block;
@@ -419,7 +418,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             ("!=", _, _) => Value::Bool(!ruby_eq(&l, &r)),
             ("===", _, _) => Value::Bool(ruby_eq(&l, &r)),
             ("=~" | "!~", Str(s), Value::Regex(p)) | ("=~" | "!~", Value::Regex(p), Str(s)) => {
-                let re = compile_regex(p).map_err(|m| Ctl::Err(plain(m)))?;
+                let re = compile_regex(p).map_err(|e| Ctl::Err(e.into()))?;
                 let hit = re.find(s);
                 if op == "!~" {
                     Value::Bool(hit.is_none())

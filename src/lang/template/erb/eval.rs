@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::lang::error::plain;
-use crate::lang::error::{LResult, Loc};
+use crate::lang::error::{LResult, LangError, Loc};
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::erb::control::{Ctl, R, fail};
 use crate::lang::template::erb::parse::{Block, RExpr, RStr};
@@ -426,7 +426,7 @@ impl<'a, 'l> Interp<'a, 'l> {
     fn case_eq(&mut self, pattern: &Value, v: &Value) -> R<bool> {
         Ok(match pattern {
             Value::Regex(r) => match v {
-                Value::Str(s) => compile_regex(r).map_err(plain)?.is_match(s),
+                Value::Str(s) => compile_regex(r).map_err(LangError::from)?.is_match(s),
                 _ => false,
             },
             Value::Str(c) if c.starts_with("\u{0}class:") => self.is_a(v, c),

@@ -4,6 +4,24 @@
 //! so `if`/`each do` blocks may span tags. Double-quoted strings keep their
 //! `#{...}` parts as source, parsed later by `erb_parse`.
 
+/// Template code that does not lex or parse; the message names the
+/// construct ("unterminated string", "expected 'end', found ...").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ErbSyntaxError(pub String);
+
+impl From<String> for ErbSyntaxError {
+    fn from(message: String) -> ErbSyntaxError {
+        ErbSyntaxError(message)
+    }
+}
+
+impl From<&str> for ErbSyntaxError {
+    fn from(message: &str) -> ErbSyntaxError {
+        ErbSyntaxError(message.to_string())
+    }
+}
+
 /// One piece of a double-quoted string.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StrPart {
@@ -71,7 +89,7 @@ fn closing(c: char) -> char {
 }
 
 /// Lex one code fragment, appending to `out`.
-pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), String> {
+pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
     let chars: Vec<char> = src.chars().collect();
     let mut i = 0;
     let mut space = true;
@@ -279,7 +297,7 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), String> {
         } else {
             let rest: String = chars.iter().skip(i).take(3).collect();
             let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
-                return Err(format!("unexpected character '{c}'"));
+                return Err(ErbSyntaxError(format!("unexpected character '{c}'")));
             };
             i += op.chars().count();
             Tok::Op(op)
@@ -297,7 +315,7 @@ fn dquote(
     mut i: usize,
     close: char,
     open: Option<char>,
-) -> Result<(Vec<StrPart>, usize), String> {
+) -> Result<(Vec<StrPart>, usize), ErbSyntaxError> {
     let mut parts = Vec::new();
     let mut lit = String::new();
     let mut depth = 0;
@@ -359,7 +377,9 @@ fn dquote(
 }
 
 /// Tokens of a whole template: text, output and code tags.
-pub fn lex_template(segs: &[crate::lang::template::segments::Seg]) -> Result<Vec<Token>, String> {
+pub fn lex_template(
+    segs: &[crate::lang::template::segments::Seg],
+) -> Result<Vec<Token>, ErbSyntaxError> {
     use crate::lang::template::segments::Seg;
     let mut out = Vec::new();
     for seg in segs {

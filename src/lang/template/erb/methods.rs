@@ -201,7 +201,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 Value::Regex(r) => r.clone(),
                 other => regex::escape(&to_s(other)),
             };
-            compile_regex(&pat).map_err(|m| Ctl::Err(crate::lang::error::plain(m)))
+            compile_regex(&pat).map_err(|e| Ctl::Err(e.into()))
         };
         Ok(match name {
             "length" | "size" => Value::Int(s.chars().count() as i64),

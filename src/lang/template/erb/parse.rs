@@ -9,14 +9,16 @@
 //! blocks; keyword forms include `next`/`break`, `defined?` and
 //! `begin ... end`.
 
-use crate::lang::template::erb::lex::{StrPart, Tok, Token, lex};
+use crate::lang::template::erb::lex::{ErbSyntaxError, StrPart, Tok, Token, lex};
 
 /// Maximum nesting of Ruby expressions in a template (chains such as
 /// `a + b + c` or `x.f.g` nest one level per link).
 pub const MAX_DEPTH: usize = 200;
 
-fn too_deep() -> String {
-    format!("template code nested too deeply (the limit is {MAX_DEPTH} levels)")
+fn too_deep() -> ErbSyntaxError {
+    ErbSyntaxError(format!(
+        "template code nested too deeply (the limit is {MAX_DEPTH} levels)"
+    ))
 }
 
 #[derive(Debug, Clone)]
@@ -79,7 +81,7 @@ pub struct Parser {
     locals: Vec<Vec<String>>,
 }
 
-type PResult<T> = Result<T, String>;
+type PResult<T> = Result<T, ErbSyntaxError>;
 
 fn describe(t: Option<&Tok>) -> String {
     match t {
@@ -141,14 +143,20 @@ impl Parser {
         if self.eat_op(op) {
             Ok(())
         } else {
-            Err(format!("expected '{op}', found {}", describe(self.peek())))
+            Err(ErbSyntaxError(format!(
+                "expected '{op}', found {}",
+                describe(self.peek())
+            )))
         }
     }
     fn expect_kw(&mut self, kw: &str) -> PResult<()> {
         if self.eat_kw(kw) {
             Ok(())
         } else {
-            Err(format!("expected '{kw}', found {}", describe(self.peek())))
+            Err(ErbSyntaxError(format!(
+                "expected '{kw}', found {}",
+                describe(self.peek())
+            )))
         }
     }
     fn skip_nl(&mut self) {
@@ -171,7 +179,10 @@ impl Parser {
     pub fn program(&mut self) -> PResult<Vec<RExpr>> {
         let body = self.stmts(&[])?;
         if self.peek().is_some() {
-            return Err(format!("unexpected {}", describe(self.peek())));
+            return Err(ErbSyntaxError(format!(
+                "unexpected {}",
+                describe(self.peek())
+            )));
         }
         Ok(body)
     }
@@ -441,7 +452,11 @@ impl Parser {
                 self.skip_nl();
                 let name = match self.bump() {
                     Some(Tok::Ident(n) | Tok::Const(n)) => n,
-                    other => return Err(format!("expected a method name, found {other:?}")),
+                    other => {
+                        return Err(ErbSyntaxError(format!(
+                            "expected a method name, found {other:?}"
+                        )));
+                    }
                 };
                 e = self.call_rest(Some(e), name)?;
             } else if self.is_op("::") {
@@ -449,7 +464,12 @@ impl Parser {
                 match self.bump() {
                     Some(Tok::Const(n)) => e = RExpr::Const(n),
                     Some(Tok::Ident(n)) => e = self.call_rest(Some(e), n)?,
-                    other => return Err(format!("unexpected {}", describe(other.as_ref()))),
+                    other => {
+                        return Err(ErbSyntaxError(format!(
+                            "unexpected {}",
+                            describe(other.as_ref())
+                        )));
+                    }
                 }
             } else if self.is_op("[") && !self.space_before() {
                 self.pos += 1;
@@ -524,7 +544,12 @@ impl Parser {
                 RExpr::Hash(pairs)
             }
             Tok::Ident(n) => self.ident(n)?,
-            other => return Err(format!("unexpected {}", describe(Some(&other)))),
+            other => {
+                return Err(ErbSyntaxError(format!(
+                    "unexpected {}",
+                    describe(Some(&other))
+                )));
+            }
         })
     }
 
@@ -669,7 +694,10 @@ impl Parser {
                     Some(Tok::Op("," | "*" | "&")) => continue,
                     Some(Tok::Op("|")) => break,
                     other => {
-                        return Err(format!("bad block parameter {}", describe(other.as_ref())));
+                        return Err(ErbSyntaxError(format!(
+                            "bad block parameter {}",
+                            describe(other.as_ref())
+                        )));
                     }
                 }
             }
@@ -753,7 +781,12 @@ impl Parser {
                         }
                         Some(Tok::Op(",")) => {}
                         Some(Tok::Ident(_)) => break,
-                        other => return Err(format!("unexpected {}", describe(other.as_ref()))),
+                        other => {
+                            return Err(ErbSyntaxError(format!(
+                                "unexpected {}",
+                                describe(other.as_ref())
+                            )));
+                        }
                     }
                 }
                 let iter = self.expr_stmt()?;
@@ -788,7 +821,7 @@ impl Parser {
                 RExpr::If(vec![(RExpr::Bool(true), body)], Vec::new())
             }
             "then" | "do" | "end" | "else" | "elsif" | "when" | "and" | "or" | "in" => {
-                return Err(format!("unexpected '{n}'"));
+                return Err(ErbSyntaxError(format!("unexpected '{n}'")));
             }
             _ if self.is_local(&n) && (self.space_before() || !self.is_op("(")) => RExpr::Local(n),
             _ => self.call_rest(None, n)?,

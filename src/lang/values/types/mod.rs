@@ -5,6 +5,7 @@
 pub mod format;
 pub mod infer;
 
+use crate::lang::values::error::ValueError;
 use crate::lang::values::value::{Value, hash_get_str};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -167,25 +168,25 @@ pub fn stdlib_alias(name: &str) -> Option<PType> {
     Some(PType::Alias(name.to_string(), Box::new(t)))
 }
 
-fn int_arg(v: Option<&Value>, dflt: i64) -> Result<i64, String> {
+fn int_arg(v: Option<&Value>, dflt: i64) -> Result<i64, ValueError> {
     match v {
         None | Some(Value::Default) => Ok(dflt),
         Some(Value::Int(i)) => Ok(*i),
-        Some(other) => Err(format!(
+        Some(other) => Err(ValueError(format!(
             "expected an Integer parameter, got {}",
             other.type_name()
-        )),
+        ))),
     }
 }
 
-fn type_arg(v: &Value) -> Result<PType, String> {
+fn type_arg(v: &Value) -> Result<PType, ValueError> {
     match v {
         Value::Type(t) => Ok(t.clone()),
         Value::Str(s) => Ok(PType::Enum(vec![s.clone()])),
-        other => Err(format!(
+        other => Err(ValueError(format!(
             "expected a Type parameter, got {}",
             other.type_name()
-        )),
+        ))),
     }
 }
 
@@ -211,7 +212,7 @@ pub fn depth(t: &PType, limit: usize) -> usize {
 }
 
 /// Apply `Type[args]`. Resource references with several titles yield arrays.
-pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
+pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
     let a0 = args.first();
     let t = match base {
         PType::SemVer(_) => PType::SemVer(args.iter().map(|a| a.to_s()).collect()),
@@ -351,7 +352,7 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, String> {
             return Ok(single_or_array(refs));
         }
         PType::Alias(_, inner) => return access_type(inner, args),
-        other => return Err(format!("{other} is not parameterizable")),
+        other => return Err(ValueError(format!("{other} is not parameterizable"))),
     };
     Ok(Value::Type(t))
 }

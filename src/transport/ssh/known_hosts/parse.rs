@@ -94,8 +94,25 @@ pub(super) fn lookup_name(host: &str, port: u16) -> String {
 
 pub(super) type ParsedLine = (Marker, Vec<HostPattern>, KeyData);
 
+/// Why a known_hosts line is skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct LineError(String);
+
+impl From<String> for LineError {
+    fn from(message: String) -> LineError {
+        LineError(message)
+    }
+}
+
+impl From<&str> for LineError {
+    fn from(message: &str) -> LineError {
+        LineError(message.to_string())
+    }
+}
+
 /// Parse one line; `Ok(None)` for blank lines and comments.
-pub(super) fn parse_line(text: &str) -> Result<Option<ParsedLine>, String> {
+pub(super) fn parse_line(text: &str) -> Result<Option<ParsedLine>, LineError> {
     let mut fields = text.split([' ', '\t']).filter(|f| !f.is_empty());
     let Some(mut first) = fields.next() else {
         return Ok(None);
@@ -108,7 +125,7 @@ pub(super) fn parse_line(text: &str) -> Result<Option<ParsedLine>, String> {
         marker = match first {
             "@cert-authority" => Marker::CertAuthority,
             "@revoked" => Marker::Revoked,
-            other => return Err(format!("unknown marker {other:?}")),
+            other => return Err(LineError(format!("unknown marker {other:?}"))),
         };
         first = fields.next().ok_or("missing host patterns after marker")?;
     }
@@ -116,10 +133,10 @@ pub(super) fn parse_line(text: &str) -> Result<Option<ParsedLine>, String> {
     let key_type = fields.next().ok_or("missing key type")?;
     let key_b64 = fields.next().ok_or("missing key data")?;
     let key = PublicKey::from_openssh(&format!("{key_type} {key_b64}"))
-        .map_err(|err| format!("invalid {key_type} key: {err}"))?;
+        .map_err(|err| LineError(format!("invalid {key_type} key: {err}")))?;
     let key = key.key_data().clone();
     if matches!(key, KeyData::Certificate(_)) {
-        return Err("certificates are not valid known_hosts keys".to_string());
+        return Err("certificates are not valid known_hosts keys".into());
     }
     Ok(Some((marker, hosts, key)))
 }

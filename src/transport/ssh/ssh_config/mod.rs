@@ -192,7 +192,7 @@ fn resolve_with(path: &Path, host: &str, env: &LocalEnv) -> Result<HostConfig, S
             invalid(
                 "HostName",
                 params.host_name.clone().unwrap_or_default(),
-                reason,
+                reason.to_string(),
             )
         })?;
     let tokens = Tokens {
@@ -209,7 +209,7 @@ fn resolve_with(path: &Path, host: &str, env: &LocalEnv) -> Result<HostConfig, S
         let raw = file.to_string_lossy();
         let expanded = tokens
             .expand(&raw)
-            .map_err(|reason| invalid("IdentityFile", raw.to_string(), reason))?;
+            .map_err(|reason| invalid("IdentityFile", raw.to_string(), reason.to_string()))?;
         identity_files.push(PathBuf::from(expanded));
     }
 
@@ -230,7 +230,9 @@ fn resolve_with(path: &Path, host: &str, env: &LocalEnv) -> Result<HostConfig, S
             for value in values {
                 let expanded = tokens
                     .expand(&expand_tilde(value, env.home.as_deref()))
-                    .map_err(|reason| invalid("UserKnownHostsFile", value.clone(), reason))?;
+                    .map_err(|reason| {
+                        invalid("UserKnownHostsFile", value.clone(), reason.to_string())
+                    })?;
                 files.push(PathBuf::from(expanded));
             }
             files

@@ -327,7 +327,7 @@ fn token_expansion() {
         home: Some(Path::new("/home/alice")),
     };
     for (input, want) in cases {
-        let got = tokens.expand(input);
+        let got = tokens.expand(input).map_err(|e| e.to_string());
         let want = want.map(str::to_string).map_err(str::to_string);
         assert_eq!(got, want, "{input}");
     }

@@ -4,6 +4,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+/// Why a `%` token cannot be expanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(super) enum TokenError {
+    #[error("%{0} has no value here")]
+    NoValue(char),
+    #[error("unsupported token %{0}")]
+    Unsupported(char),
+    #[error("trailing %")]
+    Trailing,
+}
+
 /// Expand a leading `~` or `~/` against `home` (left alone when unknown).
 pub(super) fn expand_tilde(value: &str, home: Option<&Path>) -> String {
     match (value.strip_prefix('~'), home) {
@@ -17,7 +28,7 @@ pub(super) fn expand_tilde(value: &str, home: Option<&Path>) -> String {
 }
 
 /// `HostName` accepts only `%h` and `%%`.
-pub(super) fn expand_hostname(value: &str, host: &str) -> Result<String, String> {
+pub(super) fn expand_hostname(value: &str, host: &str) -> Result<String, TokenError> {
     let mut table = HashMap::new();
     table.insert('h', Some(host.to_string()));
     expand_tokens(value, &table)
@@ -34,7 +45,7 @@ pub(super) struct Tokens<'a> {
 
 impl Tokens<'_> {
     /// Expand `%%`, `%d`, `%h`, `%n`, `%p`, `%r`, `%u` in a path option.
-    pub(super) fn expand(&self, value: &str) -> Result<String, String> {
+    pub(super) fn expand(&self, value: &str) -> Result<String, TokenError> {
         let mut table = HashMap::new();
         table.insert('d', self.home.map(|h| h.to_string_lossy().into_owned()));
         table.insert('h', Some(self.hostname.to_string()));
@@ -46,7 +57,7 @@ impl Tokens<'_> {
     }
 }
 
-fn expand_tokens(value: &str, table: &HashMap<char, Option<String>>) -> Result<String, String> {
+fn expand_tokens(value: &str, table: &HashMap<char, Option<String>>) -> Result<String, TokenError> {
     let mut out = String::with_capacity(value.len());
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
@@ -58,10 +69,10 @@ fn expand_tokens(value: &str, table: &HashMap<char, Option<String>>) -> Result<S
             Some('%') => out.push('%'),
             Some(token) => match table.get(&token) {
                 Some(Some(replacement)) => out.push_str(replacement),
-                Some(None) => return Err(format!("%{token} has no value here")),
-                None => return Err(format!("unsupported token %{token}")),
+                Some(None) => return Err(TokenError::NoValue(token)),
+                None => return Err(TokenError::Unsupported(token)),
             },
-            None => return Err("trailing %".to_string()),
+            None => return Err(TokenError::Trailing),
         }
     }
     Ok(out)
