@@ -28,9 +28,10 @@ pub struct Sources {
     /// The node's facts, as a JSON object.
     #[arg(long)]
     pub facts: Option<PathBuf>,
-    /// The node's certname.
+    /// The node's certname [default: the facts' `clientcert` or fqdn, else
+    /// this machine's host name, as `puppet apply` does].
     #[arg(long)]
-    pub node: String,
+    pub node: Option<String>,
     /// An environment directory (hiera.yaml, data/, modules/).
     #[arg(long)]
     pub environment: Option<PathBuf>,
@@ -70,6 +71,7 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
             }
         }
     };
+    let node = node.unwrap_or_else(|| default_node(&facts));
     let manifest = match (manifest, code) {
         (Some(m), _) => ManifestSource::File(m),
         (None, Some(c)) => ManifestSource::Code(c),
@@ -157,4 +159,24 @@ pub fn functions(format: Format) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The certname when `--node` is not given: the facts' `clientcert`, then
+/// their fqdn (`networking.fqdn`, legacy `fqdn`), else this machine's host
+/// name, the node `puppet apply` compiles for.
+fn default_node(facts: &serde_json::Map<String, serde_json::Value>) -> String {
+    let named = facts
+        .get("clientcert")
+        .or_else(|| facts.get("networking").and_then(|n| n.get("fqdn")))
+        .or_else(|| facts.get("fqdn"))
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty());
+    if let Some(name) = named {
+        return name.to_string();
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
 }
