@@ -34,6 +34,29 @@ fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Server B serves `modules` (standing in for puppetserver); server A, in
+/// `dir_a`, fetches from B with its own certificate. Returns (A, B).
+async fn servers(
+    pki: &Pki,
+    dir_a: &std::path::Path,
+    dir_b: &std::path::Path,
+    modules: &std::path::Path,
+) -> (TestServer, TestServer) {
+    let b = TestServer::start(
+        pki,
+        dir_b,
+        &format!("modulepath: [{}]\n", modules.display()),
+    )
+    .await;
+    let a = TestServer::start_with_tls(
+        &pki.peer_config_lines(),
+        dir_a,
+        &format!("file-server-uri: https://127.0.0.1:{}\n", b.addr.port()),
+    )
+    .await;
+    (a, b)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_fetched_from_the_file_server_are_cached_by_sha256() {
     let sshd = fixture().await;
@@ -49,18 +72,7 @@ async fn tasks_fetched_from_the_file_server_are_cached_by_sha256() {
         r#"{"parameters": {"message": {"type": "String"}}, "input_method": "environment"}"#,
     )
     .expect("write");
-    let b = TestServer::start(
-        &pki,
-        dir_b.path(),
-        &format!("modulepath: [{}]\n", modules.display()),
-    )
-    .await;
-    let a = TestServer::start_with_tls(
-        &pki.peer_config_lines(),
-        dir_a.path(),
-        &format!("file-server-uri: https://127.0.0.1:{}\n", b.addr.port()),
-    )
-    .await;
+    let (a, b) = servers(&pki, dir_a.path(), dir_b.path(), &modules).await;
     let client = Client::new(&pki, Some(&pki.client));
 
     // The task object as B lists it, sent to A, which does not have it.
@@ -162,16 +174,11 @@ async fn a_file_larger_than_the_bound_is_refused() {
     big.set_len(ferry::server::files::client::MAX_FILE_BYTES as u64 + 1)
         .expect("set_len");
     drop(big);
-    let b = TestServer::start(
+    let (a, b) = servers(
         &pki,
-        dir_b.path(),
-        &format!("modulepath: [{}]\n", dir_b.path().join("modules").display()),
-    )
-    .await;
-    let a = TestServer::start_with_tls(
-        &pki.peer_config_lines(),
         dir_a.path(),
-        &format!("file-server-uri: https://127.0.0.1:{}\n", b.addr.port()),
+        dir_b.path(),
+        &dir_b.path().join("modules"),
     )
     .await;
     let client = Client::new(&pki, Some(&pki.client));
