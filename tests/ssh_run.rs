@@ -278,24 +278,31 @@ fn one_target_killed_mid_command_fails_alone() {
         healthy.known_hosts_path().display()
     );
     let inv = s.inventory(&yaml);
+    // The doomed daemon dies once its command is running (not mid-login,
+    // which would make the failure a connection error instead).
+    let marker = s.path().join(format!("started-{}", doomed.port()));
     let killer = std::thread::spawn({
-        let pid = doomed.pid();
+        let marker = marker.clone();
         move || {
-            std::thread::sleep(Duration::from_millis(1500));
-            pid
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !marker.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
     });
+    let command = format!(
+        "touch {}/started-${{SSH_CONNECTION##* }}; sleep 2; echo finished",
+        s.path().display()
+    );
     let started = Instant::now();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args(
-            &inv,
-            &["command", "run", "sleep 2; echo finished", "-t", "all"],
-        ))
+        .args(args(&inv, &["command", "run", &command, "-t", "all"]))
         .env("HOME", s.home())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     killer.join().unwrap();
+    assert!(marker.exists(), "the doomed target's command never started");
     doomed.kill();
     let out = child.wait_with_output().unwrap();
     let run = common::ferry::Run {

@@ -226,6 +226,12 @@ fn sshd_config(spec: &SshdBuilder, dir: &Path, host_keys: &[HostKey], port: u16)
         // Failed logins by one test must not lock other tests out of 127.0.0.1.
         c += "PerSourcePenalties no\n";
     }
+    // bash sources ~/.bashrc for commands sshd starts (Debian builds it so)
+    // unless SHLVL says it is already nested. The machine's own dotfiles
+    // (root's may run `pyenv rehash`, which takes a lock that a daemon
+    // killed mid-login leaves behind) must not decide how long a test's
+    // logins take.
+    c += "SetEnv SHLVL=1\n";
     c += "PrintMotd no\n";
     c += "PrintLastLog no\n";
     c += "X11Forwarding no\n";
