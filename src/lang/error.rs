@@ -47,14 +47,11 @@ pub enum ErrorKind {
     Evaluation,
     /// A manifest, template or data file could not be read or decoded.
     Load,
-    /// A message Puppet reports without prefix or location.
+    /// A message Puppet reports without prefix.
     Bare,
-    /// `next()` unwinding to the enclosing lambda.
-    Next,
-    /// `break()` unwinding to the enclosing iteration.
-    Break,
-    /// `return()` unwinding to the enclosing function.
-    Return,
+    /// `next()`, `break()` or `return()` where nothing ends it (reported
+    /// without prefix, with its line and node).
+    Misplaced,
 }
 
 /// An error of the language layer, with location when known.
@@ -74,11 +71,9 @@ impl fmt::Display for LangError {
                 self.message
             )?,
             ErrorKind::Evaluation => write!(f, "Evaluation Error: {}", self.message)?,
-            ErrorKind::Load
-            | ErrorKind::Bare
-            | ErrorKind::Next
-            | ErrorKind::Break
-            | ErrorKind::Return => write!(f, "{}", self.message)?,
+            ErrorKind::Load | ErrorKind::Bare | ErrorKind::Misplaced => {
+                write!(f, "{}", self.message)?
+            }
         }
         if let Some(loc) = &self.loc {
             write!(f, " {loc}")?;

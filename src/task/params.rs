@@ -124,7 +124,7 @@ pub fn check_type(ty: &str, value: &Value) -> Result<(), TypeCheckError> {
         Err(e) => {
             return Err(TypeCheckError::Invalid {
                 ty: ty.to_string(),
-                message: e.message,
+                message: e.into_error().message,
             });
         }
     };

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use crate::lang::error::plain;
-use crate::lang::error::{ErrorKind, LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc, plain};
+use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{Evaluator, ScopeId, in_context};
 use crate::lang::syntax::ast::{FunctionDef, Lambda, Param};
 use crate::lang::values::types;
@@ -21,10 +21,10 @@ use crate::lang::values::value::Value;
 pub trait Library: Sync {
     /// Call the built-in function `call.name`; `None` when there is no
     /// function of that name.
-    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<LResult<Value>>;
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<EvalResult<Value>>;
 
     /// Look up a class parameter's value (`class::param`) in hiera.
-    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> LResult<Option<Value>>;
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> EvalResult<Option<Value>>;
 }
 
 /// One call of a built-in function.
@@ -51,9 +51,9 @@ impl<'a> Call<'a> {
     }
 
     /// The lambda, which the function's signature requires.
-    pub fn block(&self) -> LResult<&'a Lambda> {
+    pub fn block(&self) -> EvalResult<&'a Lambda> {
         self.lambda
-            .ok_or_else(|| plain(format!("'{}' expects a block", self.name)))
+            .ok_or_else(|| plain(format!("'{}' expects a block", self.name)).into())
     }
 }
 
@@ -67,11 +67,11 @@ impl<'l> Evaluator<'l> {
         lambda: Option<&Lambda>,
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         self.enter(loc)?;
         let r = self.dispatch(name, args, lambda, sc, loc);
         self.leave();
-        r.map_err(|e| in_context(e, "Function Call", loc))
+        r.map_err(|u| u.map_error(|e| in_context(e, "Function Call", loc)))
     }
 
     fn dispatch(
@@ -81,7 +81,7 @@ impl<'l> Evaluator<'l> {
         lambda: Option<&Lambda>,
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let written = name.trim_start_matches("::");
         let lname = written.to_lowercase();
         if let Some(f) = self.functions.get(&lname).cloned() {
@@ -102,19 +102,19 @@ impl<'l> Evaluator<'l> {
             scope: sc,
             loc,
         };
-        library
-            .call(self, call)
-            .unwrap_or_else(|| Err(LangError::eval(format!("Unknown function: '{name}'."), loc)))
+        library.call(self, call).unwrap_or_else(|| {
+            Err(LangError::eval(format!("Unknown function: '{name}'."), loc).into())
+        })
     }
 
     /// A class parameter's value from hiera (automatic parameter lookup).
-    pub fn lookup_param(&mut self, key: &str) -> LResult<Option<Value>> {
+    pub fn lookup_param(&mut self, key: &str) -> EvalResult<Option<Value>> {
         let library = self.library;
         library.lookup_param(self, key)
     }
 
     /// Call a lambda with positional arguments in a new local scope.
-    pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> LResult<Value> {
+    pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> EvalResult<Value> {
         let container = self.scopes.get(sc).map_or(0, |s| s.container);
         let local = self.new_scope(Some(sc), Some(sc), container);
         self.bind_positional(&l.params, args, local, &l.loc, "lambda")?;
@@ -122,9 +122,7 @@ impl<'l> Evaluator<'l> {
         let r = self.eval_block(&l.body, local);
         self.leave();
         match r {
-            Err(e) if e.kind == ErrorKind::Next => {
-                Ok(std::mem::replace(&mut self.control_value, Value::Undef))
-            }
+            Err(Unwind::Next { value, .. }) => Ok(value),
             other => other,
         }
     }
@@ -135,9 +133,9 @@ impl<'l> Evaluator<'l> {
         l: &Lambda,
         args: Vec<Value>,
         sc: ScopeId,
-    ) -> LResult<Option<Value>> {
+    ) -> EvalResult<Option<Value>> {
         match self.call_lambda(l, args, sc) {
-            Err(e) if e.kind == ErrorKind::Break => Ok(None),
+            Err(Unwind::Break { .. }) => Ok(None),
             other => other.map(Some),
         }
     }
@@ -150,7 +148,7 @@ impl<'l> Evaluator<'l> {
         sc: ScopeId,
         _loc: &Loc,
         what: &str,
-    ) -> LResult<()> {
+    ) -> EvalResult<()> {
         let mut it = args.into_iter();
         for p in params {
             let v = if p.captures_rest {
@@ -184,7 +182,8 @@ impl<'l> Evaluator<'l> {
                         "{what} parameter '{}' {}",
                         p.name,
                         types::mismatch(&t, &bad)
-                    )));
+                    ))
+                    .into());
                 }
             }
             if let Some(s) = self.scopes.get_mut(sc) {
@@ -199,7 +198,7 @@ impl<'l> Evaluator<'l> {
         f: &Arc<FunctionDef>,
         args: Vec<Value>,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let local = self.new_scope(Some(0), Some(0), self.main_index);
         let what = format!("'{}'", f.name);
         self.bind_positional(&f.params, args, local, loc, &what)?;
@@ -207,9 +206,7 @@ impl<'l> Evaluator<'l> {
         let r = self.eval_block(&f.body, local);
         self.leave();
         let v = match r {
-            Err(e) if e.kind == ErrorKind::Return => {
-                std::mem::replace(&mut self.control_value, Value::Undef)
-            }
+            Err(Unwind::Return { value, .. }) => value,
             other => other?,
         };
         if let Some(rt) = &f.return_type
@@ -219,7 +216,8 @@ impl<'l> Evaluator<'l> {
             return Err(LangError::eval(
                 format!("{what} returned value {}", types::mismatch(&t, &v)),
                 loc,
-            ));
+            )
+            .into());
         }
         Ok(v)
     }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::lang::error::plain;
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc, plain};
+use crate::lang::eval::control::{EvalResult, returned_from_body};
 use crate::lang::eval::core_types::METAPARAMS;
 use crate::lang::eval::resources::set_param;
 use crate::lang::eval::{Evaluator, ResKind, ScopeId};
@@ -33,7 +33,7 @@ const MAX_DEFINE_NESTING: usize = 200;
 
 impl<'l> Evaluator<'l> {
     /// Parse a manifest file once and register its definitions.
-    pub fn load_file(&mut self, path: &Path) -> LResult<Option<Vec<Expr>>> {
+    pub fn load_file(&mut self, path: &Path) -> Result<Option<Vec<Expr>>, LangError> {
         if !self.loaded_files.insert(path.to_path_buf()) {
             return Ok(None);
         }
@@ -87,14 +87,14 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    fn autoload(&mut self, name: &str) -> LResult<()> {
+    fn autoload(&mut self, name: &str) -> EvalResult<()> {
         if let Some(p) = loader::manifest_for(self.loader, &self.modulepath, name) {
             self.load_file(&p)?;
         }
         Ok(())
     }
 
-    pub fn find_class(&mut self, name: &str) -> LResult<Option<Arc<Definition>>> {
+    pub fn find_class(&mut self, name: &str) -> EvalResult<Option<Arc<Definition>>> {
         if let Some(d) = self.classes.get(name) {
             return Ok(Some(d.clone()));
         }
@@ -166,10 +166,10 @@ impl<'l> Evaluator<'l> {
         params: Option<Vec<(String, Value)>>,
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<usize> {
+    ) -> EvalResult<usize> {
         let name = name.trim_start_matches("::").to_lowercase();
         if name.is_empty() {
-            return Err(plain("Cannot declare a class with an empty name"));
+            return Err(plain("Cannot declare a class with an empty name").into());
         }
         let cap = capitalize(&name);
         if let Some(&idx) = self.index.get(&("Class".to_string(), cap.clone())) {
@@ -177,7 +177,7 @@ impl<'l> Evaluator<'l> {
                 return Err(plain(format!(
                     "Duplicate declaration: Class[{cap}] is already declared; cannot redeclare (file: {}, line: {})",
                     loc.file, loc.line
-                )));
+                )).into());
             }
             return Ok(idx);
         }
@@ -196,17 +196,12 @@ impl<'l> Evaluator<'l> {
                     return Err(LangError::load(format!(
                         "Could not find parent resource type '::{n}' of type hostclass in production (file: {}, line: {})",
                         child.loc.file, child.loc.line
-                    )));
+                    )).into());
                 }
-                return Err(plain(format!(
-                    "Could not find class ::{n} for {}",
-                    self.node
-                )));
+                return Err(plain(format!("Could not find class ::{n} for {}", self.node)).into());
             };
             if chain.iter().any(|d| d.name == def.name) || chain.len() > 100 {
-                return Err(plain(format!(
-                    "Circular inheritance detected for class {n}"
-                )));
+                return Err(plain(format!("Circular inheritance detected for class {n}")).into());
             }
             cur = def.parent.clone().map(|p| p.to_lowercase());
             chain.push(def);
@@ -222,7 +217,8 @@ impl<'l> Evaluator<'l> {
                 let Some(&sidx) = self.index.get(&("Stage".to_string(), stage.clone())) else {
                     return Err(plain(format!(
                         "Could not find stage {stage} specified by Class[{cap}]"
-                    )));
+                    ))
+                    .into());
                 };
                 let old = self.stage_index;
                 if let Some(e) = self.edges.iter_mut().find(|e| **e == (old, idx)) {
@@ -255,7 +251,7 @@ impl<'l> Evaluator<'l> {
         name: &str,
         decl_container: usize,
         sc: ScopeId,
-    ) -> LResult<usize> {
+    ) -> EvalResult<usize> {
         let stage = self.stage_index;
         let idx = self.create_resource(
             "Class",
@@ -291,7 +287,7 @@ impl<'l> Evaluator<'l> {
         params: Option<Vec<(String, Value)>>,
         decl_sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<()> {
+    ) -> EvalResult<()> {
         let parent_scope = match &def.parent {
             Some(p) => self.class_scopes.get(&p.to_lowercase()).copied(),
             None => None,
@@ -309,7 +305,7 @@ impl<'l> Evaluator<'l> {
             self.bind_definition_params(def, &mut given, scope, &format!("Class[{cap}]"), true)?;
         for (n, v) in given {
             if !METAPARAMS.contains(&n.as_str()) {
-                return Err(plain(format!("Class[{cap}]: has no parameter named '{n}'")));
+                return Err(plain(format!("Class[{cap}]: has no parameter named '{n}'")).into());
             }
             bound.push((n, v));
         }
@@ -321,7 +317,7 @@ impl<'l> Evaluator<'l> {
         self.enter(loc)?;
         let r = self.eval_block(&def.body, scope);
         self.leave();
-        r.map(|_| ())
+        returned_from_body(r)
     }
 
     fn set_name_vars(&mut self, scope: ScopeId, title: &str, name: &str) {
@@ -343,7 +339,7 @@ impl<'l> Evaluator<'l> {
         scope: ScopeId,
         what: &str,
         use_hiera: bool,
-    ) -> LResult<Vec<(String, Value)>> {
+    ) -> EvalResult<Vec<(String, Value)>> {
         let mut bound = Vec::new();
         for p in &def.params {
             let pos = given.iter().position(|(n, _)| *n == p.name);
@@ -365,7 +361,8 @@ impl<'l> Evaluator<'l> {
                                 return Err(plain(format!(
                                     "{what}: expects a value for parameter '{}'",
                                     p.name
-                                )));
+                                ))
+                                .into());
                             }
                             _ => Value::Undef,
                         }
@@ -380,7 +377,8 @@ impl<'l> Evaluator<'l> {
                     "{what}: parameter '{}' {}",
                     p.name,
                     types::mismatch(&t, &v)
-                )));
+                ))
+                .into());
             }
             if let Some(s) = self.scopes.get_mut(scope) {
                 s.vars.insert(p.name.clone(), v.clone());
@@ -422,7 +420,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Evaluate one defined-type instance.
-    pub fn evaluate_define(&mut self, idx: usize) -> LResult<()> {
+    pub fn evaluate_define(&mut self, idx: usize) -> EvalResult<()> {
         let Some(res) = self.resources.get(idx) else {
             return Ok(());
         };
@@ -446,11 +444,11 @@ impl<'l> Evaluator<'l> {
             if nesting > MAX_DEFINE_NESTING {
                 return Err(plain(format!(
                     "Defined types are nested more than {MAX_DEFINE_NESTING} levels deep (infinite recursion?)"
-                )));
+                )).into());
             }
         }
         let Some(def) = self.find_define(&tname) else {
-            return Err(plain(format!("Unknown resource type: '{tname}'")));
+            return Err(plain(format!("Unknown resource type: '{tname}'")).into());
         };
         self.apply_defaults(idx);
         let what = format!("{}[{title}]", capitalize(&tname));
@@ -482,9 +480,9 @@ impl<'l> Evaluator<'l> {
         };
         let bound = self
             .bind_definition_params(&def, &mut given, scope, &what, false)
-            .map_err(at)?;
+            .map_err(|u| u.map_error(at))?;
         if let Some((n, _)) = given.first() {
-            return Err(at(plain(format!("{what}: has no parameter named '{n}'"))));
+            return Err(at(plain(format!("{what}: has no parameter named '{n}'"))).into());
         }
         if let Some(r) = self.resources.get_mut(idx) {
             for (n, v) in bound {
@@ -496,26 +494,28 @@ impl<'l> Evaluator<'l> {
         self.set_name_vars(scope, &title, &title);
         let l = loc.clone().unwrap_or_else(|| def.loc.clone());
         self.enter(&l)?;
-        let r = self.eval_block(&def.body, scope);
+        let r = returned_from_body(self.eval_block(&def.body, scope));
         self.leave();
         // Like Puppet, errors from a lazily evaluated defined type are
         // reported inside the declaring resource statement.
-        r.map(|_| ()).map_err(|e| match (&loc, e.kind) {
-            (Some(l), crate::lang::error::ErrorKind::Evaluation) if e.loc.is_some() => {
-                let mut at = l.clone();
-                at.col = 0;
-                LangError {
-                    kind: e.kind,
-                    message: format!("Error while evaluating a Resource Statement, {e}"),
-                    loc: Some(at),
+        r.map_err(|u| {
+            u.map_error(|e| match (&loc, e.kind) {
+                (Some(l), crate::lang::error::ErrorKind::Evaluation) if e.loc.is_some() => {
+                    let mut at = l.clone();
+                    at.col = 0;
+                    LangError {
+                        kind: e.kind,
+                        message: format!("Error while evaluating a Resource Statement, {e}"),
+                        loc: Some(at),
+                    }
                 }
-            }
-            _ => e,
+                _ => e,
+            })
         })
     }
 
     /// Find and evaluate the node definition matching this node.
-    pub fn evaluate_node(&mut self) -> LResult<()> {
+    pub fn evaluate_node(&mut self) -> EvalResult<()> {
         if self.nodes.is_empty() {
             return Ok(());
         }
@@ -581,7 +581,8 @@ impl<'l> Evaluator<'l> {
             return Err(LangError::load(format!(
                 "Could not find node statement with name 'default' or '{}'",
                 candidates.join(", ")
-            )));
+            ))
+            .into());
         };
         let main = self.main_index;
         let idx = self.create_resource(

@@ -2,7 +2,8 @@
 //! reject unknown attributes the way Puppet does when it finishes a catalog,
 //! and the namevar of a module's Ruby resource type (read from its source).
 
-use crate::lang::error::{ErrorKind, LResult, LangError};
+use crate::lang::error::{ErrorKind, LangError};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ResKind};
 
 /// Parameters every resource accepts (Puppet's metaparameters).
@@ -244,7 +245,7 @@ fn accepts(type_name: &str, param: &str) -> bool {
 
 impl<'l> Evaluator<'l> {
     /// Reject attributes that built-in types do not have.
-    pub fn validate_builtin_params(&self) -> LResult<()> {
+    pub fn validate_builtin_params(&self) -> EvalResult<()> {
         for r in self.resources.iter().filter(|r| !r.virtual_ && !r.exported) {
             if r.kind != ResKind::Builtin && r.kind != ResKind::Stage {
                 continue;
@@ -256,14 +257,15 @@ impl<'l> Evaluator<'l> {
                     .as_ref()
                     .map(|l| format!(" (file: {}, line: {})", l.file, l.line))
                     .unwrap_or_default();
-                return Err(LangError {
+                return Err((LangError {
                     kind: ErrorKind::Load,
                     message: format!(
                         "no parameter named '{p}'{at} on {}[{}]{at}",
                         r.type_name, r.title
                     ),
                     loc: None,
-                });
+                })
+                .into());
             }
         }
         Ok(())

@@ -2,7 +2,8 @@
 //! (with destructuring), blocks, if/unless/case/selectors, type names and
 //! regex matches with their `$0..$n` captures.
 
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId, in_context};
 use crate::lang::syntax::ast::{Expr, ExprKind, UnOp};
 use crate::lang::values::regex::compile_regex;
@@ -10,7 +11,7 @@ use crate::lang::values::types::{self, PType, capitalize};
 use crate::lang::values::value::Value;
 
 impl<'l> Evaluator<'l> {
-    pub fn eval_block(&mut self, body: &[Expr], sc: ScopeId) -> LResult<Value> {
+    pub fn eval_block(&mut self, body: &[Expr], sc: ScopeId) -> EvalResult<Value> {
         let mut last = Value::Undef;
         for e in body {
             last = self.eval(e, sc)?;
@@ -18,7 +19,7 @@ impl<'l> Evaluator<'l> {
         Ok(last)
     }
 
-    pub fn eval(&mut self, e: &Expr, sc: ScopeId) -> LResult<Value> {
+    pub fn eval(&mut self, e: &Expr, sc: ScopeId) -> EvalResult<Value> {
         self.enter(&e.loc)?;
         let r = self.eval_inner(e, sc);
         self.leave();
@@ -47,12 +48,12 @@ impl<'l> Evaluator<'l> {
             )
             && let Some(excess) = crate::lang::values::value::excess(v)
         {
-            return Err(LangError::eval(excess.to_string(), &e.loc));
+            return Err(LangError::eval(excess.to_string(), &e.loc).into());
         }
         r
     }
 
-    fn eval_inner(&mut self, e: &Expr, sc: ScopeId) -> LResult<Value> {
+    fn eval_inner(&mut self, e: &Expr, sc: ScopeId) -> EvalResult<Value> {
         let loc = &e.loc;
         Ok(match &e.kind {
             ExprKind::Undef => Value::Undef,
@@ -98,14 +99,16 @@ impl<'l> Evaluator<'l> {
                                 return Err(LangError::eval(
                                     format!("The value '{s}' cannot be converted to Numeric"),
                                     loc,
-                                ));
+                                )
+                                .into());
                             }
                         },
                         other => {
                             return Err(LangError::eval(
                                 format!("Operator '-' is not applicable to {}", other.type_name()),
                                 loc,
-                            ));
+                            )
+                            .into());
                         }
                     },
                 }
@@ -195,7 +198,8 @@ impl<'l> Evaluator<'l> {
                                 v.to_s()
                             ),
                             loc,
-                        ));
+                        )
+                        .into());
                     }
                 }
             }
@@ -206,7 +210,7 @@ impl<'l> Evaluator<'l> {
                 bodies,
             } => self
                 .eval_resource(*virt, type_name, bodies, sc, loc)
-                .map_err(|e| in_context(e, "Resource Statement", loc))?,
+                .map_err(|u| u.map_error(|e| in_context(e, "Resource Statement", loc)))?,
             ExprKind::ResourceDefaults { type_name, ops } => {
                 self.eval_defaults(type_name, ops, sc, loc)?
             }
@@ -229,7 +233,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Evaluate arguments, expanding `*splat` of arrays.
-    pub fn eval_args(&mut self, args: &[Expr], sc: ScopeId) -> LResult<Vec<Value>> {
+    pub fn eval_args(&mut self, args: &[Expr], sc: ScopeId) -> EvalResult<Vec<Value>> {
         let mut out = Vec::with_capacity(args.len());
         for a in args {
             if let ExprKind::Unary(UnOp::Splat, inner) = &a.kind {
@@ -244,7 +248,7 @@ impl<'l> Evaluator<'l> {
         Ok(out)
     }
 
-    fn assign(&mut self, lhs: &Expr, v: Value, sc: ScopeId, op_loc: &Loc) -> LResult<()> {
+    fn assign(&mut self, lhs: &Expr, v: Value, sc: ScopeId, op_loc: &Loc) -> EvalResult<()> {
         match &lhs.kind {
             ExprKind::Var(name) => self.set_var(name, v, sc, op_loc),
             ExprKind::Array(targets) => {
@@ -257,7 +261,8 @@ impl<'l> Evaluator<'l> {
                                 other.type_name()
                             ),
                             &lhs.loc,
-                        ));
+                        )
+                        .into());
                     }
                 };
                 if vals.len() != targets.len() {
@@ -268,22 +273,21 @@ impl<'l> Evaluator<'l> {
                             vals.len()
                         ),
                         &lhs.loc,
-                    ));
+                    ).into());
                 }
                 for (t, v) in targets.iter().zip(vals) {
                     self.assign(t, v, sc, op_loc)?;
                 }
                 Ok(())
             }
-            _ => Err(LangError::eval(
-                "Illegal attempt to assign to a non-variable",
-                &lhs.loc,
-            )),
+            _ => {
+                Err(LangError::eval("Illegal attempt to assign to a non-variable", &lhs.loc).into())
+            }
         }
     }
 
     /// Resolve a capitalized name to a type (built-in, alias or resource type).
-    pub fn resolve_type_name(&mut self, name: &str, loc: &Loc) -> LResult<PType> {
+    pub fn resolve_type_name(&mut self, name: &str, loc: &Loc) -> EvalResult<PType> {
         let name = name.trim_start_matches("::");
         if let Some(t) = types::builtin_type(name) {
             return Ok(t);
@@ -306,7 +310,8 @@ impl<'l> Evaluator<'l> {
                         other.type_name()
                     ),
                     loc,
-                )),
+                )
+                .into()),
             };
         }
         if let Some(t) = types::stdlib_alias(name) {
@@ -316,7 +321,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Does case/selector option `o` match value `v`?
-    pub fn case_match(&mut self, v: &Value, o: &Value, sc: ScopeId, loc: &Loc) -> LResult<bool> {
+    pub fn case_match(&mut self, v: &Value, o: &Value, sc: ScopeId, loc: &Loc) -> EvalResult<bool> {
         Ok(match o {
             Value::Regex(r) => match v {
                 Value::Str(s) => self.regex_match(r, s, sc, loc)?,
@@ -338,7 +343,13 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Match and set `$0..$n` in scope `sc` on success.
-    pub fn regex_match(&mut self, pattern: &str, s: &str, sc: ScopeId, loc: &Loc) -> LResult<bool> {
+    pub fn regex_match(
+        &mut self,
+        pattern: &str,
+        s: &str,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> EvalResult<bool> {
         let re = compile_regex(pattern).map_err(|e| LangError::from(e).at(loc))?;
         match re.captures(s) {
             Some(caps) => {

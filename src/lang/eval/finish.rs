@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::lang::error::plain;
-use crate::lang::error::{LResult, LangError};
+use crate::lang::error::{LangError, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{set_param, titles};
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResKind, Scope};
 use crate::lang::loader::Loader;
@@ -62,7 +62,6 @@ impl<'l> Evaluator<'l> {
             facts: facts_v.clone(),
             render_stack: Vec::new(),
             pending_realize: Vec::new(),
-            control_value: Value::Undef,
             catalog_weight: 0,
             hiera_global: None,
         };
@@ -98,7 +97,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Create Stage[main], Class[Settings] and Class[main].
-    pub fn setup_main(&mut self) -> LResult<()> {
+    pub fn setup_main(&mut self) -> EvalResult<()> {
         let stage = self.create_resource(
             "Stage",
             "main",
@@ -139,16 +138,19 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Evaluate the main manifest's statements, then the node definition,
-    /// then finish.
-    pub fn run(&mut self, stmts: &[Expr]) -> LResult<()> {
-        self.setup_main()?;
-        self.hoist(stmts, "");
-        self.eval_block(stmts, 0)?;
-        self.evaluate_node()?;
-        self.finish()
+    /// then finish. A `next()`, `break()` or `return()` nothing caught is an
+    /// error here.
+    pub fn run(&mut self, stmts: &[Expr]) -> Result<(), LangError> {
+        super::control::finished((|| {
+            self.setup_main()?;
+            self.hoist(stmts, "");
+            self.eval_block(stmts, 0)?;
+            self.evaluate_node()?;
+            self.finish()
+        })())
     }
 
-    pub fn finish(&mut self) -> LResult<()> {
+    pub fn finish(&mut self) -> EvalResult<()> {
         for _ in 0..MAX_ROUNDS {
             let mut progress = false;
             while !self.pending_defines.is_empty() {
@@ -194,7 +196,7 @@ impl<'l> Evaluator<'l> {
         self.validate_builtin_params()
     }
 
-    fn run_collectors(&mut self) -> LResult<bool> {
+    fn run_collectors(&mut self) -> EvalResult<bool> {
         let mut progress = false;
         for ci in 0..self.collectors.len() {
             let Some(c) = self.collectors.get(ci).cloned() else {
@@ -235,7 +237,7 @@ impl<'l> Evaluator<'l> {
         Ok(progress)
     }
 
-    fn apply_overrides(&mut self) -> LResult<()> {
+    fn apply_overrides(&mut self) -> EvalResult<()> {
         let ovs = std::mem::take(&mut self.overrides);
         for (refs, ops, loc) in ovs {
             for key in refs {
@@ -246,7 +248,7 @@ impl<'l> Evaluator<'l> {
                             key.0, key.1
                         ),
                         &loc,
-                    ));
+                    ).into());
                 };
                 if let Some(r) = self.resources.get_mut(idx) {
                     Self::apply_param_ops(r, &ops);
@@ -274,7 +276,7 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    fn apply_relationships(&mut self) -> LResult<()> {
+    fn apply_relationships(&mut self) -> EvalResult<()> {
         let rels = std::mem::take(&mut self.relationships);
         for (src, tgt, param, _loc) in rels {
             let first = |e: &RelEnd| match e {
@@ -293,7 +295,8 @@ impl<'l> Evaluator<'l> {
                                 k.0,
                                 k.1,
                                 first(other)
-                            )));
+                            ))
+                            .into());
                         }
                     }
                 }
@@ -335,7 +338,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Validate that references in relationship metaparameters exist.
-    pub fn check_metaparam_refs(&self) -> LResult<()> {
+    pub fn check_metaparam_refs(&self) -> EvalResult<()> {
         for r in self.resources.iter().filter(|r| !r.virtual_) {
             for (n, v) in &r.params {
                 if !matches!(n.as_str(), "before" | "require" | "notify" | "subscribe") {
@@ -351,7 +354,8 @@ impl<'l> Evaluator<'l> {
                         return Err(plain(format!(
                             "Could not find resource '{}[{}]' in parameter '{n}'",
                             k.0, k.1
-                        )));
+                        ))
+                        .into());
                     }
                 }
             }

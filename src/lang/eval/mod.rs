@@ -5,10 +5,13 @@
 //! [`resources`] (resource expressions, defaults, overrides, collectors,
 //! relationships), `classes` (classes, defined types, nodes, autoloading),
 //! [`core_types`] (Puppet's built-in resource types) and [`finish`]
-//! (setting up and finishing a compilation).
+//! (setting up and finishing a compilation). Every step returns
+//! [`control::EvalResult`]: an error or a `next()`/`break()`/`return()`
+//! unwinding, one enum ([`control::Unwind`]) caught where Puppet ends it.
 
 mod calls;
 mod classes;
+pub mod control;
 pub mod core_types;
 pub mod expr;
 pub mod finish;
@@ -18,11 +21,12 @@ pub mod resources;
 pub use calls::{Call, Library};
 pub use finish::{Output, OutputResource, ResId};
 
+use control::EvalResult;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::lang::error::{ErrorKind, LResult, LangError, Loc};
+use crate::lang::error::{ErrorKind, LangError, Loc};
 use crate::lang::loader::Loader;
 use crate::lang::syntax::ast::{Definition, Expr, FunctionDef, NodeDef};
 use crate::lang::values::value::Value;
@@ -162,8 +166,6 @@ pub struct Evaluator<'l> {
     pub render_stack: Vec<String>,
     /// References passed to `realize`, applied while finishing.
     pub pending_realize: Vec<(String, String)>,
-    /// Value carried by next()/break()/return().
-    pub control_value: Value,
     /// Total size of resource parameter values so far.
     pub catalog_weight: usize,
     /// The global hiera layer's `hiera.yaml` (consulted before the
@@ -203,13 +205,14 @@ impl<'l> Evaluator<'l> {
         self.scopes.len() - 1
     }
 
-    pub fn enter(&mut self, loc: &Loc) -> LResult<()> {
+    pub fn enter(&mut self, loc: &Loc) -> EvalResult<()> {
         self.depth += 1;
         if self.depth > MAX_EVAL_DEPTH {
             return Err(LangError::eval(
                 "Maximum evaluation depth exceeded (infinite recursion?)",
                 loc,
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -253,15 +256,16 @@ impl<'l> Evaluator<'l> {
         self.scopes.get(sc).and_then(|s| s.vars.get(var)).cloned()
     }
 
-    pub fn set_var(&mut self, name: &str, v: Value, sc: ScopeId, loc: &Loc) -> LResult<()> {
+    pub fn set_var(&mut self, name: &str, v: Value, sc: ScopeId, loc: &Loc) -> EvalResult<()> {
         if name.contains("::") {
             return Err(LangError::eval(
                 format!("Cannot assign to a fully qualified variable '${name}'"),
                 loc,
-            ));
+            )
+            .into());
         }
         let Some(scope) = self.scopes.get_mut(sc) else {
-            return Err(LangError::eval("internal: bad scope", loc));
+            return Err(LangError::eval("internal: bad scope", loc).into());
         };
         let numeric = name.chars().all(|c| c.is_ascii_digit());
         if !numeric && scope.vars.contains_key(name) {
@@ -282,7 +286,7 @@ impl<'l> Evaluator<'l> {
             } else {
                 format!("Cannot reassign variable '${name}'")
             };
-            return Err(LangError::eval(msg, loc));
+            return Err(LangError::eval(msg, loc).into());
         }
         scope.vars.insert(name.to_string(), v);
         Ok(())

@@ -4,14 +4,15 @@
 
 use std::cmp::Ordering;
 
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::syntax::ast::{BinOp, Expr};
 use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::str_to_num;
 use crate::lang::values::value::{Value, compare, hash_get, key_equal, values_equal};
 
-fn to_num(v: &Value, op: &str, loc: &Loc) -> LResult<Value> {
+fn to_num(v: &Value, op: &str, loc: &Loc) -> Result<Value, LangError> {
     match v {
         Value::Int(_) | Value::Float(_) => Ok(v.clone()),
         Value::Str(s) => str_to_num(s).ok_or_else(|| {
@@ -37,7 +38,7 @@ fn a_an(t: &str) -> String {
     }
 }
 
-fn arith(op: BinOp, a: &Value, b: &Value, loc: &Loc) -> LResult<Value> {
+fn arith(op: BinOp, a: &Value, b: &Value, loc: &Loc) -> Result<Value, LangError> {
     let sym = op_text(op);
     let x = to_num(a, sym, loc)?;
     let y = to_num(b, sym, loc)?;
@@ -133,7 +134,7 @@ impl<'l> Evaluator<'l> {
         r: &Expr,
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         match op {
             BinOp::And => {
                 let a = self.eval(l, sc)?;
@@ -165,7 +166,7 @@ impl<'l> Evaluator<'l> {
         );
         if arithmetic && (matches!(a, Value::Rich(_)) || matches!(b, Value::Rich(_))) {
             return crate::lang::values::time::arith(op_text(op), &a, &b)
-                .map_err(|e| LangError::from(e).at(loc));
+                .map_err(|e| LangError::from(e).at(loc).into());
         }
         if arithmetic && !matches!(a, Value::Array(_) | Value::Hash(_)) {
             for (v, e) in [(&a, l), (&b, r)] {
@@ -175,12 +176,13 @@ impl<'l> Evaluator<'l> {
                     return Err(LangError::eval(
                         format!("The value '{s}' cannot be converted to Numeric."),
                         &e.loc,
-                    ));
+                    )
+                    .into());
                 }
             }
         }
         if matches!(op, BinOp::Div | BinOp::Mod) && matches!(b, Value::Int(0)) {
-            return Err(LangError::eval("Division by 0", &r.loc));
+            return Err(LangError::eval("Division by 0", &r.loc).into());
         }
         Ok(match op {
             BinOp::Eq => Value::Bool(values_equal(&a, &b)),
@@ -204,7 +206,8 @@ impl<'l> Evaluator<'l> {
                             b.type_name()
                         ),
                         loc,
-                    ));
+                    )
+                    .into());
                 };
                 Value::Bool(match op {
                     BinOp::Lt => ord == Ordering::Less,
@@ -227,7 +230,8 @@ impl<'l> Evaluator<'l> {
                                 a.type_name()
                             ),
                             loc,
-                        ));
+                        )
+                        .into());
                     }
                 };
                 Value::Bool(if op == BinOp::Match { m } else { !m })
@@ -259,7 +263,8 @@ impl<'l> Evaluator<'l> {
                             a_an(&other.type_name())
                         ),
                         loc,
-                    ));
+                    )
+                    .into());
                 }
                 (x, y) => arith(op, &x, &y, loc)?,
             },
@@ -298,7 +303,7 @@ impl<'l> Evaluator<'l> {
         })
     }
 
-    fn eval_in(&mut self, a: &Value, b: &Value, sc: ScopeId, loc: &Loc) -> LResult<bool> {
+    fn eval_in(&mut self, a: &Value, b: &Value, sc: ScopeId, loc: &Loc) -> EvalResult<bool> {
         Ok(match b {
             Value::Rich(r) => crate::lang::values::rich::range_match(a, r),
             Value::Str(hay) => match a {
@@ -342,9 +347,11 @@ impl<'l> Evaluator<'l> {
     }
 
     /// `target[keys]`
-    pub fn access(&mut self, target: Value, keys: &[Value], loc: &Loc) -> LResult<Value> {
+    pub fn access(&mut self, target: Value, keys: &[Value], loc: &Loc) -> EvalResult<Value> {
         match target {
-            Value::Type(t) => types::access_type(&t, keys).map_err(|e| LangError::from(e).at(loc)),
+            Value::Type(t) => {
+                types::access_type(&t, keys).map_err(|e| LangError::from(e).at(loc).into())
+            }
             Value::Array(items) => {
                 let len = items.len() as i64;
                 match keys {
@@ -365,7 +372,8 @@ impl<'l> Evaluator<'l> {
                             keys.first().map_or("nothing".into(), |k| k.type_name())
                         ),
                         loc,
-                    )),
+                    )
+                    .into()),
                 }
             }
             Value::Hash(h) => {
@@ -394,20 +402,22 @@ impl<'l> Evaluator<'l> {
                         let (s, n) = slice_bounds(len, *start, count);
                         Ok(Value::Str(chars.into_iter().skip(s).take(n).collect()))
                     }
-                    _ => Err(LangError::eval("String[] expects an Integer index", loc)),
+                    _ => Err(LangError::eval("String[] expects an Integer index", loc).into()),
                 }
             }
             Value::Undef => Err(LangError::eval(
                 "Operator '[]' is not applicable to an Undef Value.",
                 loc,
-            )),
+            )
+            .into()),
             other => Err(LangError::eval(
                 format!(
                     "Operator '[]' is not applicable to {}.",
                     a_an(&other.type_name())
                 ),
                 loc,
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! relationships and `realize`; plus resource creation with duplicate
 //! detection, automatic tags and containment.
 
-use crate::lang::error::plain;
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Collect, Evaluator, ParamOp, ParamOps, RelEnd, Res, ResKind, ScopeId};
 use crate::lang::syntax::ast::{
     AttrOp, AttrOpKind, Expr, ExprKind, RelOp, ResourceBody, Virtuality,
@@ -59,7 +59,7 @@ pub fn ref_key(v: &Value) -> Option<(String, String)> {
 }
 
 /// Flatten a value into resource references.
-pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> LResult<()> {
+pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> Result<(), LangError> {
     match v {
         Value::Array(items) => {
             for i in items {
@@ -98,11 +98,12 @@ impl<'l> Evaluator<'l> {
         virt: Virtuality,
         container: Option<usize>,
         scope: ScopeId,
-    ) -> LResult<usize> {
+    ) -> EvalResult<usize> {
         if self.resources.len() >= MAX_RESOURCES {
             return Err(plain(format!(
                 "The catalog exceeds the maximum of {MAX_RESOURCES} resources"
-            )));
+            ))
+            .into());
         }
         let key = (type_name.to_string(), title.to_string());
         if let Some(&prev) = self.index.get(&key) {
@@ -118,7 +119,7 @@ impl<'l> Evaluator<'l> {
                 .unwrap_or_default();
             return Err(plain(format!(
                 "Duplicate declaration: {type_name}[{title}] is already declared{at}; cannot redeclare{here}"
-            )));
+            )).into());
         }
         for (_, v) in &params {
             let room = MAX_CATALOG_WEIGHT.saturating_sub(self.catalog_weight);
@@ -126,7 +127,8 @@ impl<'l> Evaluator<'l> {
             if w > room {
                 return Err(plain(format!(
                     "The catalog's parameter values exceed the maximum size ({MAX_CATALOG_WEIGHT})"
-                )));
+                ))
+                .into());
             }
             self.catalog_weight += w;
         }
@@ -177,7 +179,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Evaluate attribute operations into (name, operation).
-    pub fn eval_ops(&mut self, ops: &[AttrOp], sc: ScopeId) -> LResult<ParamOps> {
+    pub fn eval_ops(&mut self, ops: &[AttrOp], sc: ScopeId) -> EvalResult<ParamOps> {
         let mut out: ParamOps = Vec::new();
         for op in ops {
             let v = self.eval(&op.value, sc)?;
@@ -193,7 +195,8 @@ impl<'l> Evaluator<'l> {
                         return Err(LangError::eval(
                             format!("'* =>' expects a Hash, got {}", other.type_name()),
                             &op.loc,
-                        ));
+                        )
+                        .into());
                     }
                 },
                 AttrOpKind::Set | AttrOpKind::Append => {
@@ -201,13 +204,14 @@ impl<'l> Evaluator<'l> {
                         return Err(LangError::eval(
                             "Error while evaluating a '=>' expression, Use of an Iterator is not supported here",
                             &op.loc,
-                        ));
+                        ).into());
                     }
                     if out.iter().any(|(n, _)| n == &op.name) {
                         return Err(LangError::eval(
                             format!("The attribute '{}' has already been set", op.name),
                             &op.loc,
-                        ));
+                        )
+                        .into());
                     }
                     let op_value = if op.kind == AttrOpKind::Append {
                         ParamOp::Append(v)
@@ -242,7 +246,7 @@ impl<'l> Evaluator<'l> {
         bodies: &[ResourceBody],
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let lower = type_name.trim_start_matches("::").to_lowercase();
         let mut defaults: ParamOps = Vec::new();
         for b in bodies {
@@ -274,7 +278,7 @@ impl<'l> Evaluator<'l> {
             return Ok(Value::Array(refs));
         }
         let Some(kind) = self.resource_kind(&lower) else {
-            return Err(plain(format!("Unknown resource type: '{lower}'")));
+            return Err(plain(format!("Unknown resource type: '{lower}'")).into());
         };
         let cap = capitalize(&lower);
         for b in bodies
@@ -293,7 +297,8 @@ impl<'l> Evaluator<'l> {
                 return Err(LangError::eval(
                     "Missing title. The title expression resulted in undef",
                     &b.title.loc,
-                ));
+                )
+                .into());
             }
             for title in ts {
                 let container = if lower == "stage" {
@@ -326,7 +331,7 @@ impl<'l> Evaluator<'l> {
         ops: &[AttrOp],
         sc: ScopeId,
         _loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let cap = capitalize(type_name);
         let vals = self.eval_ops(ops, sc)?;
         if let Some(s) = self.scopes.get_mut(sc) {
@@ -343,7 +348,7 @@ impl<'l> Evaluator<'l> {
         ops: &[AttrOp],
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let t = self.eval(target, sc)?;
         let mut refs = Vec::new();
         collect_refs(&t, &mut refs).map_err(|e| e.at(loc))?;
@@ -392,13 +397,12 @@ impl<'l> Evaluator<'l> {
         overrides: &[AttrOp],
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let lower = type_name.to_lowercase();
         if lower != "class" && self.resource_kind(&lower).is_none() {
-            return Err(LangError::eval(
-                format!("Resource type {type_name} doesn't exist"),
-                loc,
-            ));
+            return Err(
+                LangError::eval(format!("Resource type {type_name} doesn't exist"), loc).into(),
+            );
         }
         let ovs = self.eval_ops(overrides, sc)?;
         self.collectors.push(Collect {
@@ -414,7 +418,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Does resource `idx` satisfy collector query `q`?
-    pub fn query_match(&mut self, q: &Expr, idx: usize, sc: ScopeId) -> LResult<bool> {
+    pub fn query_match(&mut self, q: &Expr, idx: usize, sc: ScopeId) -> EvalResult<bool> {
         use crate::lang::syntax::ast::BinOp;
         match &q.kind {
             ExprKind::Binary(BinOp::And, a, b) => {
@@ -430,7 +434,8 @@ impl<'l> Evaluator<'l> {
                         return Err(LangError::eval(
                             "Collector query attribute must be a name",
                             &a.loc,
-                        ));
+                        )
+                        .into());
                     }
                 };
                 let want = self.eval(b, sc)?;
@@ -453,14 +458,11 @@ impl<'l> Evaluator<'l> {
                 };
                 Ok(if *op == BinOp::Eq { hit } else { !hit })
             }
-            _ => Err(LangError::eval(
-                "Unsupported collector query expression",
-                &q.loc,
-            )),
+            _ => Err(LangError::eval("Unsupported collector query expression", &q.loc).into()),
         }
     }
 
-    fn rel_end(&mut self, e: &Expr, sc: ScopeId) -> LResult<RelEnd> {
+    fn rel_end(&mut self, e: &Expr, sc: ScopeId) -> EvalResult<RelEnd> {
         match &e.kind {
             ExprKind::Collector { .. } => {
                 self.eval(e, sc)?;
@@ -476,7 +478,14 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    fn relate(&mut self, op: RelOp, l: &Expr, r: &Expr, sc: ScopeId, loc: &Loc) -> LResult<RelEnd> {
+    fn relate(
+        &mut self,
+        op: RelOp,
+        l: &Expr,
+        r: &Expr,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> EvalResult<RelEnd> {
         let left = self.rel_end(l, sc)?;
         let right = self.rel_end(r, sc)?;
         let ret = right.clone();
@@ -504,7 +513,7 @@ impl<'l> Evaluator<'l> {
         r: &Expr,
         sc: ScopeId,
         loc: &Loc,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         Ok(match self.relate(op, l, r, sc, loc)? {
             RelEnd::Refs(refs) => Value::Array(
                 refs.into_iter()
@@ -516,7 +525,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// `realize(File['/x'], ...)`: recorded now, applied when finishing.
-    pub fn realize(&mut self, args: &[Value]) -> LResult<()> {
+    pub fn realize(&mut self, args: &[Value]) -> EvalResult<()> {
         for a in args {
             collect_refs(a, &mut self.pending_realize)?;
         }
@@ -524,7 +533,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Apply recorded `realize` calls; returns whether there were any.
-    pub fn apply_realize(&mut self) -> LResult<bool> {
+    pub fn apply_realize(&mut self) -> EvalResult<bool> {
         let refs = std::mem::take(&mut self.pending_realize);
         let progress = !refs.is_empty();
         for (t, title) in refs {
@@ -539,7 +548,8 @@ impl<'l> Evaluator<'l> {
                 None => {
                     return Err(LangError::load(format!(
                         "Failed to realize virtual resources {t}[{title}]"
-                    )));
+                    ))
+                    .into());
                 }
             }
         }

@@ -2,7 +2,8 @@
 //! `hiera_include`, `realize`, `tag`, `tagged`, `defined`,
 //! `create_resources`, `ensure_resource(s)` and `ensure_packages`.
 
-use crate::lang::error::{LResult, Loc, plain};
+use crate::lang::error::{Loc, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{push_tag, set_param, titles};
 use crate::lang::eval::{Call, Evaluator, ResKind, ScopeId};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
@@ -66,7 +67,7 @@ fn class_ref(n: &str) -> Value {
 
 /// `include`, `require` and `contain`: declare classes; `contain` adds a
 /// containment edge, `require` a `require` on the caller's container.
-fn include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn include(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let (sc, loc) = (c.scope, c.loc);
     let mut refs = Vec::new();
     for a in &c.args {
@@ -101,7 +102,7 @@ fn include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Array(refs))
 }
 
-fn hiera_include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn hiera_include(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let found = ev.fn_lookup("hiera_array", &c.args, None, c.scope)?;
     let mut refs = Vec::new();
     for n in titles(&found) {
@@ -111,12 +112,12 @@ fn hiera_include(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Array(refs))
 }
 
-fn realize(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn realize(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     ev.realize(&c.args)?;
     Ok(Value::Undef)
 }
 
-fn tag(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn tag(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let container = ev.container_of(c.scope);
     if let Some(r) = ev.resources.get_mut(container) {
         for a in &c.args {
@@ -128,7 +129,7 @@ fn tag(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Undef)
 }
 
-fn tagged(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn tagged(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let container = ev.container_of(c.scope);
     let tags = ev
         .resources
@@ -145,7 +146,7 @@ fn tagged(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
 
 /// `defined`: a variable (`'$x'`), a class, resource type or function
 /// name, or a resource or class reference.
-fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     for a in &c.args {
         let hit = match a {
             Value::Str(s) if s.starts_with('$') => {
@@ -177,10 +178,10 @@ fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Bool(false))
 }
 
-fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let tname = c.arg(0).to_s().to_lowercase();
     let Some(Value::Hash(h)) = c.args.get(1) else {
-        return Err(plain("create_resources(): second argument must be a Hash"));
+        return Err(plain("create_resources(): second argument must be a Hash").into());
     };
     let defaults = match c.args.get(2) {
         Some(Value::Hash(d)) => d.clone(),
@@ -210,14 +211,14 @@ fn declare_simple(
     sc: ScopeId,
     loc: &Loc,
     virt: bool,
-) -> LResult<()> {
+) -> EvalResult<()> {
     let lower = tname.trim_start_matches("::").to_lowercase();
     if lower == "class" {
         ev.declare_class(title, Some(params), sc, loc)?;
         return Ok(());
     }
     let Some(kind) = ev.resource_kind(&lower) else {
-        return Err(plain(format!("Unknown resource type: '{lower}'")));
+        return Err(plain(format!("Unknown resource type: '{lower}'")).into());
     };
     let container = ev.container_of(sc);
     let v = if virt {
@@ -243,7 +244,7 @@ fn declare_simple(
 
 /// `ensure_resource`, `ensure_resources`, `ensure_packages`: declare
 /// unless an identical resource exists.
-fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let (name, args, sc, loc) = (c.name, &c.args, c.scope, c.loc);
     type Todo = (String, String, Vec<(String, Value)>);
     let mut todo: Vec<Todo> = Vec::new();
@@ -308,7 +309,8 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
                 return Err(plain(format!(
                     "Duplicate declaration: {}[{}] is already declared; cannot redeclare",
                     key.0, key.1
-                )));
+                ))
+                .into());
             }
             continue;
         }

@@ -3,7 +3,8 @@
 //! `empty`, `has_key`, `member`, `pick`, `pick_default`, `delete`,
 //! `delete_at`, `delete_undef_values`, `range`, `dig`, `zip`, `values_at`.
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::values::value::{Value, compare, hash_get, hash_set, values_equal};
@@ -82,7 +83,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["values_at"], f, two("Any", "indices"), values_at);
 }
 
-fn size(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn size(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     Ok(match c.arg(0) {
         Value::Array(a) => Value::Int(a.len() as i64),
         Value::Hash(h) => Value::Int(h.len() as i64),
@@ -91,13 +92,14 @@ fn size(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
             return Err(plain(format!(
                 "size(): expects a Collection or String, got {}",
                 other.type_name()
-            )));
+            ))
+            .into());
         }
     })
 }
 
 /// `count` without a block is `size`; with one, the elements it accepts.
-fn count(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn count(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let Some(l) = c.lambda else {
         return size(ev, c);
     };
@@ -112,7 +114,7 @@ fn count(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Int(n))
 }
 
-fn keys(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn keys(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Hash(h) => Value::Array(h.into_iter().map(|(k, _)| k).collect()),
@@ -120,7 +122,7 @@ fn keys(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn values(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn values(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Hash(h) => Value::Array(h.into_iter().map(|(_, v)| v).collect()),
@@ -128,7 +130,7 @@ fn values(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn merge(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn merge(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     Ok({
         let mut out = Vec::new();
@@ -143,7 +145,8 @@ fn merge(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
                     return Err(plain(format!(
                         "merge(): expects Hash arguments, got {}",
                         other.type_name()
-                    )));
+                    ))
+                    .into());
                 }
             }
         }
@@ -151,7 +154,7 @@ fn merge(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn deep_merge(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn deep_merge(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     Ok({
         fn dm(a: &mut Vec<(Value, Value)>, b: &[(Value, Value)]) {
@@ -172,7 +175,7 @@ fn deep_merge(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn flatten_all(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn flatten_all(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     Ok({
         let mut out = Vec::new();
@@ -183,7 +186,7 @@ fn flatten_all(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn unique(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn unique(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Array(a) => {
@@ -211,7 +214,7 @@ fn unique(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn sort(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn sort(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Array(mut a) => {
@@ -234,7 +237,7 @@ fn sort(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn reverse(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn reverse(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Array(mut a) => {
@@ -246,7 +249,7 @@ fn reverse(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn concat(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn concat(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     Ok({
         let mut out = Vec::new();
@@ -260,7 +263,7 @@ fn concat(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn empty(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn empty(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(match &a0 {
         Value::Array(a) => a.is_empty(),
@@ -271,16 +274,16 @@ fn empty(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }))
 }
 
-fn has_key(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn has_key(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match &a0 {
         Value::Hash(h) => Value::Bool(hash_get(h, a1.unwrap_or(&Value::Undef)).is_some()),
-        _ => return Err(plain("has_key(): expects the first argument to be a hash")),
+        _ => return Err(plain("has_key(): expects the first argument to be a hash").into()),
     })
 }
 
-fn member(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn member(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match &a0 {
@@ -293,7 +296,7 @@ fn member(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn pick(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn pick(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let name = c.name;
     Ok({
@@ -303,12 +306,12 @@ fn pick(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
         match found {
             Some(v) => v.clone(),
             None if name == "pick_default" => args.last().cloned().unwrap_or(Value::Undef),
-            None => return Err(plain("pick(): must receive at least one non empty value")),
+            None => return Err(plain("pick(): must receive at least one non empty value").into()),
         }
     })
 }
 
-fn delete(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn delete(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match a0 {
@@ -319,7 +322,7 @@ fn delete(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn delete_at(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn delete_at(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match (&a0, a1) {
@@ -331,14 +334,14 @@ fn delete_at(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
                     a.remove(i);
                     Value::Array(a)
                 }
-                None => return Err(plain("delete_at(): index out of bounds")),
+                None => return Err(plain("delete_at(): index out of bounds").into()),
             }
         }
-        _ => return Err(plain("delete_at(): expects an Array and an Integer")),
+        _ => return Err(plain("delete_at(): expects an Array and an Integer").into()),
     })
 }
 
-fn delete_undef_values(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn delete_undef_values(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Array(a) => Value::Array(a.into_iter().filter(|x| !x.is_undef()).collect()),
@@ -347,7 +350,7 @@ fn delete_undef_values(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn range(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn range(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok({
@@ -357,13 +360,13 @@ fn range(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
             _ => (0, -1),
         };
         if b.saturating_sub(a) > 100_000 {
-            return Err(plain("range(): range too large"));
+            return Err(plain("range(): range too large").into());
         }
         Value::Array((a..=b).map(Value::Int).collect())
     })
 }
 
-fn dig(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn dig(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let a0 = c.arg(0);
     Ok({
@@ -382,7 +385,7 @@ fn dig(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn zip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn zip(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match (&a0, a1) {
@@ -396,7 +399,7 @@ fn zip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn values_at(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn values_at(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match (&a0, a1) {

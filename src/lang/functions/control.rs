@@ -1,7 +1,8 @@
 //! Control functions: `fail`, the logging functions (`notice`, `warning`,
 //! ...), `next`, `break` and `return`, `assert_type` and `assert_private`.
 
-use crate::lang::error::{ErrorKind, LResult, LangError, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::values::types;
@@ -45,34 +46,35 @@ fn words(args: &[Value]) -> String {
     args.iter().map(|v| v.to_s()).collect::<Vec<_>>().join(" ")
 }
 
-fn log(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn log(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     ev.messages.push(format!("{}: {}", c.name, words(&c.args)));
     Ok(Value::Undef)
 }
 
-fn fail(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
-    Err(plain(words(&c.args)))
+fn fail(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    Err(plain(words(&c.args)).into())
 }
 
 /// `next`, `break` and `return` unwind to the enclosing lambda, iteration
 /// or function with their value.
-fn control(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
-    ev.control_value = c.arg(0);
-    let kind = match c.name {
-        "next" => ErrorKind::Next,
-        "break" => ErrorKind::Break,
-        _ => ErrorKind::Return,
-    };
-    Err(LangError {
-        kind,
-        message: format!("{}() is not allowed here", c.name),
-        loc: Some(c.loc.clone()),
+fn control(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let loc = c.loc.clone();
+    Err(match c.name {
+        "next" => Unwind::Next {
+            value: c.arg(0),
+            loc,
+        },
+        "break" => Unwind::Break { loc },
+        _ => Unwind::Return {
+            value: c.arg(0),
+            loc,
+        },
     })
 }
 
-fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let Value::Type(t) = c.arg(0) else {
-        return Err(plain("assert_type expects a Type as first argument"));
+        return Err(plain("assert_type expects a Type as first argument").into());
     };
     let v = c.arg(1);
     if types::is_instance(&t, &v) {
@@ -80,10 +82,10 @@ fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     } else if let Some(l) = c.lambda {
         ev.call_lambda(l, vec![Value::Type(t.clone()), v], c.scope)
     } else {
-        Err(plain(format!("assert_type(): {}", types::mismatch(&t, &v))))
+        Err(plain(format!("assert_type(): {}", types::mismatch(&t, &v))).into())
     }
 }
 
-fn assert_private(_: &mut Evaluator<'_>, _: Call<'_>) -> LResult<Value> {
+fn assert_private(_: &mut Evaluator<'_>, _: Call<'_>) -> EvalResult<Value> {
     Ok(Value::Undef)
 }

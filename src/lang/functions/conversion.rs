@@ -3,7 +3,8 @@
 //! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array` and
 //! the `is_*` predicates.
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig};
 use crate::lang::values::convert::new_value;
@@ -60,19 +61,19 @@ pub fn register(b: &mut Builder) {
 
 /// `Type(value, ...)` for a data type name written capitalized (`Integer('1')`):
 /// `Type.new`. `None` when the name is not a data type.
-pub fn type_constructor(c: Call<'_>) -> Option<LResult<Value>> {
+pub fn type_constructor(c: Call<'_>) -> Option<EvalResult<Value>> {
     if !c.written.starts_with(|ch: char| ch.is_ascii_uppercase()) {
         return None;
     }
     let t = types::builtin_type(c.written).or_else(|| types::builtin_type(&capitalize(c.name)))?;
-    Some(new_value(&t, &c.args))
+    Some(new_value(&t, &c.args).map_err(Unwind::from))
 }
 
-fn type_of(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn type_of(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     Ok(Value::Type(infer_type(&c.arg(0))))
 }
 
-fn unwrap(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn unwrap(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Sensitive(inner) => *inner,
@@ -80,7 +81,7 @@ fn unwrap(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn to_json(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn to_json(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let name = c.name;
     Ok({
@@ -94,17 +95,17 @@ fn to_json(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn parsejson(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn parsejson(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(
         match serde_json::from_str::<serde_json::Value>(&a0.to_s()) {
             Ok(j) => Value::from_json(&j),
-            Err(e) => return Err(plain(format!("parsejson(): {e}"))),
+            Err(e) => return Err(plain(format!("parsejson(): {e}")).into()),
         },
     )
 }
 
-fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
@@ -126,7 +127,7 @@ fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }))
 }
 
-fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(matches!(
         a0.to_s().to_lowercase().as_str(),
@@ -134,7 +135,7 @@ fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     )))
 }
 
-fn any2array(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn any2array(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Array(_) => a0,
@@ -144,34 +145,34 @@ fn any2array(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn is_string(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_string(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(matches!(a0, Value::Str(_))))
 }
 
-fn is_array(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_array(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(matches!(a0, Value::Array(_))))
 }
 
-fn is_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(matches!(a0, Value::Hash(_))))
 }
 
-fn is_bool(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(matches!(a0, Value::Bool(_))))
 }
 
-fn is_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(
         matches!(a0, Value::Int(_)) || matches!(&a0, Value::Str(x) if x.parse::<i64>().is_ok()),
     ))
 }
 
-fn is_numeric(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn is_numeric(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Bool(
         matches!(a0, Value::Int(_) | Value::Float(_))
@@ -179,11 +180,11 @@ fn is_numeric(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     ))
 }
 
-fn to_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
-    new_value(
+fn to_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    Ok(new_value(
         &PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
         &c.args,
-    )
+    )?)
 }
 
 fn s(v: Option<&Value>) -> String {

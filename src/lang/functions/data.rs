@@ -1,7 +1,7 @@
 //! Data functions: hiera lookups (`lookup`, `hiera`, `hiera_array`,
 //! `hiera_hash`, through [`crate::lang::hiera`]), `getvar` and `fact`.
 
-use crate::lang::error::LResult;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::values::value::{Value, hash_get_str};
@@ -38,7 +38,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["fact"], f, sig("Any").req("name", any()), fact);
 }
 
-fn lookup(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn lookup(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     ev.fn_lookup(c.name, &c.args, c.lambda, c.scope)
 }
 
@@ -59,7 +59,7 @@ fn dig_path<'s>(mut cur: Value, segs: impl Iterator<Item = &'s str>) -> Value {
 }
 
 /// `getvar('x')`, `getvar('x.y.0')` with an optional default.
-fn getvar(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn getvar(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let path = c.str_arg(0);
     let mut segs = path.trim_start_matches('$').split('.');
     let first = ev
@@ -70,7 +70,7 @@ fn getvar(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
 }
 
 /// `fact('os.family')`.
-fn fact(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn fact(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let path = c.str_arg(0);
     Ok(dig_path(ev.facts.clone(), path.split('.')))
 }

@@ -7,7 +7,8 @@
 //! as Puppet does. With a lambda they call it for every element and return
 //! `undef`.
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::{LangError, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::syntax::ast::Lambda;
@@ -79,7 +80,7 @@ pub fn register(b: &mut Builder) {
 
 /// Iterate a value as Puppet does: arrays by element, hashes by [k, v],
 /// integers as 0..n, strings by character.
-pub(crate) fn iter_items(v: &Value) -> LResult<Vec<(Value, Value)>> {
+pub(crate) fn iter_items(v: &Value) -> Result<Vec<(Value, Value)>, LangError> {
     Ok(match v {
         Value::Array(a) | Value::Iterator(a) => a
             .iter()
@@ -125,7 +126,7 @@ fn lambda_args(l: &Lambda, k: &Value, v: &Value, is_hash: bool) -> Vec<Value> {
 }
 
 /// `each`, `map`, `filter`, `reject`, `any`, `all` and `find`.
-fn iterate(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn iterate(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     let name = c.name;
     let a0 = c.arg(0);
@@ -164,7 +165,7 @@ fn iterate(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn reduce(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn reduce(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     let a0 = c.arg(0);
     let is_hash = matches!(a0, Value::Hash(_));
@@ -186,7 +187,7 @@ fn reduce(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
 }
 
 /// `slice(n)` and `each_with_index`: the lambda gets chunks of `n`.
-fn slice(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn slice(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     let n = match c.args.get(1) {
         Some(Value::Int(n)) if *n > 0 => *n as usize,
@@ -206,12 +207,12 @@ fn slice(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     Ok(Value::Undef)
 }
 
-fn with(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn with(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     ev.call_lambda(l, c.args, c.scope)
 }
 
-fn then(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn then(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     let a0 = c.arg(0);
     if a0.is_undef() {
@@ -221,7 +222,7 @@ fn then(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }
 }
 
-fn lest(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn lest(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let l = c.block()?;
     let a0 = c.arg(0);
     if a0.is_undef() {
@@ -232,7 +233,7 @@ fn lest(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
 }
 
 /// `reverse_each` and `step`.
-fn iterator(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn iterator(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let (name, args, lambda, sc) = (c.name, &c.args, c.lambda, c.scope);
     let a0 = args.first().cloned().unwrap_or(Value::Undef);
     let is_hash = matches!(a0, Value::Hash(_));
@@ -249,13 +250,15 @@ fn iterator(ev: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
             Value::Int(_) => {
                 return Err(plain(
                     "'step' parameter 'step' expects an Integer[1] value, got Integer",
-                ));
+                )
+                .into());
             }
             other => {
                 return Err(plain(format!(
                     "'step' parameter 'step' expects an Integer value, got {}",
                     other.type_name()
-                )));
+                ))
+                .into());
             }
         };
         items = items.into_iter().step_by(n).collect();

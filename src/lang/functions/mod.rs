@@ -25,14 +25,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::LazyLock;
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator, Library};
 use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::Value;
 
 /// A built-in function's implementation. It runs after the registry
 /// checked the call against the function's signature.
-pub type Imp = fn(&mut Evaluator<'_>, Call<'_>) -> LResult<Value>;
+pub type Imp = fn(&mut Evaluator<'_>, Call<'_>) -> EvalResult<Value>;
 
 /// The family a function belongs to (the file that implements it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -121,7 +122,7 @@ impl Signature {
     }
 
     /// Check a call's arguments and block, with Puppet's messages.
-    fn check(&self, name: &str, args: &[Value], has_block: bool) -> LResult<()> {
+    fn check(&self, name: &str, args: &[Value], has_block: bool) -> EvalResult<()> {
         let (min, max) = (self.min_args(), self.max_args());
         let n = args.len();
         if n < min || max.is_some_and(|m| n > m) {
@@ -131,7 +132,7 @@ impl Signature {
                 Some(m) => format!("between {min} and {m} arguments"),
                 None => format!("at least {min} {}", plural(min)),
             };
-            return Err(plain(format!("'{name}' expects {want}, got {n}")));
+            return Err(plain(format!("'{name}' expects {want}, got {n}")).into());
         }
         let mut params = self.params.iter();
         let mut current = params.next();
@@ -142,15 +143,16 @@ impl Signature {
                     "'{name}' parameter '{}' {}",
                     p.name,
                     types::mismatch(&p.ty, v)
-                )));
+                ))
+                .into());
             }
             if p.count != Count::Repeated {
                 current = params.next();
             }
         }
         match (self.block, has_block) {
-            (Block::Required, false) => Err(plain(format!("'{name}' expects a block"))),
-            (Block::Never, true) => Err(plain(format!("'{name}' does not expect a block"))),
+            (Block::Required, false) => Err(plain(format!("'{name}' expects a block")).into()),
+            (Block::Never, true) => Err(plain(format!("'{name}' does not expect a block")).into()),
             _ => Ok(()),
         }
     }
@@ -212,7 +214,7 @@ impl Registry {
 }
 
 impl Library for Registry {
-    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<LResult<Value>> {
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<EvalResult<Value>> {
         let Some(f) = self.get(call.name) else {
             return conversion::type_constructor(call);
         };
@@ -223,7 +225,7 @@ impl Library for Registry {
         )
     }
 
-    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> LResult<Option<Value>> {
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> EvalResult<Option<Value>> {
         ev.hiera_lookup(key)
     }
 }
@@ -332,7 +334,7 @@ pub(crate) mod tests {
     use crate::lang::loader::FsLoader;
 
     /// Call a function the way a manifest does, on an empty catalog.
-    pub(crate) fn call(name: &str, args: &[Value]) -> LResult<Value> {
+    pub(crate) fn call(name: &str, args: &[Value]) -> EvalResult<Value> {
         let loader = FsLoader;
         let mut ev = Evaluator::new(
             &loader,
@@ -348,7 +350,11 @@ pub(crate) mod tests {
 
     #[test]
     fn checks_arity_types_and_blocks_once() {
-        let msg = |r: LResult<Value>| r.map_err(|e| e.message).err().unwrap_or_default();
+        let msg = |r: EvalResult<Value>| {
+            r.map_err(|e| e.into_error().message)
+                .err()
+                .unwrap_or_default()
+        };
         assert!(
             msg(call("versioncmp", &[Value::str("1")]))
                 .ends_with("'versioncmp' expects 2 arguments, got 1")

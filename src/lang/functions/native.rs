@@ -11,7 +11,8 @@
 use base64::Engine as _;
 use sha1::{Digest, Sha1};
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::values::types::PType;
@@ -65,13 +66,14 @@ fn unwrap_sensitive(v: Value) -> Value {
 }
 
 /// Apache's `{SHA}` password hash (htpasswd -s).
-fn pw_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn pw_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let pw = unwrap_sensitive(c.arg(0)).to_s();
     if pw.is_empty() {
         return Err(plain(format!(
             "'{}' parameter 'password' expects a String[1] value, got String",
             c.name
-        )));
+        ))
+        .into());
     }
     let digest = Sha1::digest(pw.as_bytes());
     Ok(Value::Str(format!(
@@ -81,7 +83,7 @@ fn pw_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
 }
 
 /// The hash without empty-string values, one level deep.
-fn strip_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn strip_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let Value::Hash(h) = c.arg(0) else {
         return Ok(Value::Undef);
     };

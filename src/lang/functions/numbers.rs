@@ -1,6 +1,6 @@
 //! Number functions: `abs`, `min` and `max`.
 
-use crate::lang::error::LResult;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig};
 use crate::lang::values::value::{Value, compare};
@@ -16,7 +16,7 @@ pub fn register(b: &mut Builder) {
     );
 }
 
-fn abs(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn abs(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(match a0 {
         Value::Int(i) => Value::Int(i.wrapping_abs()),
@@ -25,7 +25,7 @@ fn abs(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn min_max(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn min_max(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let name = c.name;
     Ok({

@@ -4,7 +4,7 @@
 //! `basename`, `dirname` and `sha256`. Functions that take a string also
 //! map over an array of strings, as stdlib's do.
 
-use crate::lang::error::LResult;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::values::regex::compile_regex;
@@ -90,7 +90,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["sha256"], f, one("String"), sha256);
 }
 
-fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok({
@@ -113,7 +113,7 @@ fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn join(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn join(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(match &a0 {
@@ -122,23 +122,23 @@ fn join(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn versioncmp(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn versioncmp(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok(Value::Int(compare_versions(&a0.to_s(), &s(a1))))
 }
 
-fn upcase(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn upcase(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| x.to_uppercase()))
 }
 
-fn downcase(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn downcase(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| x.to_lowercase()))
 }
 
-fn capitalize(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn capitalize(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| {
         let mut c = x.chars();
@@ -148,22 +148,22 @@ fn capitalize(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }))
 }
 
-fn strip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn strip(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| x.trim().to_string()))
 }
 
-fn lstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn lstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| x.trim_start().to_string()))
 }
 
-fn rstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn rstrip(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| x.trim_end().to_string()))
 }
 
-fn chomp(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn chomp(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| {
         x.strip_suffix("\r\n")
@@ -173,7 +173,7 @@ fn chomp(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }))
 }
 
-fn chop(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn chop(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(map_str(&a0, &|x| {
         let mut c: Vec<char> = x.chars().collect();
@@ -182,13 +182,13 @@ fn chop(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     }))
 }
 
-fn sprintf(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn sprintf(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let a0 = c.arg(0);
     Ok(Value::Str(format(&a0.to_s(), args.get(1..).unwrap_or(&[]))))
 }
 
-fn regsubst(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn regsubst(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
@@ -220,7 +220,7 @@ fn regsubst(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn regex_match(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn regex_match(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     Ok({
@@ -241,7 +241,7 @@ fn regex_match(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn prefix_suffix(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn prefix_suffix(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     let a1 = c.args.get(1);
     let name = c.name;
@@ -262,14 +262,14 @@ fn prefix_suffix(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn basename(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn basename(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(Value::Str(
         a0.to_s().rsplit('/').next().unwrap_or_default().to_string(),
     ))
 }
 
-fn dirname(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn dirname(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok({
         let p = a0.to_s();
@@ -281,7 +281,7 @@ fn dirname(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn sha256(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn sha256(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok({
         use sha2::Digest;
@@ -290,7 +290,7 @@ fn sha256(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
     })
 }
 
-fn lstrip_all(_: &mut Evaluator<'_>, c: Call<'_>) -> LResult<Value> {
+fn lstrip_all(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a0 = c.arg(0);
     Ok(a0)
 }

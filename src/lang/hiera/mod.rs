@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::lang::error::plain;
-use crate::lang::error::{LResult, LangError};
+use crate::lang::error::{LangError, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::loader;
 use crate::lang::syntax::ast::Lambda;
@@ -129,7 +129,7 @@ fn deep_merge_value(low: Value, high: Value, o: &DeepOpts) -> Value {
 }
 
 impl<'l> Evaluator<'l> {
-    fn read_data_file(&mut self, path: &Path) -> LResult<Option<Value>> {
+    fn read_data_file(&mut self, path: &Path) -> EvalResult<Option<Value>> {
         if let Some(v) = self.hiera_cache.get(path) {
             return Ok(v.clone());
         }
@@ -159,7 +159,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Data file paths of the hierarchy defined in `root/hiera.yaml`.
-    fn hierarchy_paths(&mut self, root: &Path, default_common: bool) -> LResult<Vec<PathBuf>> {
+    fn hierarchy_paths(&mut self, root: &Path, default_common: bool) -> EvalResult<Vec<PathBuf>> {
         self.hierarchy_of(&root.join("hiera.yaml"), root, default_common)
     }
 
@@ -170,7 +170,7 @@ impl<'l> Evaluator<'l> {
         cfg_path: &Path,
         root: &Path,
         default_common: bool,
-    ) -> LResult<Vec<PathBuf>> {
+    ) -> EvalResult<Vec<PathBuf>> {
         let cfg = self.read_data_file(cfg_path)?;
         let Some(Value::Hash(cfg)) = cfg else {
             return Ok(if default_common {
@@ -214,9 +214,9 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Resolve `%{...}` in hiera strings.
-    pub fn interpolate(&mut self, s: &str, depth: usize) -> LResult<String> {
+    pub fn interpolate(&mut self, s: &str, depth: usize) -> EvalResult<String> {
         if depth > 20 {
-            return Err(plain("Hiera interpolation is too deeply nested"));
+            return Err(plain("Hiera interpolation is too deeply nested").into());
         }
         let mut out = String::new();
         let mut rest = s;
@@ -268,7 +268,7 @@ impl<'l> Evaluator<'l> {
         Ok(out)
     }
 
-    fn interpolate_value(&mut self, v: Value, depth: usize) -> LResult<Value> {
+    fn interpolate_value(&mut self, v: Value, depth: usize) -> EvalResult<Value> {
         Ok(match v {
             Value::Str(s) if s.contains("%{") => {
                 let t = s.trim();
@@ -286,12 +286,12 @@ impl<'l> Evaluator<'l> {
             Value::Array(a) => Value::Array(
                 a.into_iter()
                     .map(|x| self.interpolate_value(x, depth))
-                    .collect::<LResult<_>>()?,
+                    .collect::<EvalResult<_>>()?,
             ),
             Value::Hash(h) => Value::Hash(
                 h.into_iter()
                     .map(|(k, v)| Ok((k, self.interpolate_value(v, depth)?)))
-                    .collect::<LResult<_>>()?,
+                    .collect::<EvalResult<_>>()?,
             ),
             other => other,
         })
@@ -299,7 +299,7 @@ impl<'l> Evaluator<'l> {
 
     /// All values found for `key`, in priority order.
     /// Data files consulted for `key`, highest priority first.
-    fn data_files(&mut self, key: &str) -> LResult<Vec<PathBuf>> {
+    fn data_files(&mut self, key: &str) -> EvalResult<Vec<PathBuf>> {
         let mut files = Vec::new();
         if let Some(cfg) = self.hiera_global.clone() {
             let root = cfg.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -317,7 +317,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// The merge strategy `lookup_options` in the data assigns to `key`.
-    fn lookup_options_merge(&mut self, key: &str) -> LResult<Option<Merge>> {
+    fn lookup_options_merge(&mut self, key: &str) -> EvalResult<Option<Merge>> {
         Ok(self
             .lookup_options(key)?
             .and_then(|o| parse_merge(hash_get_str(&o, "merge"))))
@@ -325,7 +325,7 @@ impl<'l> Evaluator<'l> {
 
     /// Apply the `convert_to` of `key`'s `lookup_options` (a type name, or
     /// `[type, args...]`): the value becomes `Type.new(value, args...)`.
-    fn convert_found(&mut self, key: &str, v: Value) -> LResult<Value> {
+    fn convert_found(&mut self, key: &str, v: Value) -> EvalResult<Value> {
         let Some(opts) = self.lookup_options(key)? else {
             return Ok(v);
         };
@@ -345,11 +345,11 @@ impl<'l> Evaluator<'l> {
         };
         let mut args = vec![v];
         args.extend(extra);
-        crate::lang::values::convert::new_value(&t, &args)
+        Ok(crate::lang::values::convert::new_value(&t, &args)?)
     }
 
     /// The `lookup_options` entry (exact key or `^regex`) that applies to `key`.
-    fn lookup_options(&mut self, key: &str) -> LResult<Option<Vec<(Value, Value)>>> {
+    fn lookup_options(&mut self, key: &str) -> EvalResult<Option<Vec<(Value, Value)>>> {
         let key = key.trim_start_matches("::");
         for f in self.data_files(key)? {
             let Some(Value::Hash(h)) = self.read_data_file(&f)? else {
@@ -373,7 +373,7 @@ impl<'l> Evaluator<'l> {
         Ok(None)
     }
 
-    fn hiera_values(&mut self, key: &str, depth: usize) -> LResult<Vec<Value>> {
+    fn hiera_values(&mut self, key: &str, depth: usize) -> EvalResult<Vec<Value>> {
         let files = self.data_files(key)?;
         let key = key.trim_start_matches("::");
         let mut found = Vec::new();
@@ -397,12 +397,12 @@ impl<'l> Evaluator<'l> {
         Ok(found)
     }
 
-    fn hiera_lookup_depth(&mut self, key: &str, depth: usize) -> LResult<Option<Value>> {
+    fn hiera_lookup_depth(&mut self, key: &str, depth: usize) -> EvalResult<Option<Value>> {
         Ok(self.hiera_values(key, depth)?.into_iter().next())
     }
 
     /// Automatic parameter lookup / first-found lookup of `key`.
-    pub fn hiera_lookup(&mut self, key: &str) -> LResult<Option<Value>> {
+    pub fn hiera_lookup(&mut self, key: &str) -> EvalResult<Option<Value>> {
         let found = match self.lookup_options_merge(key)? {
             Some(m) => self.merged_lookup(key, m)?,
             None => self.hiera_lookup_depth(key, 0)?,
@@ -413,7 +413,7 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    fn merged_lookup(&mut self, key: &str, merge: Merge) -> LResult<Option<Value>> {
+    fn merged_lookup(&mut self, key: &str, merge: Merge) -> EvalResult<Option<Value>> {
         let vals = self.hiera_values(key, 0)?;
         if vals.is_empty() {
             return Ok(None);
@@ -465,11 +465,11 @@ impl<'l> Evaluator<'l> {
         args: &[Value],
         lambda: Option<&Lambda>,
         sc: ScopeId,
-    ) -> LResult<Value> {
+    ) -> EvalResult<Value> {
         let mut names: Vec<String> = match args.first() {
             Some(Value::Array(a)) => a.iter().map(|v| v.to_s()).collect(),
             Some(v) => vec![v.to_s()],
-            None => return Err(plain(format!("{fname}() expects at least one argument"))),
+            None => return Err(plain(format!("{fname}() expects at least one argument")).into()),
         };
         names.retain(|n| !n.is_empty());
         let (ty, merge, default) = match fname {
@@ -517,14 +517,15 @@ impl<'l> Evaluator<'l> {
                     sc,
                 )?,
                 None => {
-                    return Err(LangError {
+                    return Err((LangError {
                         kind: crate::lang::error::ErrorKind::Bare,
                         message: format!(
                             "Function lookup() did not find a value for the name '{}'",
                             names.first().cloned().unwrap_or_default()
                         ),
                         loc: None,
-                    });
+                    })
+                    .into());
                 }
             },
         };
@@ -534,7 +535,8 @@ impl<'l> Evaluator<'l> {
             return Err(plain(format!(
                 "Found value has wrong type, {}",
                 types::mismatch(&t, &v)
-            )));
+            ))
+            .into());
         }
         Ok(v)
     }

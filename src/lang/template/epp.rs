@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::lang::error::{LResult, plain};
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::segments::{Seg, segments};
 use crate::lang::values::value::{Value, hash_get_str};
@@ -38,7 +39,7 @@ fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
     Ok((prog, params))
 }
 
-fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> LResult<String> {
+fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> EvalResult<String> {
     let file: Arc<str> = Arc::from(what);
     let stmts = crate::lang::syntax::parser::parse(prog, &file)
         .map_err(|e| plain(format!("Failed to parse template {what}: {}", e.message)))?;
@@ -55,7 +56,7 @@ pub fn render_epp(
     params: Value,
     sc: ScopeId,
     what: &str,
-) -> LResult<String> {
+) -> EvalResult<String> {
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
     let (prog, decl) = to_program(segs).map_err(|m| plain(format!("{what}: {m}")))?;
     let container = ev.container_of(sc);
@@ -83,7 +84,8 @@ pub fn render_epp(
                         return Err(plain(format!(
                             "{what}: expects a value for parameter '{}'",
                             p.name
-                        )));
+                        ))
+                        .into());
                     }
                 },
             };
@@ -95,7 +97,8 @@ pub fn render_epp(
                     "{what}: parameter '{}' {}",
                     p.name,
                     crate::lang::values::types::mismatch(&t, &v)
-                )));
+                ))
+                .into());
             }
             if let Some(s) = ev.scopes.get_mut(local) {
                 s.vars.insert(p.name.clone(), v);
@@ -110,9 +113,9 @@ pub fn render_epp(
 }
 
 /// Append template output (the `__tpl_text` pseudo-function).
-pub fn emit(ev: &mut Evaluator<'_>, args: &[Value]) -> LResult<Value> {
+pub fn emit(ev: &mut Evaluator<'_>, args: &[Value]) -> EvalResult<Value> {
     let Some(buf) = ev.render_stack.last_mut() else {
-        return Err(plain("Unknown function: '__tpl_text'"));
+        return Err(plain("Unknown function: '__tpl_text'").into());
     };
     for a in args {
         buf.push_str(&a.to_s());

@@ -9,12 +9,17 @@ pub mod epp;
 pub mod erb;
 pub mod segments;
 
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::loader;
 use crate::lang::values::value::Value;
 
-fn template_path(ev: &Evaluator<'_>, reference: &str, loc: &Loc) -> LResult<std::path::PathBuf> {
+fn template_path(
+    ev: &Evaluator<'_>,
+    reference: &str,
+    loc: &Loc,
+) -> Result<std::path::PathBuf, LangError> {
     let p = std::path::Path::new(reference);
     if p.is_absolute() && ev.loader.is_file(p) {
         return Ok(p.to_path_buf());
@@ -30,7 +35,7 @@ pub fn render_erb_file(
     reference: &str,
     sc: ScopeId,
     loc: &Loc,
-) -> LResult<String> {
+) -> EvalResult<String> {
     let path = template_path(ev, reference, loc)?;
     let src = ev
         .loader
@@ -46,7 +51,7 @@ pub fn render_epp_file(
     params: Value,
     sc: ScopeId,
     loc: &Loc,
-) -> LResult<Value> {
+) -> EvalResult<Value> {
     let path = template_path(ev, reference, loc)?;
     let src = ev
         .loader

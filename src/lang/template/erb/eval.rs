@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::lang::error::plain;
-use crate::lang::error::{LResult, LangError, Loc};
+use crate::lang::error::{LangError, Loc};
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::erb::control::{Ctl, R, fail};
 use crate::lang::template::erb::parse::{Block, RExpr, RStr};
@@ -45,7 +45,7 @@ impl<'a, 'l> Interp<'a, 'l> {
         }
     }
 
-    pub fn run(&mut self, body: &[RExpr]) -> LResult<()> {
+    pub fn run(&mut self, body: &[RExpr]) -> Result<(), LangError> {
         match self.block_body(body) {
             Ok(_) => Ok(()),
             Err(Ctl::Err(e)) => Err(e),

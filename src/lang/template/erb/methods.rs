@@ -85,7 +85,7 @@ impl<'a, 'l> Interp<'a, 'l> {
         let sc = self.sc;
         self.ev
             .call_function(name, args, None, sc, &loc)
-            .map_err(Ctl::Err)
+            .map_err(|u| Ctl::Err(u.into_error()))
     }
 
     fn scope_method(&mut self, name: &str, args: Vec<Value>) -> R {

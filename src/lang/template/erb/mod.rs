@@ -16,13 +16,19 @@ pub mod value;
 
 use std::sync::Arc;
 
-use crate::lang::error::{LResult, Loc, plain};
+use crate::lang::error::{Loc, plain};
+use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::segments::segments;
 
 /// Render ERB text with the Ruby-subset interpreter ;
 /// instance variables resolve from the calling scope.
-pub fn render_erb(ev: &mut Evaluator<'_>, src: &str, sc: ScopeId, what: &str) -> LResult<String> {
+pub fn render_erb(
+    ev: &mut Evaluator<'_>,
+    src: &str,
+    sc: ScopeId,
+    what: &str,
+) -> EvalResult<String> {
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
     let toks = lex::lex_template(&segs)
         .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;

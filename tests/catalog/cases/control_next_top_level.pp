@@ -1,0 +1,3 @@
+$x = 1
+next(2)
+notify { "after": }

@@ -1,0 +1,3 @@
+[1, 2].each |$x| { notify { "n${x}": } }
+return(3)
+notify { "after": }
