@@ -127,7 +127,7 @@ fn compile_inner(
         &req.facts,
         crate::lang::functions::registry(),
     );
-    ev.hiera_global = opts.hiera_config.clone();
+    ev.set_global_hiera(opts.hiera_config.clone());
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::TaskError;
 use super::loader::{Loader, Task, TaskFile};
-use crate::lang::eval::Evaluator;
+use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::values::value::Value as PValue;
 
 /// A task ready to run: parameters checked, support files read.
@@ -118,7 +118,7 @@ pub fn check_type(ty: &str, value: &Value) -> Result<(), TypeCheckError> {
         &Map::new(),
         crate::lang::functions::registry(),
     );
-    let t = match ev.eval(&expr, 0) {
+    let t = match ev.eval(&expr, ScopeId::TOP) {
         Ok(PValue::Type(t)) => t,
         Ok(_) => return Err(TypeCheckError::NotAType(ty.to_string())),
         Err(e) => {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::lang::error::{LangError, Loc, plain};
 use crate::lang::eval::control::{EvalResult, Unwind};
-use crate::lang::eval::{Evaluator, ScopeId, in_context};
+use crate::lang::eval::{Evaluator, ResId, ScopeId, in_context};
 use crate::lang::syntax::ast::{FunctionDef, Lambda, Param};
 use crate::lang::values::types;
 use crate::lang::values::value::Value;
@@ -115,7 +115,7 @@ impl<'l> Evaluator<'l> {
 
     /// Call a lambda with positional arguments in a new local scope.
     pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> EvalResult<Value> {
-        let container = self.scopes.get(sc).map_or(0, |s| s.container);
+        let container = self.scopes.get(sc).map_or(ResId::default(), |s| s.container);
         let local = self.new_scope(Some(sc), Some(sc), container);
         self.bind_positional(&l.params, args, local, &l.loc, "lambda")?;
         self.enter(&l.loc)?;
@@ -199,7 +199,7 @@ impl<'l> Evaluator<'l> {
         args: Vec<Value>,
         loc: &Loc,
     ) -> EvalResult<Value> {
-        let local = self.new_scope(Some(0), Some(0), self.main_index);
+        let local = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), self.main_index);
         let what = format!("'{}'", f.name);
         self.bind_positional(&f.params, args, local, loc, &what)?;
         self.enter(loc)?;

@@ -10,7 +10,7 @@ use crate::lang::error::{LangError, Loc, plain};
 use crate::lang::eval::control::{EvalResult, returned_from_body};
 use crate::lang::eval::core_types::METAPARAMS;
 use crate::lang::eval::resources::set_param;
-use crate::lang::eval::{Evaluator, ResKind, ScopeId};
+use crate::lang::eval::{Evaluator, ResId, ResKind, ScopeId};
 use crate::lang::loader;
 use crate::lang::syntax::ast::{Definition, Expr, ExprKind, NodeMatch, Virtuality};
 use crate::lang::values::regex::compile_regex;
@@ -166,7 +166,7 @@ impl<'l> Evaluator<'l> {
         params: Option<Vec<(String, Value)>>,
         sc: ScopeId,
         loc: &Loc,
-    ) -> EvalResult<usize> {
+    ) -> EvalResult<ResId> {
         let name = name.trim_start_matches("::").to_lowercase();
         if name.is_empty() {
             return Err(plain("Cannot declare a class with an empty name").into());
@@ -232,9 +232,9 @@ impl<'l> Evaluator<'l> {
                 r.loc = Some(loc.clone());
             }
         }
-        let mut result = 0;
+        let mut result = ResId::default();
         for (i, def) in chain.iter().rev().enumerate() {
-            let idx = idxs.get(i).copied().unwrap_or(0);
+            let idx = idxs.get(i).copied().unwrap_or_default();
             let p = if def.name == name {
                 params.clone()
             } else {
@@ -249,9 +249,9 @@ impl<'l> Evaluator<'l> {
     fn create_class_resource(
         &mut self,
         name: &str,
-        decl_container: usize,
+        decl_container: ResId,
         sc: ScopeId,
-    ) -> EvalResult<usize> {
+    ) -> EvalResult<ResId> {
         let stage = self.stage_index;
         let idx = self.create_resource(
             "Class",
@@ -283,7 +283,7 @@ impl<'l> Evaluator<'l> {
     fn evaluate_class(
         &mut self,
         def: &Arc<Definition>,
-        idx: usize,
+        idx: ResId,
         params: Option<Vec<(String, Value)>>,
         decl_sc: ScopeId,
         loc: &Loc,
@@ -293,7 +293,7 @@ impl<'l> Evaluator<'l> {
             None => None,
         }
         .or(self.node_scope)
-        .unwrap_or(0);
+        .unwrap_or(ScopeId::TOP);
         let scope = self.new_scope(Some(parent_scope), Some(decl_sc), idx);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.module = module_of(&self.modulepath, &def.loc.file);
@@ -389,7 +389,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Apply resource defaults visible from the resource's declaring scope.
-    pub fn apply_defaults(&mut self, idx: usize) {
+    pub fn apply_defaults(&mut self, idx: ResId) {
         let Some(res) = self.resources.get(idx) else {
             return;
         };
@@ -420,7 +420,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Evaluate one defined-type instance.
-    pub fn evaluate_define(&mut self, idx: usize) -> EvalResult<()> {
+    pub fn evaluate_define(&mut self, idx: ResId) -> EvalResult<()> {
         let Some(res) = self.resources.get(idx) else {
             return Ok(());
         };
@@ -463,7 +463,7 @@ impl<'l> Evaluator<'l> {
         if let Some(r) = self.resources.get_mut(idx) {
             r.evaluated = true;
         }
-        let parent = self.node_scope.unwrap_or(0);
+        let parent = self.node_scope.unwrap_or(ScopeId::TOP);
         let scope = self.new_scope(Some(parent), Some(decl_scope), idx);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.module = module_of(&self.modulepath, &def.loc.file);
@@ -593,10 +593,10 @@ impl<'l> Evaluator<'l> {
             ResKind::Node,
             Virtuality::Real,
             Some(main),
-            0,
+            ScopeId::TOP,
         )?;
         self.class_list.push(name.clone());
-        let scope = self.new_scope(Some(0), Some(0), idx);
+        let scope = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), idx);
         self.node_scope = Some(scope);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.vars.insert("name".into(), Value::Str(name.clone()));

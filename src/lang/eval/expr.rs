@@ -300,7 +300,7 @@ impl<'l> Evaluator<'l> {
             if !self.resolving_aliases.insert(key.clone()) {
                 return Ok(PType::Alias(name.to_string(), Box::new(PType::Any)));
             }
-            let v = self.eval(&expr, 0);
+            let v = self.eval(&expr, ScopeId::TOP);
             self.resolving_aliases.remove(&key);
             return match v? {
                 Value::Type(t) => Ok(PType::Alias(name.to_string(), Box::new(t))),

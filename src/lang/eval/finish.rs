@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use crate::lang::error::{LangError, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{set_param, titles};
-use crate::lang::eval::{Evaluator, Library, RelEnd, ResKind, Scope};
+use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
+use typed_index_collections::TiVec;
 use crate::lang::loader::Loader;
 use crate::lang::syntax::ast::{Expr, Virtuality};
 use crate::lang::values::types::PType;
@@ -42,8 +43,8 @@ impl<'l> Evaluator<'l> {
             resolving_aliases: HashSet::new(),
             nodes: Vec::new(),
             loaded_files: HashSet::new(),
-            scopes: vec![Scope::default()],
-            resources: Vec::new(),
+            scopes: TiVec::from(vec![Scope::default()]),
+            resources: TiVec::new(),
             index: HashMap::new(),
             edges: Vec::new(),
             class_scopes: HashMap::new(),
@@ -55,8 +56,8 @@ impl<'l> Evaluator<'l> {
             depth: 0,
             messages: Vec::new(),
             hiera_cache: HashMap::new(),
-            main_index: 0,
-            stage_index: 0,
+            main_index: ResId::default(),
+            stage_index: ResId::default(),
             node_scope: None,
             type_cache: HashMap::new(),
             facts: facts_v.clone(),
@@ -106,7 +107,7 @@ impl<'l> Evaluator<'l> {
             ResKind::Stage,
             Virtuality::Real,
             None,
-            0,
+            ScopeId::TOP,
         )?;
         self.stage_index = stage;
         self.create_resource(
@@ -117,7 +118,7 @@ impl<'l> Evaluator<'l> {
             ResKind::Class,
             Virtuality::Real,
             Some(stage),
-            0,
+            ScopeId::TOP,
         )?;
         self.class_list.push("settings".into());
         let main = self.create_resource(
@@ -128,13 +129,18 @@ impl<'l> Evaluator<'l> {
             ResKind::Class,
             Virtuality::Real,
             Some(stage),
-            0,
+            ScopeId::TOP,
         )?;
         self.main_index = main;
         if let Some(s) = self.scopes.first_mut() {
             s.container = main;
         }
         Ok(())
+    }
+
+    /// Consult this `hiera.yaml` (the global layer) before the environment's.
+    pub fn set_global_hiera(&mut self, hiera_yaml: Option<PathBuf>) {
+        self.hiera_global = hiera_yaml;
     }
 
     /// Evaluate the main manifest's statements, then the node definition,
@@ -144,7 +150,7 @@ impl<'l> Evaluator<'l> {
         super::control::finished((|| {
             self.setup_main()?;
             self.hoist(stmts, "");
-            self.eval_block(stmts, 0)?;
+            self.eval_block(stmts, ScopeId::TOP)?;
             self.evaluate_node()?;
             self.finish()
         })())
@@ -167,10 +173,9 @@ impl<'l> Evaluator<'l> {
                 progress = true;
             }
             // Realized virtual defines need evaluation too.
-            let unevaluated: Vec<usize> = self
+            let unevaluated: Vec<ResId> = self
                 .resources
-                .iter()
-                .enumerate()
+                .iter_enumerated()
                 .filter(|(_, r)| r.kind == ResKind::Define && !r.virtual_ && !r.evaluated)
                 .map(|(i, _)| i)
                 .collect();
@@ -183,7 +188,7 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.apply_overrides()?;
-        for i in 0..self.resources.len() {
+        for i in (0..self.resources.len()).map(ResId) {
             if self
                 .resources
                 .get(i)
@@ -205,7 +210,7 @@ impl<'l> Evaluator<'l> {
             if c.exported {
                 continue;
             }
-            for ri in 0..self.resources.len() {
+            for ri in (0..self.resources.len()).map(ResId) {
                 if c.matched.contains(&ri) {
                     continue;
                 }
@@ -258,14 +263,14 @@ impl<'l> Evaluator<'l> {
         Ok(())
     }
 
-    fn resolve_end(&self, e: &RelEnd) -> Vec<usize> {
+    fn resolve_end(&self, e: &RelEnd) -> Vec<ResId> {
         match e {
             RelEnd::Refs(refs) => refs
                 .iter()
                 .filter_map(|k| self.index.get(k).copied())
                 .collect(),
             RelEnd::Collector(ci) => {
-                let mut v: Vec<usize> = self
+                let mut v: Vec<ResId> = self
                     .collectors
                     .get(*ci)
                     .map(|c| c.matched.iter().copied().collect())
@@ -364,10 +369,6 @@ impl<'l> Evaluator<'l> {
     }
 }
 
-/// A resource's index in [`Output::resources`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ResId(pub usize);
-
 /// One resource of a finished compilation.
 #[derive(Debug, Clone)]
 pub struct OutputResource {
@@ -434,11 +435,7 @@ impl<'l> Evaluator<'l> {
             node: self.node,
             environment: self.environment,
             resources,
-            edges: self
-                .edges
-                .iter()
-                .map(|&(a, b)| (ResId(a), ResId(b)))
-                .collect(),
+            edges: self.edges,
             classes: self.class_list,
             messages: self.messages,
         }

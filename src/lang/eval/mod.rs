@@ -19,12 +19,14 @@ pub mod operators;
 pub mod resources;
 
 pub use calls::{Call, Library};
-pub use finish::{Output, OutputResource, ResId};
+pub use finish::{Output, OutputResource};
 
 use control::EvalResult;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use typed_index_collections::TiVec;
 
 use crate::lang::error::{ErrorKind, LangError, Loc};
 use crate::lang::loader::Loader;
@@ -34,21 +36,57 @@ use crate::lang::values::value::Value;
 /// Maximum evaluation nesting (calls, includes, lambdas).
 pub const MAX_EVAL_DEPTH: usize = 300;
 
-pub type ScopeId = usize;
+/// A scope of the compilation: its place in the evaluator's scope table.
+/// The top scope is [`ScopeId::TOP`]; others come from
+/// [`Evaluator::new_scope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ScopeId(usize);
+
+impl ScopeId {
+    /// The top scope (`$::x`, facts, the main manifest's variables).
+    pub const TOP: ScopeId = ScopeId(0);
+}
+
+/// A resource of the catalog being built: its place in the evaluator's
+/// resource table, and in [`Output::resources`] when finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ResId(pub usize);
+
+// The tables' key conversions (typed_index_collections).
+impl From<usize> for ScopeId {
+    fn from(i: usize) -> ScopeId {
+        ScopeId(i)
+    }
+}
+impl From<ScopeId> for usize {
+    fn from(id: ScopeId) -> usize {
+        id.0
+    }
+}
+impl From<usize> for ResId {
+    fn from(i: usize) -> ResId {
+        ResId(i)
+    }
+}
+impl From<ResId> for usize {
+    fn from(id: ResId) -> usize {
+        id.0
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct Scope {
-    pub vars: HashMap<String, Value>,
+    pub(in crate::lang) vars: HashMap<String, Value>,
     /// Lexical parent for variable lookup.
-    pub parent: Option<ScopeId>,
+    pub(in crate::lang) parent: Option<ScopeId>,
     /// Dynamic parent for resource defaults.
-    pub dyn_parent: Option<ScopeId>,
+    pub(in crate::lang) dyn_parent: Option<ScopeId>,
     /// Resource defaults declared here: capitalized type -> (param, value).
-    pub defaults: Vec<(String, String, Value)>,
-    /// Index of the resource that contains resources declared in this scope.
-    pub container: usize,
+    pub(in crate::lang) defaults: Vec<(String, String, Value)>,
+    /// The resource that contains resources declared in this scope.
+    pub(in crate::lang) container: ResId,
     /// Module name for `$module_name` and relative lookups.
-    pub module: Option<String>,
+    pub(in crate::lang) module: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,18 +101,18 @@ pub enum ResKind {
 /// A resource in the catalog being built.
 #[derive(Debug, Clone)]
 pub struct Res {
-    pub type_name: String,
-    pub title: String,
-    pub params: Vec<(String, Value)>,
-    pub loc: Option<Loc>,
-    pub kind: ResKind,
-    pub virtual_: bool,
-    pub exported: bool,
-    pub container: Option<usize>,
-    pub tags: Vec<String>,
+    pub(in crate::lang) type_name: String,
+    pub(in crate::lang) title: String,
+    pub(in crate::lang) params: Vec<(String, Value)>,
+    pub(in crate::lang) loc: Option<Loc>,
+    pub(in crate::lang) kind: ResKind,
+    pub(in crate::lang) virtual_: bool,
+    pub(in crate::lang) exported: bool,
+    pub(in crate::lang) container: Option<ResId>,
+    pub(in crate::lang) tags: Vec<String>,
     /// Scope the resource was declared in (for lazily applied defaults).
-    pub scope: ScopeId,
-    pub evaluated: bool,
+    pub(in crate::lang) scope: ScopeId,
+    pub(in crate::lang) evaluated: bool,
 }
 
 /// A relationship operand resolved at the end.
@@ -86,13 +124,12 @@ pub enum RelEnd {
 
 #[derive(Debug, Clone)]
 pub struct Collect {
-    pub type_name: String,
-    pub exported: bool,
-    pub query: Option<Expr>,
-    pub overrides: ParamOps,
-    pub scope: ScopeId,
-    pub loc: Loc,
-    pub matched: HashSet<usize>,
+    pub(in crate::lang) type_name: String,
+    pub(in crate::lang) exported: bool,
+    pub(in crate::lang) query: Option<Expr>,
+    pub(in crate::lang) overrides: ParamOps,
+    pub(in crate::lang) scope: ScopeId,
+    pub(in crate::lang) matched: HashSet<ResId>,
 }
 
 /// A resource reference as (capitalized type, title).
@@ -127,50 +164,50 @@ pub type ParamOps = Vec<(String, ParamOp)>;
 
 /// Compiler state for one node.
 pub struct Evaluator<'l> {
-    pub loader: &'l dyn Loader,
+    pub(in crate::lang) loader: &'l dyn Loader,
     /// The built-in functions and hiera, from the layers above.
     library: &'static dyn Library,
-    pub modulepath: Vec<PathBuf>,
-    pub env_dir: Option<PathBuf>,
-    pub node: String,
-    pub environment: String,
-    pub classes: HashMap<String, Arc<Definition>>,
-    pub defines: HashMap<String, Arc<Definition>>,
-    pub functions: HashMap<String, Arc<FunctionDef>>,
-    pub type_aliases: HashMap<String, Expr>,
-    pub resolving_aliases: HashSet<String>,
-    pub nodes: Vec<Arc<NodeDef>>,
-    pub loaded_files: HashSet<PathBuf>,
-    pub scopes: Vec<Scope>,
-    pub resources: Vec<Res>,
-    pub index: HashMap<(String, String), usize>,
+    pub(in crate::lang) modulepath: Vec<PathBuf>,
+    pub(in crate::lang) env_dir: Option<PathBuf>,
+    pub(in crate::lang) node: String,
+    pub(in crate::lang) environment: String,
+    pub(in crate::lang) classes: HashMap<String, Arc<Definition>>,
+    pub(in crate::lang) defines: HashMap<String, Arc<Definition>>,
+    pub(in crate::lang) functions: HashMap<String, Arc<FunctionDef>>,
+    pub(in crate::lang) type_aliases: HashMap<String, Expr>,
+    pub(in crate::lang) resolving_aliases: HashSet<String>,
+    pub(in crate::lang) nodes: Vec<Arc<NodeDef>>,
+    pub(in crate::lang) loaded_files: HashSet<PathBuf>,
+    pub(in crate::lang) scopes: TiVec<ScopeId, Scope>,
+    pub(in crate::lang) resources: TiVec<ResId, Res>,
+    pub(in crate::lang) index: HashMap<(String, String), ResId>,
     /// Containment edges in creation order (container, contained).
-    pub edges: Vec<(usize, usize)>,
-    pub class_scopes: HashMap<String, ScopeId>,
-    pub class_list: Vec<String>,
-    pub pending_defines: Vec<usize>,
-    pub collectors: Vec<Collect>,
-    pub overrides: Vec<Override>,
-    pub relationships: Vec<(RelEnd, RelEnd, &'static str, Loc)>,
-    pub depth: usize,
-    pub messages: Vec<String>,
-    pub hiera_cache: HashMap<PathBuf, Option<Value>>,
-    pub main_index: usize,
-    pub stage_index: usize,
-    pub node_scope: Option<ScopeId>,
+    pub(in crate::lang) edges: Vec<(ResId, ResId)>,
+    pub(in crate::lang) class_scopes: HashMap<String, ScopeId>,
+    pub(in crate::lang) class_list: Vec<String>,
+    pub(in crate::lang) pending_defines: Vec<ResId>,
+    pub(in crate::lang) collectors: Vec<Collect>,
+    pub(in crate::lang) overrides: Vec<Override>,
+    pub(in crate::lang) relationships: Vec<(RelEnd, RelEnd, &'static str, Loc)>,
+    pub(in crate::lang) depth: usize,
+    pub(in crate::lang) messages: Vec<String>,
+    pub(in crate::lang) hiera_cache: HashMap<PathBuf, Option<Value>>,
+    pub(in crate::lang) main_index: ResId,
+    pub(in crate::lang) stage_index: ResId,
+    pub(in crate::lang) node_scope: Option<ScopeId>,
     /// Module resource types (`lib/puppet/type/*.rb`): name -> namevar, or
     /// None when no module defines the type.
-    pub type_cache: HashMap<String, Option<String>>,
-    pub facts: Value,
+    pub(in crate::lang) type_cache: HashMap<String, Option<String>>,
+    pub(in crate::lang) facts: Value,
     /// Output buffers of templates being rendered.
-    pub render_stack: Vec<String>,
+    pub(in crate::lang) render_stack: Vec<String>,
     /// References passed to `realize`, applied while finishing.
-    pub pending_realize: Vec<(String, String)>,
+    pub(in crate::lang) pending_realize: Vec<(String, String)>,
     /// Total size of resource parameter values so far.
-    pub catalog_weight: usize,
+    pub(in crate::lang) catalog_weight: usize,
     /// The global hiera layer's `hiera.yaml` (consulted before the
     /// environment layer).
-    pub hiera_global: Option<PathBuf>,
+    pub(in crate::lang) hiera_global: Option<PathBuf>,
 }
 
 /// Wrap a location-less error with Puppet's statement context.
@@ -190,19 +227,18 @@ impl<'l> Evaluator<'l> {
         &mut self,
         parent: Option<ScopeId>,
         dyn_parent: Option<ScopeId>,
-        container: usize,
+        container: ResId,
     ) -> ScopeId {
         let module = parent
             .and_then(|p| self.scopes.get(p))
             .and_then(|s| s.module.clone());
-        self.scopes.push(Scope {
+        self.scopes.push_and_get_key(Scope {
             parent,
             dyn_parent,
             container,
             module,
             ..Scope::default()
-        });
-        self.scopes.len() - 1
+        })
     }
 
     pub fn enter(&mut self, loc: &Loc) -> EvalResult<()> {
@@ -269,7 +305,7 @@ impl<'l> Evaluator<'l> {
         };
         let numeric = name.chars().all(|c| c.is_ascii_digit());
         if !numeric && scope.vars.contains_key(name) {
-            let builtin = sc == 0
+            let builtin = sc == ScopeId::TOP
                 && (matches!(
                     name,
                     "facts"

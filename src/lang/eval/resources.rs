@@ -5,7 +5,9 @@
 
 use crate::lang::error::{LangError, Loc, plain};
 use crate::lang::eval::control::EvalResult;
-use crate::lang::eval::{Collect, Evaluator, ParamOp, ParamOps, RelEnd, Res, ResKind, ScopeId};
+use crate::lang::eval::{
+    Collect, Evaluator, ParamOp, ParamOps, RelEnd, Res, ResId, ResKind, ScopeId,
+};
 use crate::lang::syntax::ast::{
     AttrOp, AttrOpKind, Expr, ExprKind, RelOp, ResourceBody, Virtuality,
 };
@@ -82,7 +84,7 @@ pub fn collect_refs(v: &Value, out: &mut Vec<(String, String)>) -> Result<(), La
 }
 
 impl<'l> Evaluator<'l> {
-    pub fn container_of(&self, sc: ScopeId) -> usize {
+    pub fn container_of(&self, sc: ScopeId) -> ResId {
         self.scopes.get(sc).map_or(self.main_index, |s| s.container)
     }
 
@@ -96,9 +98,9 @@ impl<'l> Evaluator<'l> {
         loc: Option<Loc>,
         kind: ResKind,
         virt: Virtuality,
-        container: Option<usize>,
+        container: Option<ResId>,
         scope: ScopeId,
-    ) -> EvalResult<usize> {
+    ) -> EvalResult<ResId> {
         if self.resources.len() >= MAX_RESOURCES {
             return Err(plain(format!(
                 "The catalog exceeds the maximum of {MAX_RESOURCES} resources"
@@ -157,8 +159,7 @@ impl<'l> Evaluator<'l> {
                 }
             }
         }
-        let idx = self.resources.len();
-        self.resources.push(Res {
+        let idx = self.resources.push_and_get_key(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),
             params,
@@ -411,14 +412,13 @@ impl<'l> Evaluator<'l> {
             query: query.cloned(),
             overrides: ovs,
             scope: sc,
-            loc: loc.clone(),
             matched: Default::default(),
         });
         Ok(Value::Undef)
     }
 
     /// Does resource `idx` satisfy collector query `q`?
-    pub fn query_match(&mut self, q: &Expr, idx: usize, sc: ScopeId) -> EvalResult<bool> {
+    pub fn query_match(&mut self, q: &Expr, idx: ResId, sc: ScopeId) -> EvalResult<bool> {
         use crate::lang::syntax::ast::BinOp;
         match &q.kind {
             ExprKind::Binary(BinOp::And, a, b) => {

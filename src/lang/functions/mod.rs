@@ -331,6 +331,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::lang::error::Loc;
+    use crate::lang::eval::ScopeId;
     use crate::lang::loader::FsLoader;
 
     /// Call a function the way a manifest does, on an empty catalog.
@@ -345,7 +346,7 @@ pub(crate) mod tests {
             registry(),
         );
         let loc = Loc::new(&Arc::from("test.pp"), 1, 1);
-        ev.call_function(name, args.to_vec(), None, 0, &loc)
+        ev.call_function(name, args.to_vec(), None, ScopeId::TOP, &loc)
     }
 
     #[test]

@@ -253,7 +253,7 @@ impl<'l> Evaluator<'l> {
                     .map_or(expr, |x| x.trim_end_matches(')').trim_matches('\''));
                 let mut segs = var.split('.');
                 let first = segs.next().unwrap_or("").trim_start_matches("::");
-                let mut cur = self.lookup_var(first, 0).unwrap_or(Value::Undef);
+                let mut cur = self.lookup_var(first, ScopeId::TOP).unwrap_or(Value::Undef);
                 for seg in segs {
                     cur = match cur {
                         Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),

@@ -60,7 +60,7 @@ pub fn render_epp(
     let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
     let (prog, decl) = to_program(segs).map_err(|m| plain(format!("{what}: {m}")))?;
     let container = ev.container_of(sc);
-    let local = ev.new_scope(Some(0), Some(sc), container);
+    let local = ev.new_scope(Some(ScopeId::TOP), Some(sc), container);
     let given = match params {
         Value::Hash(h) => h,
         _ => Vec::new(),
