@@ -53,26 +53,21 @@ impl ScopeId {
 pub struct ResId(pub usize);
 
 // The tables' key conversions (typed_index_collections).
-impl From<usize> for ScopeId {
-    fn from(i: usize) -> ScopeId {
-        ScopeId(i)
-    }
+macro_rules! table_key {
+    ($($id:ident),*) => {$(
+        impl From<usize> for $id {
+            fn from(i: usize) -> $id {
+                $id(i)
+            }
+        }
+        impl From<$id> for usize {
+            fn from(id: $id) -> usize {
+                id.0
+            }
+        }
+    )*};
 }
-impl From<ScopeId> for usize {
-    fn from(id: ScopeId) -> usize {
-        id.0
-    }
-}
-impl From<usize> for ResId {
-    fn from(i: usize) -> ResId {
-        ResId(i)
-    }
-}
-impl From<ResId> for usize {
-    fn from(id: ResId) -> usize {
-        id.0
-    }
-}
+table_key!(ScopeId, ResId);
 
 #[derive(Debug, Default)]
 pub struct Scope {
