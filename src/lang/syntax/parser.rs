@@ -50,9 +50,21 @@ pub struct Parser {
 /// Parse a whole manifest.
 pub fn parse(src: &str, file: &Arc<str>) -> LResult<Vec<Expr>> {
     let toks = tokenize(src, file)?;
-    let end_line = src.lines().count().max(1) as u32;
-    let mut p = Parser::new(toks, file.clone(), (end_line, 1));
+    let mut p = Parser::new(toks, file.clone(), end_of_input(src));
     p.parse_program()
+}
+
+/// Where "at end of input" errors point: just after the last character
+/// that is not white space (1-based line and column, in characters, as the
+/// lexer counts them).
+fn end_of_input(src: &str) -> (u32, u32) {
+    let content = src.trim_end();
+    let line = content.matches('\n').count() + 1;
+    let col = content.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(col).unwrap_or(u32::MAX),
+    )
 }
 
 /// Parse a single expression.
@@ -62,7 +74,7 @@ pub fn parse_expression(src: &str, file: &Arc<str>) -> LResult<Expr> {
 
 fn parse_one(src: &str, file: &Arc<str>, max_depth: usize) -> LResult<Expr> {
     let toks = Lexer::new(src, file).with_max_depth(max_depth).tokenize()?;
-    let mut p = Parser::new(toks, file.clone(), (1, 1));
+    let mut p = Parser::new(toks, file.clone(), end_of_input(src));
     p.max_depth = max_depth;
     let e = p.parse_expr(0)?;
     if let Some(t) = p.peek_tok() {
