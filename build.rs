@@ -1,6 +1,8 @@
-//! Build script: in release builds, asks the linker to put the functions that
-//! ferry's main jobs execute next to each other, from the list in
-//! `benches/hot-symbols.txt` (made by `benches/hot_symbols.py`).
+//! Build script: in optimised builds (the `release` and `dist` profiles,
+//! which Cargo reports to build scripts as PROFILE=release), asks the linker
+//! to put the functions that ferry's main jobs execute next to each other,
+//! from the list in `benches/hot-symbols.txt` (made by
+//! `benches/hot_symbols.py` from a `dist` build).
 //!
 //! The kernel maps a binary's code into memory 64 KiB around each page a
 //! process touches; with the hot code together, a 200-target command run

@@ -8,7 +8,7 @@ the whole process tree) per catalog, and the ratio. The manifests are the
 corpus cases Puppet compiles without error, plus a generated one with
 1,000 resources (classes, a defined type, relationships).
 
-  python3 benches/catalog.py [--ferry target/release/ferry] [--cases N] [--repeat R]
+  python3 benches/catalog.py [--ferry target/dist/ferry] [--cases N] [--repeat R]
 """
 
 import argparse
@@ -91,12 +91,12 @@ def resources_in(stdout):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ferry", default=os.path.join(ROOT, "target", "release", "ferry"))
+    ap.add_argument("--ferry", default=os.path.join(ROOT, "target", "dist", "ferry"))
     ap.add_argument("--cases", type=int, default=20, help="corpus cases to include (0 = all)")
     ap.add_argument("--repeat", type=int, default=3, help="ferry runs per case (the best is kept)")
     args = ap.parse_args()
     if not os.path.exists(args.ferry):
-        sys.exit("build ferry first: cargo build --release")
+        sys.exit("build ferry first: cargo build --profile dist")
     names = sorted(f[:-5] for f in os.listdir(compare.CASES) if f.endswith(".json"))
     if args.cases:
         names = names[: args.cases]

@@ -667,7 +667,7 @@ ansible_python_interpreter=/usr/bin/python3
     def available(self, tool):
         if tool == "ferry":
             if not os.access(self.ferry, os.X_OK):
-                return f"binary {self.ferry} not found (build with cargo build --release)"
+                return f"binary {self.ferry} not found (build with cargo build --profile dist)"
             r = subprocess.run([self.ferry, "command", "run", "--help"], capture_output=True, text=True)
             if r.returncode != 0:
                 return "ferry has no `command run` subcommand yet"
@@ -1047,7 +1047,7 @@ def main():
                     help="comma-separated: command,upload,tasks (= tasks-builtins,tasks-procs: "
                          "see benches/tasks.py)")
     ap.add_argument("--port", type=int, default=2222)
-    ap.add_argument("--ferry", default=os.path.join(REPO, "target", "release", "ferry"))
+    ap.add_argument("--ferry", default=os.path.join(REPO, "target", "dist", "ferry"))
     ap.add_argument("--json", default=os.path.join(BENCH_DIR, "results", "latest.json"))
     ap.add_argument("--shared-sshd", action="store_true",
                     help=f"pack up to {MAX_LISTEN_SOCKS} targets per sshd (one shared filesystem; "

@@ -13,8 +13,8 @@ How: starts a small fleet (fleet.py's), runs each job once under
 linker-level name), and writes the union of those names, in the order they
 were first seen, one per line.
 
-Usage (needs valgrind and a release build):
-  cargo build --release && python3 benches/hot_symbols.py && cargo build --release
+Usage (needs valgrind and a dist build, the profile packages and benchmarks use):
+  cargo build --profile dist && python3 benches/hot_symbols.py && cargo build --profile dist
 
 A stale list costs memory, never correctness: names the linker does not find
 are skipped, and code not on the list keeps its default place.
@@ -89,9 +89,9 @@ def coverage(binary: str) -> tuple[int, int]:
 
 
 def main() -> int:
-    ferry = os.path.realpath(os.path.join(fleet.REPO, "target", "release", "ferry"))
+    ferry = os.path.realpath(os.path.join(fleet.REPO, "target", "dist", "ferry"))
     if not os.access(ferry, os.X_OK):
-        print(f"no {ferry}: run cargo build --release first", file=sys.stderr)
+        print(f"no {ferry}: run cargo build --profile dist first", file=sys.stderr)
         return 1
     workdir = tempfile.mkdtemp(prefix="ferry-hot-")
     f = fleet.Fleet(TARGETS, 2422, workdir)

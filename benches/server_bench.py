@@ -15,7 +15,7 @@ so every run_command is also a stored job (4 small transactions).
     python3 benches/server_bench.py -n 8 -d 20 -c 64
 
 Needs root (sshd), wrk, openssl, ssh-keygen, /usr/sbin/sshd and a release
-build with `serve` (cargo build --release). Prints a markdown table.
+build with `serve` (cargo build --profile dist). Prints a markdown table.
 """
 
 import argparse
@@ -142,7 +142,7 @@ def main():
     ap.add_argument("-d", "--duration", type=int, default=10)
     ap.add_argument("-c", "--connections", type=int, default=32)
     ap.add_argument("-t", "--threads", type=int, default=2)
-    ap.add_argument("--ferry", default=f"{ROOT}/target/release/ferry")
+    ap.add_argument("--ferry", default=f"{ROOT}/target/dist/ferry")
     ap.add_argument("--json", default=f"{ROOT}/benches/results/server.json")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ferry-serve-bench-")

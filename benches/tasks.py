@@ -59,7 +59,7 @@ def expected(i: int) -> str:
 def plan_support(bench, ferry: str) -> str | None:
     """None if `ferry plan run` exists, else why not."""
     if not os.access(ferry, os.X_OK):
-        return f"binary {ferry} not found (build with cargo build --release)"
+        return f"binary {ferry} not found (build with cargo build --profile dist)"
     r = subprocess.run([ferry, "plan", "run", "--help"], capture_output=True, text=True)
     if r.returncode != 0:
         return "ferry has no `plan run` subcommand yet"

@@ -5,16 +5,16 @@
 #
 #   dist/deb.sh [BINARY [OUTDIR]]
 #
-# BINARY defaults to target/release/ferry (build it first: cargo build
-# --release), OUTDIR to target/debian. Prints the path of the .deb.
+# BINARY defaults to target/dist/ferry (build it first: cargo build
+# --profile dist), OUTDIR to target/debian. Prints the path of the .deb.
 # DEB_COMPRESSION (xz, gzip, zstd or none) is passed to dpkg-deb -Z.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
-binary="${1:-$repo/target/release/ferry}"
+binary="${1:-$repo/target/dist/ferry}"
 outdir="${2:-$repo/target/debian}"
-[[ -x $binary ]] || { echo "dist/deb.sh: $binary: no such executable (cargo build --release first)" >&2; exit 1; }
+[[ -x $binary ]] || { echo "dist/deb.sh: $binary: no such executable (cargo build --profile dist first)" >&2; exit 1; }
 
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$repo/Cargo.toml" | head -n1)"
 description="$(sed -n 's/^description = "\(.*\)"$/\1/p' "$repo/Cargo.toml" | head -n1)"
