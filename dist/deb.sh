@@ -25,6 +25,9 @@ trap 'rm -rf "$stage"' EXIT
 root="$stage/ferry_${version}_${arch}"
 
 install -D -m 0755 "$binary" "$root/usr/bin/ferry"
+# As dh_strip would: no debug sections in the package (the symbol table
+# stays, for backtraces).
+if command -v strip >/dev/null; then strip --strip-debug "$root/usr/bin/ferry"; fi
 install -D -m 0644 "$here/ferry.service" "$root/lib/systemd/system/ferry.service"
 mkdir -p "$root/usr/share/man/man1"
 "$binary" man --dir "$root/usr/share/man/man1"

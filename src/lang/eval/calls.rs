@@ -115,7 +115,10 @@ impl<'l> Evaluator<'l> {
 
     /// Call a lambda with positional arguments in a new local scope.
     pub fn call_lambda(&mut self, l: &Lambda, args: Vec<Value>, sc: ScopeId) -> EvalResult<Value> {
-        let container = self.scopes.get(sc).map_or(ResId::default(), |s| s.container);
+        let container = self
+            .scopes
+            .get(sc)
+            .map_or(ResId::default(), |s| s.container);
         let local = self.new_scope(Some(sc), Some(sc), container);
         self.bind_positional(&l.params, args, local, &l.loc, "lambda")?;
         self.enter(&l.loc)?;

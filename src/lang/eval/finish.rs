@@ -10,11 +10,11 @@ use crate::lang::error::{LangError, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{set_param, titles};
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
-use typed_index_collections::TiVec;
 use crate::lang::loader::Loader;
 use crate::lang::syntax::ast::{Expr, Virtuality};
 use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
+use typed_index_collections::TiVec;
 
 /// Upper bound on fixpoint rounds (defines creating defines...).
 const MAX_ROUNDS: usize = 10_000;
