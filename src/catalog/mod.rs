@@ -63,9 +63,10 @@ impl std::fmt::Display for CompileError {
     }
 }
 
-/// Stack size for the compiler thread (deeply nested input stays bounded by
-/// the parser/evaluator depth limits; this leaves ample headroom).
-const COMPILER_STACK: usize = 64 * 1024 * 1024;
+/// Stack size for the compiler thread, where manifests and templates are
+/// parsed and evaluated (deeply nested input stays bounded by the
+/// parser/evaluator depth limits; this leaves ample headroom).
+pub const COMPILER_STACK: usize = 64 * 1024 * 1024;
 
 /// Compile a catalog reading files from the real file system.
 pub fn compile(req: &CompileRequest) -> Result<Catalog, CompileError> {
