@@ -338,23 +338,17 @@ pub fn task_output(data: &[u8]) {
 }
 
 /// The Puppet lexer and parser on any UTF-8 text.
-/// Parses on a thread with the compiler's stack, where ferry parses every
+/// Parses on the compiler's thread (`catalog::on_compiler_thread`), where ferry parses every
 /// manifest (a debug build needs more than a test thread's 2 MiB for the
 /// deepest nesting the parser accepts).
 pub fn parse(data: &[u8]) {
     if let Ok(src) = std::str::from_utf8(data) {
         let file: Arc<str> = Arc::from("fuzz.pp");
-        std::thread::scope(|s| {
-            let parser = std::thread::Builder::new()
-                .stack_size(ferry::catalog::COMPILER_STACK)
-                .spawn_scoped(s, || {
-                    let _ = ferry::lang::syntax::parser::parse(src, &file);
-                })
-                .expect("a parser thread");
-            if let Err(panic) = parser.join() {
-                std::panic::resume_unwind(panic);
-            }
-        });
+        if let Err(e) = ferry::catalog::on_compiler_thread(|| {
+            let _ = ferry::lang::syntax::parser::parse(src, &file);
+        }) {
+            panic!("{e}");
+        }
     }
 }
 

@@ -66,7 +66,30 @@ impl std::fmt::Display for CompileError {
 /// Stack size for the compiler thread, where manifests and templates are
 /// parsed and evaluated (deeply nested input stays bounded by the
 /// parser/evaluator depth limits; this leaves ample headroom).
-pub const COMPILER_STACK: usize = 64 * 1024 * 1024;
+const COMPILER_STACK: usize = 64 * 1024 * 1024;
+
+/// Why [`on_compiler_thread`] returned no value.
+#[derive(Debug, thiserror::Error)]
+pub enum CompilerThreadError {
+    #[error("internal error: the compiler panicked")]
+    Panicked,
+    #[error("could not start the compiler thread: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// Runs `f` on a thread with the compiler's stack, where ferry parses and
+/// evaluates every manifest and template.
+pub fn on_compiler_thread<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, CompilerThreadError> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("ferry-compile".into())
+            .stack_size(COMPILER_STACK)
+            .spawn_scoped(s, f)
+            .map_err(CompilerThreadError::Spawn)?
+            .join()
+            .map_err(|_| CompilerThreadError::Panicked)
+    })
+}
 
 /// Compile a catalog reading files from the real file system.
 pub fn compile(req: &CompileRequest) -> Result<Catalog, CompileError> {
@@ -87,25 +110,15 @@ pub fn compile_with_options(
     loader: &dyn Loader,
     opts: &CompileOptions,
 ) -> Result<Catalog, CompileError> {
-    let result = std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("ferry-compile".into())
-            .stack_size(COMPILER_STACK)
-            .spawn_scoped(s, || compile_inner(req, loader, opts))
-            .map(|h| h.join())
-    });
-    let err = |m: &str| CompileError {
-        error: LangError::load(m.to_string()),
-        node: req.node.clone(),
+    let error = match on_compiler_thread(|| compile_inner(req, loader, opts)) {
+        Ok(Ok(catalog)) => return Ok(catalog),
+        Ok(Err(error)) => error,
+        Err(e) => LangError::load(e.to_string()),
     };
-    match result {
-        Ok(Ok(r)) => r.map_err(|error| CompileError {
-            error,
-            node: req.node.clone(),
-        }),
-        Ok(Err(_)) => Err(err("internal error: the compiler panicked")),
-        Err(e) => Err(err(&format!("could not start the compiler thread: {e}"))),
-    }
+    Err(CompileError {
+        error,
+        node: req.node.clone(),
+    })
 }
 
 fn compile_inner(
