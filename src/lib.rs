@@ -3,6 +3,7 @@
 //! The command line is not part of the library: it is the `ferry` binary
 //! (src/main.rs and src/cli/).
 
+pub mod apply;
 pub mod catalog;
 pub mod inventory;
 pub mod lang;

@@ -300,6 +300,7 @@ fn global_hiera_request() -> (PathBuf, PathBuf, CompileRequest, CompileOptions) 
     };
     let opts = CompileOptions {
         hiera_config: Some(dir.join("hiera.yaml")),
+        ..CompileOptions::default()
     };
     (root, dir, req, opts)
 }

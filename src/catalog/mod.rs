@@ -43,6 +43,8 @@ pub struct CompileOptions {
     /// setting): its hierarchy is consulted before the environment's, with
     /// data directories relative to the file.
     pub hiera_config: Option<PathBuf>,
+    /// `$trusted['authenticated']` (default `local`, as `puppet apply`).
+    pub trusted_authenticated: Option<String>,
 }
 
 /// A compilation failure, rendered Puppet-style:
@@ -142,6 +144,9 @@ fn compile_inner(
         crate::lang::functions::registry(),
     );
     ev.set_global_hiera(opts.hiera_config.clone());
+    if let Some(how) = &opts.trusted_authenticated {
+        ev.set_trusted_authenticated(how);
+    }
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");

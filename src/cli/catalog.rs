@@ -89,7 +89,10 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
         node,
         environment,
     };
-    let options = CompileOptions { hiera_config };
+    let options = CompileOptions {
+        hiera_config,
+        ..CompileOptions::default()
+    };
     let catalog = match compile_with_options(&request, &FsLoader, &options) {
         Ok(c) => c,
         Err(e) => {

@@ -65,6 +65,17 @@ pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<
 }
 
 pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
+    let summary = run_action(action, args).await?;
+    Ok(if summary.all_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// Runs an action on the selected targets with the chosen printer and
+/// records the run for `--rerun`.
+pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Summary> {
     check_output_flags(args)?;
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let targets = targets(&args.select, &inventory)?;
@@ -87,11 +98,7 @@ pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> 
     };
     let summary = run::run(targets, action, &options, sink).await;
     rerun::save(&summary);
-    Ok(if summary.all_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(summary)
 }
 
 pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {

@@ -3,6 +3,7 @@
 //! uses anyhow, prints errors, and chooses the exit status (0 when every
 //! target succeeded, 2 when any failed, 1 for usage and inventory errors).
 
+mod apply;
 mod catalog;
 mod commands;
 mod generate;
@@ -61,6 +62,9 @@ pub enum Top {
         #[command(subcommand)]
         action: PlanAction,
     },
+    /// Compile a manifest for each target from its facts and apply it
+    /// there, with nothing installed on the target (or apply --catalog).
+    Apply(Box<apply::ApplyArgs>),
     /// Compile Puppet-language manifests into catalogs.
     Catalog {
         #[command(subcommand)]
@@ -418,6 +422,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                     format,
                 },
         } => commands::show(&select, detail, format),
+        Top::Apply(args) => apply::apply(*args).await,
         Top::Serve { config } => serve::run(&config).await,
         Top::Completions { shell } => generate::completions(shell),
         Top::Man { dir } => generate::man(dir.as_deref()),

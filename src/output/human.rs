@@ -99,12 +99,43 @@ pub fn block(result: &TargetResult, with_output: bool) -> String {
         }
         Some(Output::Task(value)) => task_value(&mut s, value),
         Some(Output::Transfer { message, .. }) => s.push_str(&indent(message)),
+        Some(Output::Apply(report)) => apply_report(&mut s, report),
         None => {}
     }
     if let Some(e) = result.outcome.error() {
         s.push_str(&format!("  Error ({}): {}\n", e.kind, e.msg));
     }
     s
+}
+
+/// An apply: each resource that changed, would change or failed, with
+/// its events' messages, then the counts.
+fn apply_report(s: &mut String, report: &crate::apply::Report) {
+    for r in &report.resource_statuses.0 {
+        let state = if r.failed {
+            "failed"
+        } else if r.skipped {
+            "skipped"
+        } else if r.changed {
+            "changed"
+        } else if r.events.iter().any(|e| e.status == "noop") {
+            "noop"
+        } else {
+            continue;
+        };
+        s.push_str(&format!("  {state}: {}\n", r.resource));
+        for e in &r.events {
+            s.push_str(&format!("    {}: {}\n", e.property, e.message));
+        }
+    }
+    for l in report
+        .logs
+        .iter()
+        .filter(|l| l.level == "err" && l.source == "Puppet")
+    {
+        s.push_str(&format!("  error: {}\n", l.message));
+    }
+    s.push_str(&format!("  {}\n", report.summary_line()));
 }
 
 /// A command's (or a task's) stdout and stderr, under a heading for stderr.

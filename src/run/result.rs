@@ -46,6 +46,8 @@ pub enum Output {
     /// A task: the value it printed (or its text as `_output`), redacted.
     /// A task's result is JSON by nature (Bolt's task protocol).
     Task(Value),
+    /// A catalog applied: Puppet's report of it.
+    Apply(Box<crate::apply::Report>),
     /// A file transfer: what was done, and where a download went.
     Transfer {
         message: String,
@@ -99,6 +101,9 @@ pub struct ErrorText<'a> {
     pub msg: Cow<'a, str>,
 }
 
+/// The kind of an apply in which resources failed (Bolt's).
+pub const APPLY_ERROR: &str = "bolt/resource-failure";
+
 /// The kind of a command's non-zero exit.
 pub const COMMAND_ERROR: &str = "ferry/command-error";
 
@@ -137,6 +142,10 @@ impl Outcome {
                 msg: Cow::Owned(command_error_msg(c.exit_code)),
             }),
             Outcome::Failed(Output::Transfer { .. }) => None,
+            Outcome::Failed(Output::Apply(r)) => Some(ErrorText {
+                kind: APPLY_ERROR,
+                msg: Cow::Owned(format!("Resources failed to apply for {}", r.host)),
+            }),
             Outcome::Errored(e) => Some(ErrorText {
                 kind: e.kind(),
                 msg: Cow::Owned(e.to_string()),
@@ -166,6 +175,9 @@ impl Outcome {
                     }
                 }
                 Output::Task(v) => rewrite_value(v, false, f),
+                // Reports hold the target's own texts; secrets are
+                // redacted when the report is made.
+                Output::Apply(_) => {}
                 Output::Transfer { message, path } => {
                     f(message, false);
                     if let Some(p) = path {
@@ -257,6 +269,24 @@ impl Serialize for Outcome {
                     .serialize(s)
                 }
                 Output::Task(v) => v.serialize(s),
+                Output::Apply(report) => {
+                    let mut map = s.serialize_map(None)?;
+                    map.serialize_entry("report", report)?;
+                    map.serialize_entry("_output", &report.summary_line())?;
+                    if matches!(self, Outcome::Failed(_)) {
+                        let msg = format!("Resources failed to apply for {}", report.host);
+                        map.serialize_entry(
+                            "_error",
+                            &ErrorValue {
+                                details: NoDetails {},
+                                issue_code: None,
+                                kind: APPLY_ERROR,
+                                msg: &msg,
+                            },
+                        )?;
+                    }
+                    map.end()
+                }
                 Output::Transfer { message, path } => {
                     let mut map = s.serialize_map(None)?;
                     map.serialize_entry("_output", message)?;

@@ -143,6 +143,23 @@ impl<'l> Evaluator<'l> {
         self.hiera_global = hiera_yaml;
     }
 
+    /// How the node was authenticated, as `$trusted['authenticated']`
+    /// says (`local` by default, as `puppet apply`; `remote` for a node
+    /// compiled for an agentless run, as ACE does).
+    pub fn set_trusted_authenticated(&mut self, how: &str) {
+        if let Some(Value::Hash(h)) = self
+            .scopes
+            .first_mut()
+            .and_then(|s| s.vars.get_mut("trusted"))
+        {
+            for (k, v) in h.iter_mut() {
+                if k.as_str() == Some("authenticated") {
+                    *v = Value::str(how);
+                }
+            }
+        }
+    }
+
     /// Evaluate the main manifest's statements, then the node definition,
     /// then finish. A `next()`, `break()` or `return()` nothing caught is an
     /// error here.

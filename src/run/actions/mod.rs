@@ -7,6 +7,7 @@
 //! running a command with its output reported as events, and the
 //! temporary directories scripts and run-as uploads go through.
 
+pub mod apply;
 pub mod command;
 pub mod files;
 pub mod script;
@@ -27,6 +28,7 @@ pub enum Action {
     Upload { src: PathBuf, dest: String },
     Download { src: String, dest: PathBuf },
     Task(std::sync::Arc<crate::task::Prepared>),
+    Apply(std::sync::Arc<apply::ApplyJob>),
 }
 
 impl Action {
@@ -37,6 +39,7 @@ impl Action {
             Action::Upload { .. } => "upload",
             Action::Download { .. } => "download",
             Action::Task(_) => "task",
+            Action::Apply(_) => "apply",
         }
     }
 
@@ -48,6 +51,7 @@ impl Action {
             Action::Upload { src, .. } => src.display().to_string(),
             Action::Download { src, .. } => src.clone(),
             Action::Task(p) => p.task.name.clone(),
+            Action::Apply(job) => job.object(),
         }
     }
 
@@ -66,6 +70,7 @@ impl Action {
                 script::run(target, t, path, args, sink, max_output).await
             }
             Action::Task(prepared) => task::run(target, t, prepared, sink, max_output).await,
+            Action::Apply(job) => apply::run(target, t, job, sink, max_output).await,
             Action::Upload { src, dest } => files::upload(target, t, src, dest).await,
             Action::Download { src, dest } => files::download(target, t, src, dest).await,
         };

@@ -1,0 +1,196 @@
+//! The one POSIX `sh` program that applies a catalog on a target. It is
+//! pure text, made here from the ordered steps and each resource's type
+//! ([`super::types`]); the transport only runs it (on stdin of `sh -s`,
+//! never on a command line). The program checks and converges each
+//! resource in order and reports what happened as it happens, one line
+//! per fact, read back by [`super::events`]:
+//!
+//! ```text
+//! TOKEN <TAB> STEP <TAB> WHAT <TAB> FIELD ...
+//! ```
+//!
+//! `TOKEN` is fresh for every run, so nothing a resource prints (exec
+//! output is captured and re-emitted as `out` lines) can pass for a line
+//! of the program. Before a resource runs, the program checks whether a
+//! resource upstream of it failed (the `_F` list) and skips it if so.
+//! Refresh events are counted per step (`_c<N>` for changes made, `_o<N>`
+//! for changes noop held back) and handed to the resources they notify.
+//! The last line is `TOKEN - end`: without it the apply did not finish.
+
+use std::fmt::Write as _;
+
+use super::graph::Step;
+use super::types::{Kind, Refresh};
+
+/// The fields of a line, separated by tabs.
+pub const SEP: char = '\t';
+
+/// Settings for a whole program.
+#[derive(Debug, Clone)]
+pub struct ProgramOptions {
+    /// The one-time token that starts every line the program reports.
+    pub token: String,
+}
+
+/// A step ready for the program: its position, its type's parsed
+/// parameters and whether it runs in noop.
+pub struct Planned<'a> {
+    pub number: usize,
+    pub step: &'a Step,
+    pub kind: &'a Kind,
+    pub noop: bool,
+    /// Step numbers of the resources upstream of this one.
+    pub upstream: Vec<usize>,
+    /// Step numbers of the resources whose changes refresh this one.
+    pub refreshed_by: Vec<usize>,
+}
+
+/// Quotes a string for the shell. Strings holding a NUL byte cannot be
+/// passed to a shell at all; types refuse them when they read parameters.
+pub fn q(s: &str) -> String {
+    crate::transport::command::quote(s).unwrap_or_else(|_| "''".into())
+}
+
+/// A `printf` builtin call that writes exactly `bytes` to stdout: printf
+/// is built into every POSIX shell, so the bytes never appear on a
+/// command line. Text goes as one `%s` argument; bytes that are not UTF-8
+/// or hold NUL go as octal escapes in the format.
+pub fn printf_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => format!("printf '%s' {}", q(text)),
+        _ => {
+            let mut fmt = String::with_capacity(bytes.len() * 2);
+            for &b in bytes {
+                match b {
+                    b'%' => fmt.push_str("%%"),
+                    b'\\' => fmt.push_str("\\\\"),
+                    b'\'' => fmt.push_str("\\047"),
+                    0x20..=0x7e => fmt.push(b as char),
+                    _ => {
+                        let _ = write!(fmt, "\\{b:03o}");
+                    }
+                }
+            }
+            format!("printf '{fmt}'")
+        }
+    }
+}
+
+/// The functions every program defines.
+fn preamble(token: &str) -> String {
+    format!(
+        "umask 022
+T={token}
+_F=
+_e() {{ _l=$T; for _a; do _l=\"$_l\t$_a\"; done; printf '%s\\n' \"$_l\"; }}
+_fail() {{ _e \"$1\" fail \"$2\"; _F=\"$_F $1\"; }}
+_ev() {{ _n=$1; shift; _e \"$_n\" ev \"$@\"; case $2 in success) _c=$((_c + 1)) ;; noop) _o=$((_o + 1)) ;; failure) _F=\"$_F $_n\" ;; esac; }}
+_st() {{
+_ft=absent _fm= _fu= _fg= _fuid= _fgid=
+if [ -h \"$1\" ]; then _ft=link
+elif [ -d \"$1\" ]; then _ft=directory
+elif [ -f \"$1\" ]; then _ft=file
+elif [ -e \"$1\" ]; then _ft=other
+else return 0
+fi
+set -- $(stat -c '%a %U %G %u %g' -- \"$1\" 2>/dev/null)
+_fm=$1 _fu=$2 _fg=$3 _fuid=$4 _fgid=$5
+}}
+_sum() {{ _h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${{_h%% *}}; }}
+_out() {{ printf '%s\\n' \"$2\" | while IFS= read -r _l; do _e \"$1\" out \"$_l\"; done; }}
+"
+    )
+}
+
+/// Writes the program for `steps`.
+pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
+    let mut s = preamble(&opts.token);
+    for p in steps {
+        step(&mut s, p);
+    }
+    s.push_str("_e - end\n");
+    s
+}
+
+fn step(s: &mut String, p: &Planned<'_>) {
+    let n = p.number;
+    let _ = writeln!(s, "# step {n}\n_c=0 _o=0");
+    let body = {
+        let mut b = String::new();
+        p.kind.script(&mut b, n, p.noop);
+        b
+    };
+    let refresh = p.kind.refresh(n);
+    let refresh_text = match (&refresh, p.refreshed_by.is_empty()) {
+        (_, true) | (Refresh::Nothing, _) => String::new(),
+        (how, false) => {
+            let sum_c: Vec<String> = p
+                .refreshed_by
+                .iter()
+                .map(|k| format!("${{_c{k}:-0}}"))
+                .collect();
+            let sum_o: Vec<String> = p
+                .refreshed_by
+                .iter()
+                .map(|k| format!("${{_o{k}:-0}}"))
+                .collect();
+            let mut r = format!(
+                "_rc=$(({})) _ro=$(({}))\n",
+                sum_c.join(" + "),
+                sum_o.join(" + ")
+            );
+            let act = match how {
+                Refresh::Script(text) => text.clone(),
+                Refresh::Nothing => String::new(),
+            };
+            if p.noop {
+                let _ = writeln!(
+                    r,
+                    "if [ $((_rc + _ro)) -gt 0 ]; then _e {n} refresh-noop $((_rc + _ro)); fi"
+                );
+            } else {
+                let _ = write!(
+                    r,
+                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{act}elif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro\nfi\n"
+                );
+            }
+            r
+        }
+    };
+    if p.upstream.is_empty() {
+        s.push_str(&body);
+        s.push_str(&refresh_text);
+    } else {
+        let list: Vec<String> = p.upstream.iter().map(|k| k.to_string()).collect();
+        let _ = write!(
+            s,
+            "_bad=\nif [ -n \"$_F\" ]; then for _d in {}; do case \" $_F \" in *\" $_d \"*) _bad=\"$_bad $_d\" ;; esac; done; fi\n\
+             if [ -n \"$_bad\" ]; then _e {n} skip $_bad\nelse\n{body}{refresh_text}fi\n",
+            list.join(" ")
+        );
+    }
+    let _ = writeln!(s, "_e {n} done\n_c{n}=$_c _o{n}=$_o");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_bytes_round_trips_text_and_binary() {
+        for bytes in [
+            b"hello\n".to_vec(),
+            b"it's 100% \\ done".to_vec(),
+            vec![0, 1, 2, 255, b'%', b'\\', b'\'', b'a', b'\n'],
+            Vec::new(),
+        ] {
+            let cmd = printf_bytes(&bytes);
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&cmd)
+                .output()
+                .expect("sh runs");
+            assert_eq!(out.stdout, bytes, "{cmd}");
+        }
+    }
+}

@@ -1,0 +1,711 @@
+//! Puppet's report (`report_format` 12), built from what the apply
+//! program reported: one resource status per applied resource (with its
+//! events, in Puppet's words from [`super::types`]), the logs Puppet
+//! writes (event messages, command output, "Dependency ... has failures",
+//! "Skipping because of failed dependencies", refresh notices), the
+//! metrics (resources, time, changes, events) and the run's status:
+//! `failed` if a resource failed or the program did not finish,
+//! `changed` if anything changed, else `unchanged`. The shapes follow
+//! reports real Puppet 7 wrote (tests/apply/puppet/).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
+
+use super::catalog::{ApplyCatalog, Resource};
+use super::events::Line;
+use super::graph::{Order, path_segment};
+use super::types::{EventStatus, Kind};
+
+/// The run's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Changed,
+    Unchanged,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Log {
+    pub level: &'static str,
+    pub message: String,
+    pub source: String,
+    pub tags: Vec<String>,
+    pub time: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub audited: bool,
+    pub property: String,
+    pub previous_value: Value,
+    pub desired_value: Value,
+    pub historical_value: Value,
+    pub message: String,
+    pub name: String,
+    pub status: &'static str,
+    pub time: String,
+    pub redacted: Option<bool>,
+    pub corrective_change: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceStatus {
+    pub title: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub resource: String,
+    pub resource_type: String,
+    pub provider_used: Option<&'static str>,
+    pub containment_path: Vec<String>,
+    pub evaluation_time: Option<f64>,
+    pub tags: Vec<String>,
+    pub time: String,
+    pub failed: bool,
+    pub failed_to_restart: bool,
+    pub changed: bool,
+    pub out_of_sync: bool,
+    pub skipped: bool,
+    pub change_count: u64,
+    pub out_of_sync_count: u64,
+    pub events: Vec<Event>,
+    pub corrective_change: bool,
+}
+
+/// Resource statuses keyed by reference, in the order they were applied.
+#[derive(Debug, Clone, Default)]
+pub struct Statuses(pub Vec<ResourceStatus>);
+
+impl Serialize for Statuses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for r in &self.0 {
+            m.serialize_entry(&r.resource, r)?;
+        }
+        m.end()
+    }
+}
+
+/// One metric category: `{name, label, values: [[name, label, value]]}`.
+#[derive(Debug, Clone)]
+pub struct Metric {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub values: Vec<(String, String, Value)>,
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", self.name)?;
+        m.serialize_entry("label", self.label)?;
+        m.serialize_entry("values", &self.values)?;
+        m.end()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Metrics(pub Vec<Metric>);
+
+impl Serialize for Metrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for metric in &self.0 {
+            m.serialize_entry(metric.name, metric)?;
+        }
+        m.end()
+    }
+}
+
+/// Puppet's report of one apply.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub host: String,
+    pub time: String,
+    pub configuration_version: Value,
+    pub transaction_uuid: String,
+    pub report_format: u32,
+    pub puppet_version: String,
+    pub status: RunStatus,
+    pub transaction_completed: bool,
+    pub noop: bool,
+    pub noop_pending: bool,
+    pub environment: String,
+    pub logs: Vec<Log>,
+    pub metrics: Metrics,
+    pub resource_statuses: Statuses,
+    pub corrective_change: bool,
+    pub catalog_uuid: Option<String>,
+    pub cached_catalog_status: &'static str,
+}
+
+/// Counts for Bolt's `_output` line and the human summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub changed: usize,
+    pub failed: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+    pub noop: usize,
+}
+
+impl Report {
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for r in &self.resource_statuses.0 {
+            if r.failed {
+                c.failed += 1;
+            } else if r.skipped {
+                c.skipped += 1;
+            } else if r.changed {
+                c.changed += 1;
+            } else if r.events.iter().any(|e| e.status == "noop") {
+                c.noop += 1;
+            } else {
+                c.unchanged += 1;
+            }
+        }
+        c
+    }
+
+    /// Bolt's ApplyResult `_output`.
+    pub fn summary_line(&self) -> String {
+        let c = self.counts();
+        format!(
+            "changed: {}, failed: {}, unchanged: {} skipped: {}, noop: {}",
+            c.changed, c.failed, c.unchanged, c.skipped, c.noop
+        )
+    }
+}
+
+/// One applied step, as the report builder needs it.
+pub struct StepInput<'a> {
+    pub resource: &'a Resource,
+    pub kind: &'a Kind,
+    /// Containers from the outermost in.
+    pub containers: Vec<&'a Resource>,
+    /// Seconds the step took, from the program's timing of its lines.
+    pub seconds: Option<f64>,
+    /// When it started (RFC 3339).
+    pub time: String,
+}
+
+/// Everything about the run beyond the steps.
+pub struct RunInfo<'a> {
+    pub host: &'a str,
+    pub catalog: &'a ApplyCatalog,
+    pub transaction_uuid: &'a str,
+    pub noop: bool,
+    /// When the run started (RFC 3339).
+    pub time: String,
+    /// Seconds the whole apply took.
+    pub seconds: f64,
+    /// The program reported its end.
+    pub finished: bool,
+    /// Why the run did not finish, when it did not.
+    pub error: Option<String>,
+    /// The current time, for log entries (RFC 3339).
+    pub now: String,
+}
+
+fn level_of(status: EventStatus) -> &'static str {
+    match status {
+        EventStatus::Failure => "err",
+        _ => "notice",
+    }
+}
+
+fn event_name(kind: &Kind, property: &str, previous: &str, desired: &Value) -> String {
+    match (kind, property) {
+        (Kind::Exec(_), "returns") => "executed_command".into(),
+        (_, "ensure") => {
+            let d = desired.as_str().unwrap_or_default();
+            if d == "absent" {
+                match previous {
+                    "directory" => "directory_removed".into(),
+                    "link" => "link_removed".into(),
+                    _ => "file_removed".into(),
+                }
+            } else if previous == "absent" {
+                let made = if d == "present" { "file" } else { d };
+                format!("{made}_created")
+            } else {
+                "ensure_changed".into()
+            }
+        }
+        (_, p) => format!("{p}_changed"),
+    }
+}
+
+/// Builds the report from the program's lines, grouped by step.
+pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order: &Order) -> Report {
+    let _ = order;
+    let mut by_step: HashMap<usize, Vec<&Line>> = HashMap::new();
+    for l in lines {
+        let step = match l {
+            Line::Event { step, .. }
+            | Line::Fail { step, .. }
+            | Line::Out { step, .. }
+            | Line::Skip { step, .. }
+            | Line::Refresh { step, .. }
+            | Line::RefreshNoop { step, .. }
+            | Line::RefreshFailed { step, .. }
+            | Line::Notice { step, .. }
+            | Line::Done { step } => *step,
+            Line::End => continue,
+        };
+        by_step.entry(step).or_default().push(l);
+    }
+    let mut logs = Vec::new();
+    let mut statuses = Vec::new();
+    let mut notified: BTreeSet<usize> = BTreeSet::new();
+    let mut type_time: Vec<(String, String, f64)> = Vec::new();
+    let mut any_failed = !info.finished;
+    let mut any_changed = false;
+    let mut noop_pending = false;
+    // Noop events per container, for "Would have triggered" on classes.
+    let mut container_noop: Vec<(String, Vec<String>, usize)> = Vec::new();
+    for (n, s) in steps.iter().enumerate() {
+        let r = s.resource;
+        let path: Vec<String> = s
+            .containers
+            .iter()
+            .map(|c| path_segment(c))
+            .chain(std::iter::once(r.reference()))
+            .collect();
+        let source = format!("/{}", path.join("/"));
+        let log = |level: &'static str, message: String, source: String, extra: &[&str]| Log {
+            level,
+            message,
+            source,
+            tags: std::iter::once(level.to_string())
+                .chain(r.tags.iter().cloned())
+                .chain(extra.iter().map(|s| s.to_string()))
+                .collect(),
+            time: s.time.clone(),
+            file: r.file.clone(),
+            line: r.line,
+        };
+        let mut status = ResourceStatus {
+            title: r.title.clone(),
+            file: r.file.clone(),
+            line: r.line,
+            resource: r.reference(),
+            resource_type: r.type_name.clone(),
+            provider_used: s.kind.provider(),
+            containment_path: path.clone(),
+            evaluation_time: s.seconds,
+            tags: r.tags.clone(),
+            time: s.time.clone(),
+            failed: false,
+            failed_to_restart: false,
+            changed: false,
+            out_of_sync: false,
+            skipped: false,
+            change_count: 0,
+            out_of_sync_count: 0,
+            events: Vec::new(),
+            corrective_change: false,
+        };
+        let mine = by_step.get(&n).map(Vec::as_slice).unwrap_or_default();
+        let mut pending_out: Vec<String> = Vec::new();
+        let mut seen_done = false;
+        for l in mine {
+            match l {
+                Line::Out { text, .. } => pending_out.push(text.clone()),
+                Line::Event {
+                    property,
+                    status: st,
+                    previous,
+                    detail,
+                    ..
+                } => {
+                    let text = s.kind.describe(property, *st, previous, detail);
+                    // A command's output comes before its event, at the
+                    // exec's level (notice), tagged with the property.
+                    for o in pending_out.drain(..) {
+                        logs.push(log(
+                            "notice",
+                            o,
+                            format!("{source}/{property}"),
+                            &[property],
+                        ));
+                    }
+                    if *st == EventStatus::Failure
+                        && let Kind::Exec(e) = s.kind
+                    {
+                        let cmd = if e.sensitive {
+                            "[redacted]".to_string()
+                        } else {
+                            e.command.clone()
+                        };
+                        logs.push(Log {
+                            level: "err",
+                            message: format!(
+                                "'{cmd}' returned {detail} instead of one of [{}]",
+                                e.returns
+                                    .iter()
+                                    .map(|r| r.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            source: "Puppet".into(),
+                            tags: vec!["err".into()],
+                            time: s.time.clone(),
+                            file: None,
+                            line: None,
+                        });
+                    }
+                    logs.push(log(
+                        level_of(*st),
+                        text.message.clone(),
+                        format!("{source}/{property}"),
+                        &[],
+                    ));
+                    status.out_of_sync = true;
+                    status.out_of_sync_count += 1;
+                    match st {
+                        EventStatus::Success => {
+                            status.changed = true;
+                            status.change_count += 1;
+                        }
+                        EventStatus::Failure => status.failed = true,
+                        EventStatus::Noop => noop_pending = true,
+                    }
+                    status.events.push(Event {
+                        audited: false,
+                        property: property.clone(),
+                        name: event_name(s.kind, property, previous, &text.desired),
+                        previous_value: text.previous,
+                        desired_value: text.desired,
+                        historical_value: Value::Null,
+                        message: text.message,
+                        status: st.as_str(),
+                        time: s.time.clone(),
+                        redacted: text.redacted.then_some(true),
+                        corrective_change: false,
+                    });
+                }
+                Line::Fail { code, .. } => {
+                    status.failed = true;
+                    logs.push(log(
+                        "err",
+                        format!("Could not evaluate: {}", s.kind.failure(code)),
+                        source.clone(),
+                        &[],
+                    ));
+                }
+                Line::Skip { failed, .. } => {
+                    status.skipped = true;
+                    for f in failed {
+                        if notified.insert(*f)
+                            && let Some(dep) = steps.get(*f)
+                        {
+                            logs.push(log(
+                                "notice",
+                                format!(
+                                    "Dependency {} has failures: true",
+                                    dep.resource.reference()
+                                ),
+                                source.clone(),
+                                &[],
+                            ));
+                        }
+                    }
+                    logs.push(log(
+                        "warning",
+                        "Skipping because of failed dependencies".into(),
+                        source.clone(),
+                        &[],
+                    ));
+                }
+                Line::Refresh { events, .. } => {
+                    logs.push(log(
+                        "notice",
+                        format!("Triggered 'refresh' from {events} {}", plural(*events)),
+                        source.clone(),
+                        &[],
+                    ));
+                }
+                Line::RefreshNoop { events, .. } => {
+                    logs.push(log(
+                        "notice",
+                        format!(
+                            "Would have triggered 'refresh' from {events} {}",
+                            plural(*events)
+                        ),
+                        source.clone(),
+                        &[],
+                    ));
+                }
+                Line::RefreshFailed { status: code, .. } => {
+                    status.failed = true;
+                    for o in pending_out.drain(..) {
+                        logs.push(log("notice", o, format!("{source}/returns"), &["returns"]));
+                    }
+                    if let Kind::Exec(e) = s.kind {
+                        let cmd = if e.sensitive {
+                            "[redacted]".to_string()
+                        } else {
+                            e.command.clone()
+                        };
+                        logs.push(log(
+                            "err",
+                            format!(
+                                "Failed to call refresh: '{cmd}' returned {code} instead of one of [{}]",
+                                e.returns.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+                            ),
+                            source.clone(),
+                            &[],
+                        ));
+                    }
+                }
+                Line::Notice { text, .. } => {
+                    logs.push(log("notice", text.clone(), source.clone(), &[]))
+                }
+                Line::Done { .. } => seen_done = true,
+                Line::End => {}
+            }
+        }
+        // Output of a refresh that succeeded (logoutput => true).
+        for o in pending_out.drain(..) {
+            logs.push(log("notice", o, format!("{source}/returns"), &["returns"]));
+        }
+        if !seen_done && !status.skipped {
+            // The program stopped inside this step, or never reached it.
+            status.skipped = !info.finished && mine.is_empty();
+        }
+        if let Kind::Notify(nt) = s.kind
+            && status.changed
+        {
+            logs.insert(
+                logs.len().saturating_sub(1),
+                Log {
+                    level: "notice",
+                    message: if nt.sensitive {
+                        "[redacted]".into()
+                    } else {
+                        nt.message.clone()
+                    },
+                    source: "Puppet".into(),
+                    tags: vec!["notice".into()],
+                    time: s.time.clone(),
+                    file: None,
+                    line: None,
+                },
+            );
+        }
+        any_failed |= status.failed;
+        any_changed |= status.changed;
+        let noop_events = status.events.iter().filter(|e| e.status == "noop").count();
+        if noop_events > 0
+            && let Some(c) = s.containers.last()
+        {
+            let key = c.reference();
+            match container_noop.iter_mut().find(|(k, _, _)| *k == key) {
+                Some(entry) => entry.2 += noop_events,
+                None => container_noop.push((
+                    key,
+                    s.containers.iter().map(|c| c.reference()).collect(),
+                    noop_events,
+                )),
+            }
+        }
+        if let Some(t) = s.seconds {
+            let key = r.type_key();
+            match type_time.iter_mut().find(|(k, _, _)| *k == key) {
+                Some(e) => e.2 += t,
+                None => type_time.push((key, r.type_name.clone(), t)),
+            }
+        }
+        statuses.push(status);
+    }
+    // In noop, each container reports the refresh its contents would
+    // have triggered, innermost first, and passes one event up.
+    if !container_noop.is_empty() {
+        let mut pending: Vec<(String, usize)> = Vec::new();
+        for (key, chain, count) in &container_noop {
+            pending.push((key.clone(), *count));
+            let _ = chain;
+        }
+        let mut ancestors: Vec<(String, usize)> = Vec::new();
+        for (key, chain, _) in &container_noop {
+            for anc in chain.iter().rev().skip(1) {
+                match ancestors.iter_mut().find(|(k, _)| k == anc) {
+                    Some(e) => e.1 += 1,
+                    None => ancestors.push((anc.clone(), 1)),
+                }
+            }
+            let _ = key;
+        }
+        for (key, count) in pending.into_iter().chain(ancestors) {
+            let tag = crate::apply::graph::parse_reference(&key)
+                .map(|(t, _)| t)
+                .unwrap_or_default();
+            logs.push(Log {
+                level: "notice",
+                message: format!(
+                    "Would have triggered 'refresh' from {count} {}",
+                    plural(count)
+                ),
+                source: display_container(&key),
+                tags: vec!["notice".into(), tag],
+                time: info.now.clone(),
+                file: None,
+                line: None,
+            });
+        }
+    }
+    if let Some(e) = &info.error {
+        logs.push(Log {
+            level: "err",
+            message: e.clone(),
+            source: "Puppet".into(),
+            tags: vec!["err".into()],
+            time: info.now.clone(),
+            file: None,
+            line: None,
+        });
+    }
+    logs.push(Log {
+        level: "notice",
+        message: format!("Applied catalog in {:.2} seconds", info.seconds),
+        source: "Puppet".into(),
+        tags: vec!["notice".into()],
+        time: info.now.clone(),
+        file: None,
+        line: None,
+    });
+    let metrics = metrics(&statuses, &type_time, info.seconds);
+    Report {
+        host: info.host.to_string(),
+        time: info.time.clone(),
+        configuration_version: match info.catalog.version.parse::<u64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => Value::String(info.catalog.version.clone()),
+        },
+        transaction_uuid: info.transaction_uuid.to_string(),
+        report_format: 12,
+        puppet_version: format!("ferry {}", env!("CARGO_PKG_VERSION")),
+        status: if any_failed {
+            RunStatus::Failed
+        } else if any_changed {
+            RunStatus::Changed
+        } else {
+            RunStatus::Unchanged
+        },
+        transaction_completed: info.finished,
+        noop: info.noop,
+        noop_pending,
+        environment: info.catalog.environment.clone(),
+        logs,
+        metrics,
+        resource_statuses: Statuses(statuses),
+        corrective_change: false,
+        catalog_uuid: info.catalog.catalog_uuid.clone(),
+        cached_catalog_status: "not_used",
+    }
+}
+
+/// `Class[main]` as Puppet's logs name a container: `Class[Main]`.
+fn display_container(reference: &str) -> String {
+    match crate::apply::graph::parse_reference(reference) {
+        Some((t, title)) if t == "class" => {
+            let fake = Resource {
+                type_name: "Class".into(),
+                title,
+                tags: Vec::new(),
+                file: None,
+                line: None,
+                exported: false,
+                kind: None,
+                params: serde_json::Map::new(),
+                sensitive: BTreeSet::new(),
+            };
+            format!("Class[{}]", path_segment(&fake))
+        }
+        _ => reference.to_string(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "event" } else { "events" }
+}
+
+fn metrics(
+    statuses: &[ResourceStatus],
+    type_time: &[(String, String, f64)],
+    total: f64,
+) -> Metrics {
+    let count =
+        |f: &dyn Fn(&ResourceStatus) -> bool| statuses.iter().filter(|s| f(s)).count() as u64;
+    let n = |name: &str, label: &str, v: u64| (name.to_string(), label.to_string(), Value::from(v));
+    let events: Vec<&Event> = statuses.iter().flat_map(|s| s.events.iter()).collect();
+    let ev_count = |st: &str| events.iter().filter(|e| e.status == st).count() as u64;
+    let changes: u64 = statuses.iter().map(|s| s.change_count).sum();
+    let mut time: Vec<(String, String, Value)> = type_time
+        .iter()
+        .map(|(k, label, t)| (k.clone(), label.clone(), Value::from(*t)))
+        .collect();
+    time.push(n("config_retrieval", "Config retrieval", 0));
+    time.push((
+        "transaction_evaluation".into(),
+        "Transaction evaluation".into(),
+        Value::from(total),
+    ));
+    time.push((
+        "catalog_application".into(),
+        "Catalog application".into(),
+        Value::from(total),
+    ));
+    time.push(("total".into(), "Total".into(), Value::from(total)));
+    let mut event_values = vec![
+        n("total", "Total", events.len() as u64),
+        n("failure", "Failure", ev_count("failure")),
+        n("success", "Success", ev_count("success")),
+    ];
+    if ev_count("noop") > 0 {
+        event_values.push(n("noop", "Noop", ev_count("noop")));
+    }
+    Metrics(vec![
+        Metric {
+            name: "resources",
+            label: "Resources",
+            values: vec![
+                n("total", "Total", statuses.len() as u64),
+                n("skipped", "Skipped", count(&|s| s.skipped)),
+                n("failed", "Failed", count(&|s| s.failed)),
+                n(
+                    "failed_to_restart",
+                    "Failed to restart",
+                    count(&|s| s.failed_to_restart),
+                ),
+                n("restarted", "Restarted", 0),
+                n("changed", "Changed", count(&|s| s.changed)),
+                n("out_of_sync", "Out of sync", count(&|s| s.out_of_sync)),
+                n("scheduled", "Scheduled", 0),
+                n("corrective_change", "Corrective change", 0),
+            ],
+        },
+        Metric {
+            name: "time",
+            label: "Time",
+            values: time,
+        },
+        Metric {
+            name: "changes",
+            label: "Changes",
+            values: vec![n("total", "Total", changes)],
+        },
+        Metric {
+            name: "events",
+            label: "Events",
+            values: event_values,
+        },
+    ])
+}

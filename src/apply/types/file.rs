@@ -1,0 +1,605 @@
+//! Puppet's `file` type: ensure (file, present, directory, link, absent),
+//! content and source (read on the controller, sent inline through the
+//! `printf` builtin, never on a command line), target, owner, group, mode
+//! (numeric and symbolic), replace, force and a suffix backup. New
+//! content is written to a temporary file beside the path, given its mode
+//! and owner, and renamed over it, so a file is never half-written.
+//! Creating a file sets its content, mode and owner in the one `ensure`
+//! change, as Puppet does; an existing file's properties change one event
+//! each, in Puppet's order: content, owner, group, mode.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::mode::{Mode, display_current};
+use super::{
+    EventStatus, EventText, ParamError, SourceError, Sources, bool_param, list_param, noop_message,
+    param_error, text_param,
+};
+use crate::apply::catalog::Resource;
+use crate::apply::program::{printf_bytes, q};
+
+/// What `ensure` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ensure {
+    /// A regular file.
+    File,
+    /// Anything at the path; a regular file when there is nothing.
+    Present,
+    Directory,
+    Link,
+    Absent,
+}
+
+impl Ensure {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ensure::File => "file",
+            Ensure::Present => "present",
+            Ensure::Directory => "directory",
+            Ensure::Link => "link",
+            Ensure::Absent => "absent",
+        }
+    }
+}
+
+/// Content to put in the file.
+#[derive(Debug, Clone)]
+pub struct Content {
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+    pub sensitive: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct File {
+    pub path: String,
+    /// `None`: manage only the properties of whatever is there.
+    pub ensure: Option<Ensure>,
+    pub content: Option<Content>,
+    /// No source of the list could be read: the resource fails with this.
+    pub source_error: Option<String>,
+    pub target: Option<String>,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+    pub mode: Option<Mode>,
+    pub replace: bool,
+    pub force: bool,
+    /// A suffix for backups of replaced content (`backup => '.bak'`).
+    pub backup_suffix: Option<String>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl File {
+    pub fn parse(r: &Resource, sources: &dyn Sources) -> Result<File, ParamError> {
+        let path = text_param(r, "path")?.unwrap_or_else(|| r.title.clone());
+        if !path.starts_with('/') {
+            return Err(param_error(
+                r,
+                "path",
+                &format!("File paths must be fully qualified, not '{path}'"),
+            ));
+        }
+        let path = if path.len() > 1 {
+            path.trim_end_matches('/').to_string()
+        } else {
+            path
+        };
+        let target = text_param(r, "target")?;
+        let content_text = text_param(r, "content")?;
+        let source = list_param(r, "source")?;
+        if content_text.is_some() && !source.is_empty() {
+            return Err(param_error(
+                r,
+                "source",
+                "You cannot specify more than one of content, source, target",
+            ));
+        }
+        let ensure = match text_param(r, "ensure")?.as_deref() {
+            None => {
+                if content_text.is_some() || !source.is_empty() {
+                    Some(Ensure::File)
+                } else if target.is_some() {
+                    Some(Ensure::Link)
+                } else {
+                    None
+                }
+            }
+            Some("file") => Some(Ensure::File),
+            Some("present") => Some(Ensure::Present),
+            Some("directory") => Some(Ensure::Directory),
+            Some("link") => Some(Ensure::Link),
+            Some("absent") | Some("false") => Some(Ensure::Absent),
+            Some(other) if other.starts_with('/') => {
+                // Puppet takes a path as ensure: a link to it.
+                return Ok(File {
+                    target: Some(other.to_string()),
+                    ensure: Some(Ensure::Link),
+                    ..File::parse_rest(r, path, None, None, None)?
+                });
+            }
+            Some(other) => {
+                return Err(param_error(
+                    r,
+                    "ensure",
+                    &format!(
+                        "Invalid value \"{other}\". Valid values are absent, false, file, present, directory, link. Valid values match /./."
+                    ),
+                ));
+            }
+        };
+        if ensure == Some(Ensure::Link) && target.is_none() {
+            return Err(param_error(r, "target", "ensure => link needs a target"));
+        }
+        let mut source_error = None;
+        let content = match content_text {
+            Some(text) => Some(Content {
+                sha256: sha256_hex(text.as_bytes()),
+                bytes: text.into_bytes(),
+                sensitive: r.is_sensitive("content"),
+            }),
+            None if !source.is_empty() => {
+                let mut found = None;
+                let mut errors = Vec::new();
+                for uri in &source {
+                    match sources.read(uri) {
+                        Ok(bytes) => {
+                            found = Some(bytes);
+                            break;
+                        }
+                        Err(e @ SourceError::NotFound(_)) => errors.push(e.to_string()),
+                        Err(e) => {
+                            errors.push(e.to_string());
+                            break;
+                        }
+                    }
+                }
+                match found {
+                    Some(bytes) => Some(Content {
+                        sha256: sha256_hex(&bytes),
+                        bytes,
+                        sensitive: r.is_sensitive("source"),
+                    }),
+                    None => {
+                        source_error = Some(format!(
+                            "Could not retrieve information from environment source(s) {}: {}",
+                            source.join(", "),
+                            errors.join("; ")
+                        ));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let mut f = File::parse_rest(r, path, ensure, content, target)?;
+        f.source_error = source_error;
+        Ok(f)
+    }
+
+    fn parse_rest(
+        r: &Resource,
+        path: String,
+        ensure: Option<Ensure>,
+        content: Option<Content>,
+        target: Option<String>,
+    ) -> Result<File, ParamError> {
+        let mode = match text_param(r, "mode")? {
+            Some(m) => Some(Mode::parse(&m).map_err(|e| param_error(r, "mode", &e.to_string()))?),
+            None => None,
+        };
+        for unsupported in ["recurse", "purge"] {
+            if let Some(v) = r.param(unsupported)
+                && !matches!(v, Value::Bool(false) | Value::Null)
+                && v.as_str() != Some("false")
+            {
+                return Err(param_error(
+                    r,
+                    unsupported,
+                    &format!("ferry does not apply '{unsupported}' yet"),
+                ));
+            }
+        }
+        let backup_suffix = match r.param("backup") {
+            Some(Value::String(s)) if s.starts_with('.') => Some(s.clone()),
+            _ => None,
+        };
+        Ok(File {
+            path,
+            ensure,
+            content,
+            source_error: None,
+            target,
+            owner: text_param(r, "owner")?,
+            group: text_param(r, "group")?,
+            mode,
+            replace: bool_param(r, "replace", true)?,
+            force: bool_param(r, "force", false)?,
+            backup_suffix,
+        })
+    }
+
+    /// The mode a new file or directory starts from (Puppet's umask 022).
+    fn base_mode(&self) -> u32 {
+        if self.ensure == Some(Ensure::Directory) {
+            0o755
+        } else {
+            0o644
+        }
+    }
+
+    pub fn script(&self, out: &mut String, n: usize, noop: bool) {
+        if self.source_error.is_some() {
+            let _ = writeln!(out, "_fail {n} source");
+            return;
+        }
+        let p = q(&self.path);
+        let _ = writeln!(out, "_p={p}\n_st \"$_p\"");
+        match self.ensure {
+            Some(Ensure::File) | Some(Ensure::Present) => self.script_file(out, n, noop),
+            Some(Ensure::Directory) => self.script_directory(out, n, noop),
+            Some(Ensure::Link) => self.script_link(out, n, noop),
+            Some(Ensure::Absent) => self.script_absent(out, n, noop),
+            None => {
+                let _ = writeln!(
+                    out,
+                    "if [ \"$_ft\" != absent ] && [ \"$_ft\" != link ]; then"
+                );
+                self.script_content(out, n, noop);
+                self.script_properties(out, n, noop);
+                out.push_str("fi\n");
+            }
+        }
+    }
+
+    /// Commands that make the file's new body at `$_t` with its mode and
+    /// owner (`_wm` computed), then rename it over the path.
+    fn write_new(&self, keep_owner: bool) -> String {
+        let body = match &self.content {
+            Some(c) => printf_bytes(&c.bytes),
+            None => ":".to_string(),
+        };
+        let mut cmds = vec![format!("(umask 077; {body} > \"$_t\")")];
+        cmds.push("chmod \"$_wm\" \"$_t\"".to_string());
+        match (&self.owner, &self.group) {
+            (Some(o), Some(g)) => cmds.push(format!("chown {}:{} \"$_t\"", q(o), q(g))),
+            (Some(o), None) => cmds.push(format!("chown {} \"$_t\"", q(o))),
+            (None, Some(g)) => cmds.push(format!("chgrp {} \"$_t\"", q(g))),
+            (None, None) => {}
+        }
+        if keep_owner && self.owner.is_none() && self.group.is_none() {
+            cmds.push("{ [ \"$(id -u)\" != 0 ] || chown \"$_fuid:$_fgid\" \"$_t\"; }".into());
+        }
+        cmds.push("mv -f \"$_t\" \"$_p\"".to_string());
+        cmds.join(" && ")
+    }
+
+    fn script_file(&self, out: &mut String, n: usize, noop: bool) {
+        let want = self.ensure.map(Ensure::as_str).unwrap_or("file");
+        let mode = self
+            .mode
+            .as_ref()
+            .map(|m| m.script(0o644))
+            .unwrap_or_else(|| format!("_wm={:o}\n", self.base_mode()));
+        // Present: anything already there will do.
+        if self.ensure == Some(Ensure::Present) {
+            let _ = writeln!(out, "if [ \"$_ft\" != absent ]; then");
+            self.script_content(out, n, noop);
+            self.script_properties(out, n, noop);
+            out.push_str("else\n");
+        } else {
+            out.push_str("case $_ft in\nfile)\n");
+            self.script_content(out, n, noop);
+            self.script_properties(out, n, noop);
+            out.push_str(";;\n*)\n");
+        }
+        // Nothing there, or something else in the way.
+        out.push_str("_prev=$_ft\n");
+        if noop {
+            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"");
+        } else {
+            let remove = if self.force {
+                "rm -rf -- \"$_p\""
+            } else {
+                "{ [ \"$_ft\" != directory ] || { echo 'Could not remove existing directory; use force to override' >&2; false; }; } && rm -f -- \"$_p\""
+            };
+            let write_new = self.write_new(false);
+            let _ = write!(
+                out,
+                "_t=\"$_p.ferrytmp.$$\"\n_ft=file\n{mode}_ft=$_prev\n\
+                 if _err=$({{ {{ [ \"$_ft\" = absent ] || {remove}; }} && {write}; }} 2>&1); then _ev {n} ensure success \"$_prev\"\n\
+                 else rm -f -- \"$_t\"; _ev {n} ensure failure \"$_prev\" \"$_err\"; fi\n",
+                write = write_new,
+            );
+        }
+        if self.ensure == Some(Ensure::Present) {
+            out.push_str("fi\n");
+        } else {
+            out.push_str(";;\nesac\n");
+        }
+        let _ = want;
+    }
+
+    /// Replaces the content of an existing regular file when it differs.
+    fn script_content(&self, out: &mut String, n: usize, noop: bool) {
+        let Some(c) = &self.content else { return };
+        if !self.replace {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "if [ \"$_ft\" = file ]; then _sum \"$_p\"; if [ \"$_h\" != {} ]; then",
+            c.sha256
+        );
+        if noop {
+            let _ = writeln!(out, "_ev {n} content noop \"$_h\"");
+        } else {
+            let backup = match &self.backup_suffix {
+                Some(sfx) => format!("cp -p -- \"$_p\" \"$_p\"{} && ", q(sfx)),
+                None => String::new(),
+            };
+            let write_new = self.write_new(true);
+            let _ = writeln!(
+                out,
+                "_t=\"$_p.ferrytmp.$$\" _wm=$_fm\n\
+                 if _err=$({{ {backup}{}; }} 2>&1); then _ev {n} content success \"$_h\"\n\
+                 else rm -f -- \"$_t\"; _ev {n} content failure \"$_h\" \"$_err\"; fi",
+                write_new
+            );
+        }
+        out.push_str("fi; fi\n");
+    }
+
+    /// Owner, group and mode of something that exists.
+    fn script_properties(&self, out: &mut String, n: usize, noop: bool) {
+        if let Some(o) = &self.owner {
+            let test = if o.bytes().all(|b| b.is_ascii_digit()) {
+                format!("[ \"$_fuid\" != {o} ]")
+            } else {
+                format!("[ \"$_fu\" != {} ]", q(o))
+            };
+            self.property(
+                out,
+                n,
+                noop,
+                &test,
+                "owner",
+                "$_fu",
+                &format!("chown -h {} \"$_p\"", q(o)),
+            );
+        }
+        if let Some(g) = &self.group {
+            let test = if g.bytes().all(|b| b.is_ascii_digit()) {
+                format!("[ \"$_fgid\" != {g} ]")
+            } else {
+                format!("[ \"$_fg\" != {} ]", q(g))
+            };
+            self.property(
+                out,
+                n,
+                noop,
+                &test,
+                "group",
+                "$_fg",
+                &format!("chgrp -h {} \"$_p\"", q(g)),
+            );
+        }
+        if let Some(m) = &self.mode {
+            out.push_str(&m.script(self.base_mode()));
+            self.property(
+                out,
+                n,
+                noop,
+                "[ $((0$_wm)) -ne $((0${_fm:-0})) ]",
+                "mode",
+                "$_fm\" \"$_wm",
+                "chmod \"$_wm\" \"$_p\"",
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn property(
+        &self,
+        out: &mut String,
+        n: usize,
+        noop: bool,
+        test: &str,
+        name: &str,
+        prev: &str,
+        change: &str,
+    ) {
+        if noop {
+            let _ = writeln!(out, "if {test}; then _ev {n} {name} noop \"{prev}\"; fi");
+        } else {
+            let _ = writeln!(
+                out,
+                "if {test}; then if _err=$({change} 2>&1); then _ev {n} {name} success \"{prev}\"; else _ev {n} {name} failure \"{prev}\" \"$_err\"; fi; fi"
+            );
+        }
+    }
+
+    fn script_directory(&self, out: &mut String, n: usize, noop: bool) {
+        out.push_str("if [ \"$_ft\" = directory ]; then\n");
+        self.script_properties(out, n, noop);
+        out.push_str("else\n_prev=$_ft\n");
+        if noop {
+            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"");
+        } else {
+            let mode = self
+                .mode
+                .as_ref()
+                .map(|m| m.script(0o755))
+                .unwrap_or_else(|| "_wm=755\n".into());
+            let mut cmds = vec![
+                "{ [ \"$_prev\" = absent ] || rm -f -- \"$_p\"; }".to_string(),
+                "mkdir -- \"$_p\"".into(),
+                "chmod \"$_wm\" \"$_p\"".into(),
+            ];
+            if let Some(o) = &self.owner {
+                cmds.push(format!("chown {} \"$_p\"", q(o)));
+            }
+            if let Some(g) = &self.group {
+                cmds.push(format!("chgrp {} \"$_p\"", q(g)));
+            }
+            let _ = write!(
+                out,
+                "_ft=directory\n{mode}_ft=$_prev\n\
+                 if _err=$({{ {}; }} 2>&1); then _ev {n} ensure success \"$_prev\"; else _ev {n} ensure failure \"$_prev\" \"$_err\"; fi\n",
+                cmds.join(" && ")
+            );
+        }
+        out.push_str("fi\n");
+    }
+
+    fn script_link(&self, out: &mut String, n: usize, noop: bool) {
+        let target = q(self.target.as_deref().unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "if [ \"$_ft\" = link ]; then _lt=$(readlink -- \"$_p\"); if [ \"$_lt\" != {target} ]; then"
+        );
+        if noop {
+            let _ = writeln!(out, "_ev {n} target noop \"$_lt\"");
+        } else {
+            let _ = writeln!(
+                out,
+                "if _err=$({{ rm -f -- \"$_p\" && ln -s -- {target} \"$_p\"; }} 2>&1); then _ev {n} target success \"$_lt\"; else _ev {n} target failure \"$_lt\" \"$_err\"; fi"
+            );
+        }
+        out.push_str("fi\nelse\n_prev=$_ft\n");
+        if noop {
+            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"");
+        } else {
+            let remove = if self.force { "rm -rf" } else { "rm -f" };
+            let _ = writeln!(
+                out,
+                "if _err=$({{ {{ [ \"$_prev\" = absent ] || {remove} -- \"$_p\"; }} && ln -s -- {target} \"$_p\"; }} 2>&1); then _ev {n} ensure success \"$_prev\"; else _ev {n} ensure failure \"$_prev\" \"$_err\"; fi"
+            );
+        }
+        out.push_str("fi\n");
+    }
+
+    fn script_absent(&self, out: &mut String, n: usize, noop: bool) {
+        out.push_str("if [ \"$_ft\" != absent ]; then\n_prev=$_ft\n");
+        if noop {
+            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"");
+        } else if self.force {
+            let _ = writeln!(
+                out,
+                "if _err=$(rm -rf -- \"$_p\" 2>&1); then _ev {n} ensure success \"$_prev\"; else _ev {n} ensure failure \"$_prev\" \"$_err\"; fi"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "if [ \"$_prev\" = directory ]; then _e {n} notice 'Not removing directory; use '\\''force'\\'' to override'\n\
+                 elif _err=$(rm -f -- \"$_p\" 2>&1); then _ev {n} ensure success \"$_prev\"; else _ev {n} ensure failure \"$_prev\" \"$_err\"; fi"
+            );
+        }
+        out.push_str("fi\n");
+    }
+
+    fn desired_ensure(&self) -> &'static str {
+        match self.ensure {
+            Some(Ensure::Present) | None => "file",
+            Some(e) => e.as_str(),
+        }
+    }
+
+    pub fn describe(
+        &self,
+        property: &str,
+        status: EventStatus,
+        previous: &str,
+        detail: &str,
+    ) -> EventText {
+        let sensitive = self.content.as_ref().is_some_and(|c| c.sensitive);
+        let (prev, desired): (String, String) = match property {
+            "ensure" => (previous.to_string(), self.desired_ensure().to_string()),
+            "content" => (
+                format!("{{sha256}}{previous}"),
+                self.content
+                    .as_ref()
+                    .map(|c| format!("{{sha256}}{}", c.sha256))
+                    .unwrap_or_default(),
+            ),
+            "mode" => (
+                display_current(previous),
+                self.mode.as_ref().map(Mode::display).unwrap_or_default(),
+            ),
+            "owner" => (previous.into(), self.owner.clone().unwrap_or_default()),
+            "group" => (previous.into(), self.group.clone().unwrap_or_default()),
+            "target" => (previous.into(), self.target.clone().unwrap_or_default()),
+            _ => (previous.into(), String::new()),
+        };
+        let redacted = sensitive && property == "content";
+        let message = match status {
+            EventStatus::Noop if redacted => {
+                "current_value [redacted], should be [redacted] (noop)".into()
+            }
+            EventStatus::Noop => noop_message(&prev, &desired),
+            EventStatus::Failure => format!(
+                "change from '{}' to '{}' failed: {}",
+                if redacted { "[redacted]" } else { &prev },
+                if redacted { "[redacted]" } else { &desired },
+                failure_detail(property, &desired, detail)
+            ),
+            EventStatus::Success => match property {
+                "ensure" if prev == "absent" => match (&self.content, self.desired_ensure()) {
+                    (Some(c), "file") if !c.sensitive => {
+                        format!("defined content as '{{sha256}}{}'", c.sha256)
+                    }
+                    (Some(_), "file") => "defined content as [redacted]".into(),
+                    _ => "created".into(),
+                },
+                "ensure" if desired == "absent" => "removed".into(),
+                "ensure" => format!("ensure changed '{prev}' to '{desired}'"),
+                "content" if redacted => "changed [redacted] to [redacted]".into(),
+                "mode" => {
+                    // The program reports the mode it set after the old one.
+                    let set = if detail.is_empty() {
+                        desired.clone()
+                    } else {
+                        display_current(detail)
+                    };
+                    format!("mode changed '{prev}' to '{set}'")
+                }
+                other => format!("{other} changed '{prev}' to '{desired}'"),
+            },
+        };
+        let (previous, desired) = if redacted {
+            (
+                Value::String("[redacted]".into()),
+                Value::String("[redacted]".into()),
+            )
+        } else {
+            (Value::String(prev), Value::String(desired))
+        };
+        EventText {
+            previous,
+            desired,
+            message,
+            redacted,
+        }
+    }
+
+    pub fn failure(&self, code: &str) -> String {
+        match (code, &self.source_error) {
+            ("source", Some(e)) => e.clone(),
+            _ => code.to_string(),
+        }
+    }
+}
+
+fn failure_detail(property: &str, desired: &str, detail: &str) -> String {
+    let detail = detail.trim();
+    if property == "ensure" {
+        format!("Could not set '{desired}' on ensure: {detail}")
+    } else {
+        detail.to_string()
+    }
+}

@@ -1,0 +1,293 @@
+//! Applying a catalog on one target: for a manifest, the target's facts
+//! (the built-in facts task, under the inventory's facts), trusted facts
+//! as ACE makes them and a compile on a blocking thread; then the catalog
+//! is prepared (`apply::Prepared`), its program run in one round trip on
+//! stdin of `sh -s` (as the run-as user when there is one), and the lines
+//! it prints read back as they arrive into Puppet's report. An apply is
+//! reported successful only when the program reported its own end.
+//! `source` files are read here, from the modulepath and the local file
+//! system, so the pure core does no I/O.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::run_collect;
+use crate::apply::events::{self, Line};
+use crate::apply::report::RunInfo;
+use crate::apply::types::{SourceError, Sources};
+use crate::apply::{ApplyCatalog, ApplyOptions, Prepared};
+use crate::catalog::{CompileOptions, CompileRequest, ManifestSource};
+use crate::inventory::Target;
+use crate::run::events::{Discard, Sink};
+use crate::run::result::{Outcome, Output};
+use crate::transport::command::nonce;
+use crate::transport::{Command, Stream, Transport, TransportError};
+
+/// Where each target's catalog comes from.
+#[derive(Debug, Clone)]
+pub enum CatalogSource {
+    /// One catalog for every target (`--catalog FILE`).
+    Fixed(Arc<ApplyCatalog>),
+    /// Compiled per target from its facts.
+    Compile {
+        manifest: ManifestSource,
+        modulepath: Vec<PathBuf>,
+        environment: Option<PathBuf>,
+        options: CompileOptions,
+        /// The built-in facts task.
+        facts_task: Arc<crate::task::Prepared>,
+    },
+}
+
+/// An apply, as the executor runs it on each target.
+#[derive(Debug, Clone)]
+pub struct ApplyJob {
+    pub source: CatalogSource,
+    pub options: ApplyOptions,
+    /// Where `puppet:///modules/M/P` sources are found.
+    pub modulepath: Vec<PathBuf>,
+}
+
+impl ApplyJob {
+    /// What the result's `object` names.
+    pub fn object(&self) -> String {
+        match &self.source {
+            CatalogSource::Fixed(c) => format!("catalog for {}", c.name),
+            CatalogSource::Compile {
+                manifest: ManifestSource::File(p),
+                ..
+            } => p.display().to_string(),
+            CatalogSource::Compile { .. } => "inline code".into(),
+        }
+    }
+}
+
+/// Reads `source` parameters on the controller.
+struct FsSources<'a> {
+    modulepath: &'a [PathBuf],
+}
+
+impl Sources for FsSources<'_> {
+    fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError> {
+        let path = if let Some(rest) = uri.strip_prefix("puppet:///modules/") {
+            let (module, file) = rest
+                .split_once('/')
+                .ok_or_else(|| SourceError::NotFound(uri.into()))?;
+            if file.split('/').any(|s| s == ".." || s.is_empty()) || module.contains("..") {
+                return Err(SourceError::NotFound(uri.into()));
+            }
+            self.modulepath
+                .iter()
+                .map(|m| m.join(module).join("files").join(file))
+                .find(|p| p.is_file())
+                .ok_or_else(|| SourceError::NotFound(uri.into()))?
+        } else if let Some(p) = uri.strip_prefix("file://") {
+            PathBuf::from(p)
+        } else if uri.starts_with('/') {
+            PathBuf::from(uri)
+        } else {
+            return Err(SourceError::Unsupported(uri.into()));
+        };
+        std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => SourceError::NotFound(uri.into()),
+            _ => SourceError::Io {
+                uri: uri.into(),
+                message: e.to_string(),
+            },
+        })
+    }
+}
+
+fn failed(kind: &str, msg: String) -> Outcome {
+    Outcome::Failed(Output::Task(serde_json::json!({
+        "_error": {"kind": kind, "msg": msg, "details": {}}
+    })))
+}
+
+/// RFC 3339 with nanoseconds, as Puppet's reports write times.
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.9f+00:00").to_string()
+}
+
+/// The target's facts from the facts task, under its inventory facts.
+async fn gather_facts(
+    target: &Target,
+    t: &dyn Transport,
+    task: &Arc<crate::task::Prepared>,
+    max_output: usize,
+) -> Result<Result<Map<String, Value>, String>, TransportError> {
+    let outcome = super::task::run(target, t, task, &Discard, max_output).await?;
+    let mut facts = match outcome {
+        Outcome::Ok(Output::Task(Value::Object(map))) => map,
+        other => {
+            let why = other
+                .error()
+                .map(|e| e.msg.into_owned())
+                .unwrap_or_else(|| "the facts task gave no facts".into());
+            return Ok(Err(format!("could not gather facts: {why}")));
+        }
+    };
+    for (k, v) in &target.facts {
+        facts.insert(k.clone(), v.clone());
+    }
+    Ok(Ok(facts))
+}
+
+/// Runs an apply on a connected target.
+pub async fn run(
+    target: &Target,
+    t: &dyn Transport,
+    job: &Arc<ApplyJob>,
+    sink: &dyn Sink,
+    max_output: usize,
+) -> Result<Outcome, TransportError> {
+    let _ = sink;
+    let catalog = match &job.source {
+        CatalogSource::Fixed(c) => (**c).clone(),
+        CatalogSource::Compile {
+            manifest,
+            modulepath,
+            environment,
+            options,
+            facts_task,
+        } => {
+            let facts = match gather_facts(target, t, facts_task, max_output).await? {
+                Ok(f) => f,
+                Err(msg) => return Ok(failed("ferry/apply-facts", msg)),
+            };
+            let request = CompileRequest {
+                manifest: manifest.clone(),
+                modulepath: modulepath.clone(),
+                facts,
+                node: target.name.clone(),
+                environment: environment.clone(),
+            };
+            let options = CompileOptions {
+                trusted_authenticated: Some("remote".into()),
+                ..options.clone()
+            };
+            let compiled = tokio::task::spawn_blocking(move || {
+                crate::catalog::compile_with_options(
+                    &request,
+                    &crate::lang::loader::FsLoader,
+                    &options,
+                )
+            })
+            .await
+            .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
+            match compiled {
+                Ok(c) => ApplyCatalog::from_compiled(&c),
+                Err(e) => return Ok(failed("ferry/apply-compile", e.to_string())),
+            }
+        }
+    };
+    let sources = FsSources {
+        modulepath: &job.modulepath,
+    };
+    let prepared = match Prepared::new(catalog, job.options.clone(), &sources) {
+        Ok(p) => p,
+        Err(e) => return Ok(failed("ferry/apply-catalog", e.to_string())),
+    };
+    let token = format!("ferry{}", nonce(&target.name));
+    let program = prepared.program(&token);
+    let command = Command::argv(["sh", "-s"])
+        .with_stdin(program.into_bytes())
+        .with_run_as(t.posix().run_as.clone());
+
+    let started_wall = chrono::Utc::now();
+    let started = Instant::now();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut lines: Vec<(Instant, Line)> = Vec::new();
+    let mut protocol_error: Option<String> = None;
+    let mut stderr_tail: Vec<u8> = Vec::new();
+    let mut feed = |stream: Stream, data: &[u8]| match stream {
+        Stream::Stdout => {
+            pending.extend_from_slice(data);
+            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+                let raw: Vec<u8> = pending.drain(..=nl).collect();
+                let text = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
+                match events::parse(&token, &text) {
+                    Some(Ok(line)) => lines.push((Instant::now(), line)),
+                    Some(Err(e)) => {
+                        protocol_error.get_or_insert(e.to_string());
+                    }
+                    None => {}
+                }
+            }
+        }
+        Stream::Stderr => {
+            if stderr_tail.len() < 8192 {
+                stderr_tail.extend_from_slice(data);
+            }
+        }
+    };
+    let done = t.run(&command, &mut feed).await;
+    let _ = run_collect;
+    let finished = lines.iter().any(|(_, l)| *l == Line::End);
+    let error = match (&done, finished, &protocol_error) {
+        (_, _, Some(p)) => Some(p.clone()),
+        (Err(e), _, _) => Some(format!("The apply did not finish: {e}")),
+        (Ok(_), false, _) => Some(format!(
+            "The apply did not finish: the program on the target stopped before its end: {}",
+            String::from_utf8_lossy(&stderr_tail).trim()
+        )),
+        (Ok(_), true, _) => None,
+    };
+    // Each step ran from the end of the one before to its own end.
+    let n = prepared.order.steps.len();
+    let mut timing: Vec<(Option<f64>, String)> = vec![(None, rfc3339(started_wall)); n];
+    let mut last = started;
+    for (at, line) in &lines {
+        if let Line::Done { step } = line
+            && let Some(slot) = timing.get_mut(*step)
+        {
+            let offset = last.duration_since(started);
+            let start = started_wall + chrono::Duration::from_std(offset).unwrap_or_default();
+            *slot = (Some(at.duration_since(last).as_secs_f64()), rfc3339(start));
+            last = *at;
+        }
+    }
+    let steps = prepared.report_steps(&timing);
+    let only_lines: Vec<Line> = lines.into_iter().map(|(_, l)| l).collect();
+    let info = RunInfo {
+        host: &target.name,
+        catalog: &prepared.catalog,
+        transaction_uuid: &uuid(&token),
+        noop: job.options.noop,
+        time: rfc3339(started_wall),
+        seconds: started.elapsed().as_secs_f64(),
+        finished: finished && protocol_error.is_none(),
+        error,
+        now: rfc3339(chrono::Utc::now()),
+    };
+    let report = crate::apply::report::build(&info, &steps, &only_lines, &prepared.order);
+    Ok(
+        if report.status == crate::apply::report::RunStatus::Failed {
+            Outcome::Failed(Output::Apply(Box::new(report)))
+        } else {
+            Outcome::Ok(Output::Apply(Box::new(report)))
+        },
+    )
+}
+
+/// A version 4 UUID made from the run's random token.
+fn uuid(token: &str) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(token.as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[..16]);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
