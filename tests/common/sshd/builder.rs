@@ -14,6 +14,7 @@ use super::keys::{KeyType, client_keys, generate_keys};
 use super::launch::{free_port, launch};
 use super::machine::ensure_environment;
 use super::process::exit_registry;
+use super::sandbox;
 use super::util::{create_dir, fail_with_log, set_mode, temp_dir, write_file};
 use super::{LOGIN_USERS, SFTP_SERVER, SSHD_BIN};
 
@@ -35,6 +36,7 @@ pub struct SshdBuilder {
     pub(super) fixed_port: Option<u16>,
     pub(super) netns: Option<String>,
     pub(super) host_keys: Option<Vec<HostKey>>,
+    pub(super) sandbox: bool,
 }
 
 impl Default for SshdBuilder {
@@ -51,6 +53,7 @@ impl Default for SshdBuilder {
             fixed_port: None,
             netns: None,
             host_keys: None,
+            sandbox: false,
         }
     }
 }
@@ -111,6 +114,16 @@ impl SshdBuilder {
         self
     }
 
+    /// Runs the daemon as PID 1 of a throwaway copy of this machine's root
+    /// (an overlay on `/`, in its own mount, PID, UTS and IPC namespaces;
+    /// see `sandbox.rs`), still reachable on 127.0.0.1. Logins can change
+    /// anything there without changing the host; [`Sshd::sandbox`] reads
+    /// its files and runs commands in it from the host.
+    pub fn sandboxed(mut self) -> Self {
+        self.sandbox = true;
+        self
+    }
+
     /// Generates the keys, writes the configuration, starts the daemon and
     /// waits until it sends its SSH banner. Panics on failure.
     pub fn start(self) -> Sshd {
@@ -138,6 +151,9 @@ impl SshdBuilder {
         set_mode(&authorized, 0o755);
         for user in LOGIN_USERS {
             write_file(&authorized.join(user), &keys.authorized_keys(), 0o644);
+        }
+        if self.sandbox {
+            sandbox::prepare(dir.path());
         }
 
         let mut failures = Vec::new();

@@ -16,6 +16,7 @@ use super::builder::SshdBuilder;
 use super::keys::{KeyType, client_keys, generate_keys};
 use super::launch::launch;
 use super::process::{exit_registry, terminate_child, unregister_daemon};
+use super::sandbox;
 use super::util::{fail, fail_with_log, lock, set_mode, tail, write_file};
 use super::{KEY_PASSPHRASE, NOPW_USER, PW_USER, USER_PASSWORD};
 
@@ -86,7 +87,11 @@ impl Sshd {
         &self.spec.listen
     }
 
-    /// Pid of the listening sshd process (the latest one after a restart).
+    /// Pid of the process the fixture spawned (the latest one after a
+    /// restart): the listening sshd, or for a sandboxed daemon the `unshare`
+    /// whose child is the sandbox's PID 1 (see [`Sandbox::init_pid`]).
+    ///
+    /// [`Sandbox::init_pid`]: super::sandbox::Sandbox::init_pid
     pub fn pid(&self) -> u32 {
         self.pid.load(Ordering::SeqCst)
     }
@@ -251,8 +256,7 @@ impl Sshd {
         self.refuse_if_shared("restart");
         let mut child = lock(&self.child);
         if let Some(mut old) = child.take() {
-            terminate_child(&mut old, false);
-            unregister_daemon(old.id());
+            self.end(&mut old, false);
         }
         let new = launch(&self.spec, self.dir(), self.port)
             .unwrap_or_else(|e| fail_with_log(&format!("restart: {}", e.message), self.dir()));
@@ -263,8 +267,22 @@ impl Sshd {
 
     fn terminate(&self, kill: bool) {
         if let Some(mut child) = lock(&self.child).take() {
-            terminate_child(&mut child, kill);
-            unregister_daemon(child.id());
+            self.end(&mut child, kill);
+        }
+    }
+
+    /// Ends the process we spawned and, for a sandboxed daemon, waits until
+    /// its sandbox is gone (so that its layers can be reused or removed).
+    fn end(&self, child: &mut Child, kill: bool) {
+        let sandbox_init = self
+            .spec
+            .sandbox
+            .then(|| sandbox::init_of(child.id()))
+            .flatten();
+        terminate_child(child, kill);
+        unregister_daemon(child.id());
+        if let Some(init) = sandbox_init {
+            sandbox::wait_gone(init);
         }
     }
 

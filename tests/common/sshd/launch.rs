@@ -2,6 +2,7 @@
 //! waiting until it is ready (listening on every address and sending its
 //! SSH banner), plus finding a port that is free on every listen address.
 
+use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -14,6 +15,7 @@ use super::SSHD_BIN;
 use super::builder::SshdBuilder;
 use super::jump::enter_netns;
 use super::process::{spawn_daemon, terminate_child};
+use super::sandbox;
 use super::util::fail;
 
 /// How long a daemon may take to accept connections and send its banner.
@@ -39,25 +41,28 @@ pub(super) fn launch(spec: &SshdBuilder, dir: &Path, port: u16) -> Result<Child,
         port_taken: false,
         message: format!("cannot duplicate the log file handle: {e}"),
     })?;
-    let config = dir.join("sshd_config");
-    let mut cmd = match &spec.netns {
-        Some(ns) => {
-            let mut cmd = Command::new("ip");
-            cmd.args(["netns", "exec", ns, SSHD_BIN]);
-            cmd
-        }
-        None => Command::new(SSHD_BIN),
-    };
-    cmd.arg("-D")
-        .arg("-e")
-        .arg("-f")
-        .arg(&config)
+    let mut argv: Vec<OsString> = vec![
+        SSHD_BIN.into(),
+        "-D".into(),
+        "-e".into(),
+        "-f".into(),
+        dir.join("sshd_config").into(),
+    ];
+    if spec.sandbox {
+        argv = sandbox::wrap(dir, argv);
+    }
+    if let Some(ns) = &spec.netns {
+        let prefix = ["ip", "netns", "exec", ns].map(OsString::from);
+        argv.splice(0..0, prefix);
+    }
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(log_clone)
         .stderr(log);
     let mut child = spawn_daemon(cmd).map_err(|e| LaunchError {
         port_taken: false,
-        message: format!("cannot spawn {SSHD_BIN}: {e}"),
+        message: format!("cannot spawn {}: {e}", argv[0].to_string_lossy()),
     })?;
     match wait_ready(&mut child, spec, &log_path, port) {
         Ok(()) => Ok(child),

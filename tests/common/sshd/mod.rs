@@ -11,7 +11,9 @@
 //! parallel. [`shared`] gives every test of a binary the same daemon with the
 //! default configuration; [`Fleet`] serves hundreds of targets from a handful
 //! of daemons; [`JumpPair`] puts a jump host and an inner host into a private
-//! network namespace for ProxyJump tests.
+//! network namespace for ProxyJump tests. [`SshdBuilder::sandboxed`] runs a
+//! daemon in a throwaway copy of the machine's root ([`Sandbox`]), for tests
+//! that create users, packages or files anywhere.
 //!
 //! Daemons are spawned from one thread that lives as long as the process, with
 //! `PR_SET_PDEATHSIG`, so they die with the test process even if it is killed.
@@ -28,6 +30,7 @@ mod keys;
 mod launch;
 mod machine;
 mod process;
+mod sandbox;
 mod util;
 
 // Each test binary uses only part of the fixture (see `common/mod.rs`), so
@@ -39,6 +42,7 @@ pub use self::{
     fleet::Fleet,
     jump::JumpPair,
     keys::{ClientKeys, KeyType, client_keys},
+    sandbox::Sandbox,
 };
 
 /// The OpenSSH daemon the fixture runs.

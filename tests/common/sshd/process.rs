@@ -90,13 +90,18 @@ pub(super) fn terminate_child(child: &mut Child, kill: bool) {
 /// A process identified by pid and start time, so a recycled pid is not
 /// mistaken for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct ProcessId {
-    pid: u32,
+pub(super) struct ProcessId {
+    pub(super) pid: u32,
     start: u64,
 }
 
 impl ProcessId {
-    fn is_alive(&self) -> bool {
+    /// The first child of `parent` found in /proc, if it has one.
+    pub(super) fn first_child_of(parent: u32) -> Option<ProcessId> {
+        process_tree(parent).get(1).copied()
+    }
+
+    pub(super) fn is_alive(&self) -> bool {
         read_stat(self.pid).is_some_and(|(_, start, state)| start == self.start && state != 'Z')
     }
 
