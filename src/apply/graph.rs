@@ -7,7 +7,7 @@
 //! `subscribe` parameters, plus the autorequires each type declares
 //! ([`autorequires`]). The resources that are applied (the leaves) are
 //! visited in dependency order, ties broken by Puppet's manifest order
-//! (the containment tree, depth first, in catalog order). For each leaf
+//! (catalog order; a container's markers take its place). For each leaf
 //! the result names every leaf upstream of it (a failure there skips it)
 //! and the leaves whose changes refresh it (`notify`/`subscribe`, also
 //! through containers).
@@ -281,7 +281,7 @@ pub fn autorequires(
 }
 
 /// Computes the order a catalog is applied in.
-pub fn order(c: &ApplyCatalog) -> Result<Order, GraphError> {
+pub fn order(c: &ApplyCatalog, deferred: &dyn Fn(&Resource) -> bool) -> Result<Order, GraphError> {
     let n = c.resources.len();
     let index = Index::new(c);
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -326,27 +326,21 @@ pub fn order(c: &ApplyCatalog) -> Result<Order, GraphError> {
         }
     }
 
-    // Priorities: the containment tree depth first, children in catalog
-    // order; a container's completed marker right after its subtree.
-    let mut priority = vec![usize::MAX; 2 * n];
-    let mut rank = 0usize;
-    let roots: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
-    let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
-    while let Some((node, done)) = stack.pop() {
-        if done {
-            priority[n + node] = rank;
-            rank += 1;
-            continue;
-        }
-        priority[node] = rank;
-        rank += 1;
-        if container[node] {
-            stack.push((node, true));
-        }
-        for &k in children[node].iter().rev() {
-            stack.push((k, false));
-        }
-    }
+    // Priorities, as Puppet's manifest ordering numbers them: catalog
+    // order, a container's two markers sharing its number (they are never
+    // ready at once). A resource of a type that cannot be applied is set
+    // aside until nothing else is ready, as Puppet sets aside a resource
+    // without a suitable provider.
+    let priority: Vec<usize> = (0..2 * n)
+        .map(|v| {
+            let i = v % n.max(1);
+            if !container[i] && deferred(&c.resources[i]) {
+                2 * n + i
+            } else {
+                i
+            }
+        })
+        .collect();
 
     // Kahn's algorithm with the lowest priority first.
     let live = |v: usize| v < n || container[v - n];

@@ -47,6 +47,9 @@ pub struct Prepared {
     pub order: graph::Order,
     /// The type of each step's resource, by step number.
     pub kinds: Vec<Kind>,
+    /// Whether each step's resource has a tag `--tags` asked for (all
+    /// do when it asked for none); the others are skipped.
+    pub tagged: Vec<bool>,
     pub options: ApplyOptions,
 }
 
@@ -57,7 +60,7 @@ impl Prepared {
         options: ApplyOptions,
         sources: &dyn Sources,
     ) -> Result<Prepared, ApplyError> {
-        let mut order = graph::order(&catalog)?;
+        let mut order = graph::order(&catalog, &|r| !types::applies(r))?;
         if !options.tags.is_empty() {
             let wanted: Vec<String> = options
                 .tags
@@ -76,10 +79,27 @@ impl Prepared {
             .iter()
             .map(|s| Kind::parse(&catalog.resources[s.resource], sources))
             .collect::<Result<Vec<_>, _>>()?;
+        let wanted: Vec<String> = options
+            .tags
+            .iter()
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect();
+        let tagged = order
+            .steps
+            .iter()
+            .map(|s| {
+                wanted.is_empty()
+                    || catalog.resources[s.resource]
+                        .tags
+                        .iter()
+                        .any(|t| wanted.contains(t))
+            })
+            .collect();
         Ok(Prepared {
             catalog,
             order,
             kinds,
+            tagged,
             options,
         })
     }
@@ -105,6 +125,7 @@ impl Prepared {
                     || matches!(r.param("noop"), Some(serde_json::Value::Bool(true)))
                     || r.param("noop").and_then(|v| v.as_str()) == Some("true");
                 program::Planned {
+                    tagged: self.tagged.get(n).copied().unwrap_or(true),
                     number: n,
                     step,
                     kind,
@@ -140,6 +161,7 @@ impl Prepared {
             .map(|(n, (step, kind))| {
                 let (seconds, time) = timing.get(n).cloned().unwrap_or((None, String::new()));
                 report::StepInput {
+                    tagged: self.tagged.get(n).copied().unwrap_or(true),
                     resource: &self.catalog.resources[step.resource],
                     kind,
                     containers: step

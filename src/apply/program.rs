@@ -35,6 +35,8 @@ pub struct ProgramOptions {
 /// A step ready for the program: its position, its type's parsed
 /// parameters and whether it runs in noop.
 pub struct Planned<'a> {
+    /// Has a tag `--tags` asked for: an untagged step does nothing.
+    pub tagged: bool,
     pub number: usize,
     pub step: &'a Step,
     pub kind: &'a Kind,
@@ -114,6 +116,9 @@ pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
 
 fn step(s: &mut String, p: &Planned<'_>) {
     let n = p.number;
+    if !p.tagged {
+        return;
+    }
     let _ = writeln!(s, "# step {n}\n_c=0 _o=0");
     let body = {
         let mut b = String::new();
@@ -146,12 +151,12 @@ fn step(s: &mut String, p: &Planned<'_>) {
             if p.noop {
                 let _ = writeln!(
                     r,
-                    "if [ $((_rc + _ro)) -gt 0 ]; then _e {n} refresh-noop $((_rc + _ro)); fi"
+                    "if [ $((_rc + _ro)) -gt 0 ]; then _e {n} refresh-noop $((_rc + _ro)); _o=$((_o + 1)); fi"
                 );
             } else {
                 let _ = write!(
                     r,
-                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{act}elif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro\nfi\n"
+                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{act}_c=$((_c + 1))\nelif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro; _o=$((_o + 1))\nfi\n"
                 );
             }
             r

@@ -42,7 +42,7 @@ pub struct Log {
 #[derive(Debug, Clone, Serialize)]
 pub struct Event {
     pub audited: bool,
-    pub property: String,
+    pub property: Option<String>,
     pub previous_value: Value,
     pub desired_value: Value,
     pub historical_value: Value,
@@ -193,6 +193,8 @@ pub struct StepInput<'a> {
     pub seconds: Option<f64>,
     /// When it started (RFC 3339).
     pub time: String,
+    /// Tagged with what `--tags` asked for (or no tags asked for).
+    pub tagged: bool,
 }
 
 /// Everything about the run beyond the steps.
@@ -220,25 +222,31 @@ fn level_of(status: EventStatus) -> &'static str {
     }
 }
 
-fn event_name(kind: &Kind, property: &str, previous: &str, desired: &Value) -> String {
+/// The event's name, from the property and the wanted value (file's
+/// ensure values declare theirs: `file_created`, `directory_created`,
+/// `link_created`, `file_removed`).
+fn event_name(kind: &Kind, property: &str, desired: &Value) -> String {
     match (kind, property) {
         (Kind::Exec(_), "returns") => "executed_command".into(),
-        (_, "ensure") => {
-            let d = desired.as_str().unwrap_or_default();
-            if d == "absent" {
-                match previous {
-                    "directory" => "directory_removed".into(),
-                    "link" => "link_removed".into(),
-                    _ => "file_removed".into(),
-                }
-            } else if previous == "absent" {
-                let made = if d == "present" { "file" } else { d };
-                format!("{made}_created")
-            } else {
-                "ensure_changed".into()
-            }
-        }
+        (_, "ensure") => match desired.as_str().unwrap_or("file") {
+            "absent" => "file_removed".into(),
+            "present" | "[redacted]" => "file_created".into(),
+            d => format!("{d}_created"),
+        },
         (_, p) => format!("{p}_changed"),
+    }
+}
+
+/// A log line of Puppet's own (source `Puppet`, no file or line).
+fn puppet_log(level: &'static str, message: String, time: &str) -> Log {
+    Log {
+        level,
+        message,
+        source: "Puppet".into(),
+        tags: vec![level.into()],
+        time: time.to_string(),
+        file: None,
+        line: None,
     }
 }
 
@@ -268,8 +276,12 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
     let mut any_failed = !info.finished;
     let mut any_changed = false;
     let mut noop_pending = false;
-    // Noop events per container, for "Would have triggered" on classes.
-    let mut container_noop: Vec<(String, Vec<String>, usize)> = Vec::new();
+    let mut restarted = 0u64;
+    let mut unsupported: Vec<String> = Vec::new();
+    // Where each step's logs end, for the containers' refresh notices.
+    let mut ends: Vec<usize> = Vec::with_capacity(steps.len());
+    // Noop events each step passes to its container.
+    let mut passed_up: Vec<usize> = Vec::with_capacity(steps.len());
     for (n, s) in steps.iter().enumerate() {
         let r = s.resource;
         let path: Vec<String> = s
@@ -314,7 +326,11 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         };
         let mine = by_step.get(&n).map(Vec::as_slice).unwrap_or_default();
         let mut pending_out: Vec<String> = Vec::new();
-        let mut seen_done = false;
+        let mut refresh_noop = 0usize;
+        if !s.tagged {
+            // Not tagged with what --tags asked for: skipped, silently.
+            status.skipped = true;
+        }
         for l in mine {
             match l {
                 Line::Out { text, .. } => pending_out.push(text.clone()),
@@ -339,27 +355,21 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                     if *st == EventStatus::Failure
                         && let Kind::Exec(e) = s.kind
                     {
-                        let cmd = if e.sensitive {
-                            "[redacted]".to_string()
+                        logs.push(puppet_log("err", e.failure_text(detail), &s.time));
+                    }
+                    if *st == EventStatus::Success
+                        && let Kind::Notify(nt) = s.kind
+                    {
+                        let shown = if nt.sensitive {
+                            "Sensitive [value redacted]".to_string()
                         } else {
-                            e.command.clone()
+                            nt.message.clone()
                         };
-                        logs.push(Log {
-                            level: "err",
-                            message: format!(
-                                "'{cmd}' returned {detail} instead of one of [{}]",
-                                e.returns
-                                    .iter()
-                                    .map(|r| r.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                            source: "Puppet".into(),
-                            tags: vec!["err".into()],
-                            time: s.time.clone(),
-                            file: None,
-                            line: None,
-                        });
+                        if nt.withpath {
+                            logs.push(log("notice", shown, format!("{source}/{property}"), &[]));
+                        } else {
+                            logs.push(puppet_log("notice", shown, &s.time));
+                        }
                     }
                     logs.push(log(
                         level_of(*st),
@@ -379,8 +389,8 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                     }
                     status.events.push(Event {
                         audited: false,
-                        property: property.clone(),
-                        name: event_name(s.kind, property, previous, &text.desired),
+                        property: Some(property.clone()),
+                        name: event_name(s.kind, property, &text.desired),
                         previous_value: text.previous,
                         desired_value: text.desired,
                         historical_value: Value::Null,
@@ -393,12 +403,23 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                 }
                 Line::Fail { code, .. } => {
                     status.failed = true;
-                    logs.push(log(
-                        "err",
-                        format!("Could not evaluate: {}", s.kind.failure(code)),
-                        source.clone(),
-                        &[],
-                    ));
+                    match s.kind {
+                        // Set aside to the end and failed without an
+                        // event, as Puppet does a resource it has no
+                        // provider for; the reason is logged at the end.
+                        Kind::Unsupported(_) => {
+                            let ty = r.type_key();
+                            if !unsupported.contains(&ty) {
+                                unsupported.push(ty);
+                            }
+                        }
+                        kind => logs.push(log(
+                            "err",
+                            format!("Could not evaluate: {}", kind.failure(code)),
+                            source.clone(),
+                            &[],
+                        )),
+                    }
                 }
                 Line::Skip { failed, .. } => {
                     status.skipped = true;
@@ -425,14 +446,29 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                     ));
                 }
                 Line::Refresh { events, .. } => {
-                    logs.push(log(
-                        "notice",
-                        format!("Triggered 'refresh' from {events} {}", plural(*events)),
-                        source.clone(),
-                        &[],
-                    ));
+                    let message = format!("Triggered 'refresh' from {events} {}", plural(*events));
+                    logs.push(log("notice", message.clone(), source.clone(), &[]));
+                    status.changed = true;
+                    status.out_of_sync = true;
+                    status.change_count += 1;
+                    status.out_of_sync_count += 1;
+                    restarted += 1;
+                    status.events.push(Event {
+                        audited: false,
+                        property: None,
+                        previous_value: Value::Null,
+                        desired_value: Value::Null,
+                        historical_value: Value::Null,
+                        message,
+                        name: "refresh".into(),
+                        status: "success",
+                        time: s.time.clone(),
+                        redacted: Some(false),
+                        corrective_change: false,
+                    });
                 }
                 Line::RefreshNoop { events, .. } => {
+                    refresh_noop = 1;
                     logs.push(log(
                         "notice",
                         format!(
@@ -444,78 +480,47 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                     ));
                 }
                 Line::RefreshFailed { status: code, .. } => {
-                    status.failed = true;
                     for o in pending_out.drain(..) {
                         logs.push(log("notice", o, format!("{source}/returns"), &["returns"]));
                     }
-                    if let Kind::Exec(e) = s.kind {
-                        let cmd = if e.sensitive {
-                            "[redacted]".to_string()
-                        } else {
-                            e.command.clone()
-                        };
-                        logs.push(log(
-                            "err",
-                            format!(
-                                "Failed to call refresh: '{cmd}' returned {code} instead of one of [{}]",
-                                e.returns.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
-                            ),
-                            source.clone(),
-                            &[],
-                        ));
+                    let detail = match s.kind {
+                        Kind::Exec(e) => e.failure_text(code),
+                        _ => code.clone(),
+                    };
+                    let message = format!("Failed to call refresh: {detail}");
+                    // The refresh was triggered: its event and notice
+                    // come first, then the failure.
+                    if let Some(ev) = status.events.last_mut().filter(|e| e.name == "refresh") {
+                        ev.status = "failure";
+                        ev.name = "resource_error".into();
+                        ev.message = message.clone();
+                        status.changed = false;
+                        status.change_count = status.change_count.saturating_sub(1);
+                        restarted = restarted.saturating_sub(1);
                     }
+                    status.failed = true;
+                    status.failed_to_restart = true;
+                    logs.push(log("err", message, source.clone(), &[]));
+                    logs.push(log("err", detail, source.clone(), &[]));
                 }
                 Line::Notice { text, .. } => {
                     logs.push(log("notice", text.clone(), source.clone(), &[]))
                 }
-                Line::Done { .. } => seen_done = true,
-                Line::End => {}
+                Line::Done { .. } | Line::End => {}
             }
         }
         // Output of a refresh that succeeded (logoutput => true).
         for o in pending_out.drain(..) {
             logs.push(log("notice", o, format!("{source}/returns"), &["returns"]));
         }
-        if !seen_done && !status.skipped {
-            // The program stopped inside this step, or never reached it.
-            status.skipped = !info.finished && mine.is_empty();
-        }
-        if let Kind::Notify(nt) = s.kind
-            && status.changed
-        {
-            logs.insert(
-                logs.len().saturating_sub(1),
-                Log {
-                    level: "notice",
-                    message: if nt.sensitive {
-                        "[redacted]".into()
-                    } else {
-                        nt.message.clone()
-                    },
-                    source: "Puppet".into(),
-                    tags: vec!["notice".into()],
-                    time: s.time.clone(),
-                    file: None,
-                    line: None,
-                },
-            );
+        if mine.is_empty() && !info.finished {
+            // The program stopped before it reached this step.
+            status.skipped = true;
         }
         any_failed |= status.failed;
         any_changed |= status.changed;
-        let noop_events = status.events.iter().filter(|e| e.status == "noop").count();
-        if noop_events > 0
-            && let Some(c) = s.containers.last()
-        {
-            let key = c.reference();
-            match container_noop.iter_mut().find(|(k, _, _)| *k == key) {
-                Some(entry) => entry.2 += noop_events,
-                None => container_noop.push((
-                    key,
-                    s.containers.iter().map(|c| c.reference()).collect(),
-                    noop_events,
-                )),
-            }
-        }
+        passed_up.push(status.events.iter().filter(|e| e.status == "noop").count() + refresh_noop);
+        ends.push(logs.len());
         if let Some(t) = s.seconds {
             let key = r.type_key();
             match type_time.iter_mut().find(|(k, _, _)| *k == key) {
@@ -525,41 +530,17 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         }
         statuses.push(status);
     }
-    // In noop, each container reports the refresh its contents would
-    // have triggered, innermost first, and passes one event up.
-    if !container_noop.is_empty() {
-        let mut pending: Vec<(String, usize)> = Vec::new();
-        for (key, chain, count) in &container_noop {
-            pending.push((key.clone(), *count));
-            let _ = chain;
-        }
-        let mut ancestors: Vec<(String, usize)> = Vec::new();
-        for (key, chain, _) in &container_noop {
-            for anc in chain.iter().rev().skip(1) {
-                match ancestors.iter_mut().find(|(k, _)| k == anc) {
-                    Some(e) => e.1 += 1,
-                    None => ancestors.push((anc.clone(), 1)),
-                }
-            }
-            let _ = key;
-        }
-        for (key, count) in pending.into_iter().chain(ancestors) {
-            let tag = crate::apply::graph::parse_reference(&key)
-                .map(|(t, _)| t)
-                .unwrap_or_default();
-            logs.push(Log {
-                level: "notice",
-                message: format!(
-                    "Would have triggered 'refresh' from {count} {}",
-                    plural(count)
-                ),
-                source: display_container(&key),
-                tags: vec!["notice".into(), tag],
-                time: info.now.clone(),
-                file: None,
-                line: None,
-            });
-        }
+    let notices = container_notices(steps, &passed_up, &info.now);
+    for (at, notice) in notices.into_iter().rev() {
+        let pos = ends.get(at).copied().unwrap_or(logs.len()).min(logs.len());
+        logs.insert(pos, notice);
+    }
+    for ty in &unsupported {
+        logs.push(puppet_log(
+            "err",
+            format!("Could not find a suitable provider for {ty}: ferry cannot apply resources of type '{ty}' yet"),
+            &info.now,
+        ));
     }
     if let Some(e) = &info.error {
         logs.push(Log {
@@ -581,7 +562,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         file: None,
         line: None,
     });
-    let metrics = metrics(&statuses, &type_time, info.seconds);
+    let metrics = metrics(&statuses, &type_time, info.seconds, restarted);
     Report {
         host: info.host.to_string(),
         time: info.time.clone(),
@@ -610,6 +591,77 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         catalog_uuid: info.catalog.catalog_uuid.clone(),
         cached_catalog_status: "not_used",
     }
+}
+
+/// In noop, each container whose contents would have changed notices the
+/// refresh it would have triggered when it completes (after its last
+/// resource, innermost first), and passes one event to its own container.
+/// Returns each notice with the step it follows.
+fn container_notices(steps: &[StepInput<'_>], passed_up: &[usize], now: &str) -> Vec<(usize, Log)> {
+    // Every container: its last step, depth, parent and events received.
+    struct Node {
+        reference: String,
+        last: usize,
+        depth: usize,
+        parent: Option<String>,
+        events: usize,
+    }
+    let mut nodes: Vec<Node> = Vec::new();
+    for (n, s) in steps.iter().enumerate() {
+        for (depth, c) in s.containers.iter().enumerate() {
+            let reference = c.reference();
+            let parent = depth.checked_sub(1).map(|d| s.containers[d].reference());
+            match nodes.iter_mut().find(|x| x.reference == reference) {
+                Some(x) => x.last = n,
+                None => nodes.push(Node {
+                    reference,
+                    last: n,
+                    depth,
+                    parent,
+                    events: 0,
+                }),
+            }
+        }
+        if let (Some(c), Some(&up)) = (s.containers.last(), passed_up.get(n))
+            && let Some(x) = nodes.iter_mut().find(|x| x.reference == c.reference())
+        {
+            x.events += up;
+        }
+    }
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by_key(|&i| (nodes[i].last, std::cmp::Reverse(nodes[i].depth)));
+    let mut out = Vec::new();
+    for i in order {
+        let count = nodes[i].events;
+        if count == 0 {
+            continue;
+        }
+        if let Some(p) = nodes[i].parent.clone()
+            && let Some(x) = nodes.iter_mut().find(|x| x.reference == p)
+        {
+            x.events += 1;
+        }
+        let reference = nodes[i].reference.clone();
+        let tag = crate::apply::graph::parse_reference(&reference)
+            .map(|(t, _)| t)
+            .unwrap_or_default();
+        out.push((
+            nodes[i].last,
+            Log {
+                level: "notice",
+                message: format!(
+                    "Would have triggered 'refresh' from {count} {}",
+                    plural(count)
+                ),
+                source: display_container(&reference),
+                tags: vec!["notice".into(), tag],
+                time: now.to_string(),
+                file: None,
+                line: None,
+            },
+        ));
+    }
+    out
 }
 
 /// `Class[main]` as Puppet's logs name a container: `Class[Main]`.
@@ -641,6 +693,7 @@ fn metrics(
     statuses: &[ResourceStatus],
     type_time: &[(String, String, f64)],
     total: f64,
+    restarted: u64,
 ) -> Metrics {
     let count =
         |f: &dyn Fn(&ResourceStatus) -> bool| statuses.iter().filter(|s| f(s)).count() as u64;
@@ -685,7 +738,7 @@ fn metrics(
                     "Failed to restart",
                     count(&|s| s.failed_to_restart),
                 ),
-                n("restarted", "Restarted", 0),
+                n("restarted", "Restarted", restarted),
                 n("changed", "Changed", count(&|s| s.changed)),
                 n("out_of_sync", "Out of sync", count(&|s| s.out_of_sync)),
                 n("scheduled", "Scheduled", 0),

@@ -125,7 +125,11 @@ fn apply_report(s: &mut String, report: &crate::apply::Report) {
         };
         s.push_str(&format!("  {state}: {}\n", r.resource));
         for e in &r.events {
-            s.push_str(&format!("    {}: {}\n", e.property, e.message));
+            s.push_str(&format!(
+                "    {}: {}\n",
+                e.property.as_deref().unwrap_or(&e.name),
+                e.message
+            ));
         }
     }
     for l in report

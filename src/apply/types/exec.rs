@@ -11,9 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{
-    EventStatus, EventText, ParamError, Refresh, list_param, noop_message, param_error, text_param,
-};
+use super::{EventStatus, EventText, ParamError, Refresh, list_param, param_error, text_param};
 use crate::apply::catalog::Resource;
 use crate::apply::program::q;
 
@@ -241,8 +239,14 @@ impl Exec {
     /// The checks, leaving `_run=1` when the command should run.
     fn checks(&self) -> String {
         let mut s = String::from("_run=1\n");
-        for c in &self.creates {
-            let _ = writeln!(s, "[ -e {} ] && _run=0", q(c));
+        // Every path `creates` names must exist for the command not to run.
+        if !self.creates.is_empty() {
+            let tests: Vec<String> = self
+                .creates
+                .iter()
+                .map(|c| format!("[ -e {} ]", q(c)))
+                .collect();
+            let _ = writeln!(s, "{} && _run=0", tests.join(" && "));
         }
         for u in &self.unless {
             let _ = writeln!(
@@ -345,43 +349,24 @@ impl Exec {
             .iter()
             .map(|r| Value::String(r.to_string()))
             .collect();
-        let shown = if desired.len() == 1 {
-            format!("{}", self.returns[0])
-        } else {
-            format!(
-                "{:?}",
-                self.returns
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-            )
-        };
+        // Ruby's inspect of the list of strings: ['0', '2'].
+        let shown = format!(
+            "[{}]",
+            self.returns
+                .iter()
+                .map(|r| format!("'{r}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         let message = match (property, status) {
             (_, EventStatus::Success) => "executed successfully".to_string(),
-            (_, EventStatus::Noop) => noop_message(
-                previous,
-                &format!("[{}]", shown.trim_matches(|c| c == '[' || c == ']')),
-            ),
-            (_, EventStatus::Failure) => {
-                let cmd = if self.sensitive {
-                    "[redacted]".to_string()
-                } else {
-                    self.command.clone()
-                };
-                format!(
-                    "change from '{previous}' to [{}] failed: '{cmd}' returned {detail} instead of one of [{}]",
-                    self.returns
-                        .iter()
-                        .map(|r| format!("'{r}'"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    self.returns
-                        .iter()
-                        .map(|r| r.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+            (_, EventStatus::Noop) => {
+                format!("current_value '{previous}', should be {shown} (noop)")
             }
+            (_, EventStatus::Failure) => format!(
+                "change from '{previous}' to {shown} failed: {}",
+                self.failure_text(detail)
+            ),
         };
         EventText {
             previous: Value::String(previous.into()),
@@ -393,5 +378,19 @@ impl Exec {
 
     pub fn failure(&self, code: &str) -> String {
         code.to_string()
+    }
+
+    /// Puppet's words for an exit status `returns` does not allow.
+    pub fn failure_text(&self, status: &str) -> String {
+        let cmd = if self.sensitive {
+            "[command redacted]".to_string()
+        } else {
+            format!("'{}'", self.command)
+        };
+        let allowed: Vec<String> = self.returns.iter().map(|r| r.to_string()).collect();
+        format!(
+            "{cmd} returned {status} instead of one of [{}]",
+            allowed.join(",")
+        )
     }
 }

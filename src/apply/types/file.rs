@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::mode::{Mode, display_current};
 use super::{
-    EventStatus, EventText, ParamError, SourceError, Sources, bool_param, list_param, noop_message,
+    EventStatus, EventText, ParamError, SourceError, Sources, bool_param, display, list_param,
     param_error, text_param,
 };
 use crate::apply::catalog::Resource;
@@ -288,7 +288,7 @@ impl File {
             .unwrap_or_else(|| format!("_wm={:o}\n", self.base_mode()));
         // Present: anything already there will do.
         if self.ensure == Some(Ensure::Present) {
-            let _ = writeln!(out, "if [ \"$_ft\" != absent ]; then");
+            let _ = writeln!(out, "if [ \"$_ft\" != absent ]; then :");
             self.script_content(out, n, noop);
             self.script_properties(out, n, noop);
             out.push_str("else\n");
@@ -357,75 +357,53 @@ impl File {
 
     /// Owner, group and mode of something that exists.
     fn script_properties(&self, out: &mut String, n: usize, noop: bool) {
-        if let Some(o) = &self.owner {
-            let test = if o.bytes().all(|b| b.is_ascii_digit()) {
-                format!("[ \"$_fuid\" != {o} ]")
+        for (prop, db, who, tool, cur_name, cur_id) in [
+            ("owner", "passwd", "user", "chown", "_fu", "_fuid"),
+            ("group", "group", "group", "chgrp", "_fg", "_fgid"),
+        ] {
+            let wanted = if prop == "owner" {
+                &self.owner
             } else {
-                format!("[ \"$_fu\" != {} ]", q(o))
+                &self.group
             };
-            self.property(
+            let Some(w) = wanted else { continue };
+            // The wanted name and id, from the target's own databases.
+            let _ = writeln!(
                 out,
-                n,
-                noop,
-                &test,
-                "owner",
-                "$_fu",
-                &format!("chown -h {} \"$_p\"", q(o)),
+                "_w=$(getent {db} {w} 2>/dev/null) || _w=\n\
+                 if [ -z \"$_w\" ]; then _ev {n} {prop} failure \"${cur_name}\" 'Could not find {who} '{w}\n\
+                 else _wn=${{_w%%:*}}; _r=${{_w#*:}}; _r=${{_r#*:}}; _wid=${{_r%%:*}}\n\
+                 if [ \"${cur_id}\" != \"$_wid\" ]; then",
+                w = q(w)
             );
-        }
-        if let Some(g) = &self.group {
-            let test = if g.bytes().all(|b| b.is_ascii_digit()) {
-                format!("[ \"$_fgid\" != {g} ]")
+            let fields = format!("\"${cur_name}\" \"${cur_id}\" \"$_wn\" \"$_wid\"");
+            if noop {
+                let _ = writeln!(out, "_ev {n} {prop} noop {fields}");
             } else {
-                format!("[ \"$_fg\" != {} ]", q(g))
-            };
-            self.property(
-                out,
-                n,
-                noop,
-                &test,
-                "group",
-                "$_fg",
-                &format!("chgrp -h {} \"$_p\"", q(g)),
-            );
+                let _ = writeln!(
+                    out,
+                    "if _err=$({tool} -h \"$_wid\" \"$_p\" 2>&1); then _ev {n} {prop} success {fields}; else _ev {n} {prop} failure \"${cur_name}\" \"$_err\"; fi"
+                );
+            }
+            out.push_str("fi; fi\n");
         }
         if let Some(m) = &self.mode {
             out.push_str(&m.script(self.base_mode()));
-            self.property(
-                out,
-                n,
-                noop,
-                "[ $((0$_wm)) -ne $((0${_fm:-0})) ]",
-                "mode",
-                "$_fm\" \"$_wm",
-                "chmod \"$_wm\" \"$_p\"",
-            );
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn property(
-        &self,
-        out: &mut String,
-        n: usize,
-        noop: bool,
-        test: &str,
-        name: &str,
-        prev: &str,
-        change: &str,
-    ) {
-        if noop {
-            let _ = writeln!(out, "if {test}; then _ev {n} {name} noop \"{prev}\"; fi");
-        } else {
-            let _ = writeln!(
-                out,
-                "if {test}; then if _err=$({change} 2>&1); then _ev {n} {name} success \"{prev}\"; else _ev {n} {name} failure \"{prev}\" \"$_err\"; fi; fi"
-            );
+            let _ = writeln!(out, "if [ $((0$_wm)) -ne $((0${{_fm:-0}})) ]; then");
+            if noop {
+                let _ = writeln!(out, "_ev {n} mode noop \"$_fm\" \"$_wm\"");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "if _err=$(chmod \"$_wm\" \"$_p\" 2>&1); then _ev {n} mode success \"$_fm\" \"$_wm\"; else _ev {n} mode failure \"$_fm\" \"$_err\"; fi"
+                );
+            }
+            out.push_str("fi\n");
         }
     }
 
     fn script_directory(&self, out: &mut String, n: usize, noop: bool) {
-        out.push_str("if [ \"$_ft\" = directory ]; then\n");
+        out.push_str("if [ \"$_ft\" = directory ]; then :\n");
         self.script_properties(out, n, noop);
         out.push_str("else\n_prev=$_ft\n");
         if noop {
@@ -496,16 +474,17 @@ impl File {
         } else {
             let _ = writeln!(
                 out,
-                "if [ \"$_prev\" = directory ]; then _e {n} notice 'Not removing directory; use '\\''force'\\'' to override'\n\
+                "if [ \"$_prev\" = directory ]; then _e {n} notice 'Not removing directory; use '\\''force'\\'' to override'; _ev {n} ensure success directory\n\
                  elif _err=$(rm -f -- \"$_p\" 2>&1); then _ev {n} ensure success \"$_prev\"; else _ev {n} ensure failure \"$_prev\" \"$_err\"; fi"
             );
         }
         out.push_str("fi\n");
     }
 
+    /// `ensure` as the catalog gave it (`present` stays `present`).
     fn desired_ensure(&self) -> &'static str {
         match self.ensure {
-            Some(Ensure::Present) | None => "file",
+            None => "file",
             Some(e) => e.as_str(),
         }
     }
@@ -518,57 +497,97 @@ impl File {
         detail: &str,
     ) -> EventText {
         let sensitive = self.content.as_ref().is_some_and(|c| c.sensitive);
-        let (prev, desired): (String, String) = match property {
-            "ensure" => (previous.to_string(), self.desired_ensure().to_string()),
-            "content" => (
-                format!("{{sha256}}{previous}"),
-                self.content
+        let fields: Vec<&str> = detail.split('\t').collect();
+        let field = |i: usize| fields.get(i).copied().unwrap_or_default();
+        let number = |s: &str| {
+            s.parse::<u64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| Value::String(s.into()))
+        };
+        // (previous value, desired value, how each reads in messages)
+        let (prev_v, desired_v, prev_s, desired_s): (Value, Value, String, String) = match property
+        {
+            "ensure" => {
+                let d = self.desired_ensure().to_string();
+                (
+                    previous.into(),
+                    d.clone().into(),
+                    display(previous),
+                    display(&d),
+                )
+            }
+            "content" => {
+                let new = self
+                    .content
                     .as_ref()
                     .map(|c| format!("{{sha256}}{}", c.sha256))
-                    .unwrap_or_default(),
+                    .unwrap_or_default();
+                let old = format!("{{sha256}}{previous}");
+                // Puppet's report holds the wanted checksum base64-encoded
+                // (a binary Ruby string), the current one as text.
+                let encoded =
+                    base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &new);
+                (
+                    old.clone().into(),
+                    encoded.into(),
+                    display(&old),
+                    display(&new),
+                )
+            }
+            "mode" => {
+                let wanted = self.mode.as_ref().map(Mode::display).unwrap_or_default();
+                let set = display_current(field(0));
+                let shown = match &self.mode {
+                    Some(Mode::Symbolic(text, _)) => format!("{} ({text})", display(&set)),
+                    _ => display(&set),
+                };
+                let prev = display_current(previous);
+                (prev.clone().into(), wanted.into(), display(&prev), shown)
+            }
+            "owner" | "group" if status != EventStatus::Failure => (
+                number(field(0)),
+                number(field(2)),
+                display(previous),
+                display(field(1)),
             ),
-            "mode" => (
-                display_current(previous),
-                self.mode.as_ref().map(Mode::display).unwrap_or_default(),
-            ),
-            "owner" => (previous.into(), self.owner.clone().unwrap_or_default()),
-            "group" => (previous.into(), self.group.clone().unwrap_or_default()),
-            "target" => (previous.into(), self.target.clone().unwrap_or_default()),
-            _ => (previous.into(), String::new()),
+            _ => {
+                let d = match property {
+                    "owner" => self.owner.clone(),
+                    "group" => self.group.clone(),
+                    "target" => self.target.clone(),
+                    _ => None,
+                }
+                .unwrap_or_default();
+                (
+                    previous.into(),
+                    d.clone().into(),
+                    display(previous),
+                    display(&d),
+                )
+            }
         };
-        let redacted = sensitive && property == "content";
+        let redacted = sensitive && matches!(property, "content" | "ensure");
         let message = match status {
             EventStatus::Noop if redacted => {
                 "current_value [redacted], should be [redacted] (noop)".into()
             }
-            EventStatus::Noop => noop_message(&prev, &desired),
+            EventStatus::Noop => format!("current_value {prev_s}, should be {desired_s} (noop)"),
             EventStatus::Failure => format!(
-                "change from '{}' to '{}' failed: {}",
-                if redacted { "[redacted]" } else { &prev },
-                if redacted { "[redacted]" } else { &desired },
-                failure_detail(property, &desired, detail)
+                "change from {} to {} failed: {}",
+                if redacted { "[redacted]" } else { &prev_s },
+                if redacted { "[redacted]" } else { &desired_s },
+                failure_detail(property, self.desired_ensure(), detail)
             ),
+            EventStatus::Success if redacted => "changed [redacted] to [redacted]".into(),
             EventStatus::Success => match property {
-                "ensure" if prev == "absent" => match (&self.content, self.desired_ensure()) {
-                    (Some(c), "file") if !c.sensitive => {
+                "ensure" if previous == "absent" => match (&self.content, self.desired_ensure()) {
+                    (Some(c), "file" | "present") => {
                         format!("defined content as '{{sha256}}{}'", c.sha256)
                     }
-                    (Some(_), "file") => "defined content as [redacted]".into(),
                     _ => "created".into(),
                 },
-                "ensure" if desired == "absent" => "removed".into(),
-                "ensure" => format!("ensure changed '{prev}' to '{desired}'"),
-                "content" if redacted => "changed [redacted] to [redacted]".into(),
-                "mode" => {
-                    // The program reports the mode it set after the old one.
-                    let set = if detail.is_empty() {
-                        desired.clone()
-                    } else {
-                        display_current(detail)
-                    };
-                    format!("mode changed '{prev}' to '{set}'")
-                }
-                other => format!("{other} changed '{prev}' to '{desired}'"),
+                "ensure" if self.desired_ensure() == "absent" => "removed".into(),
+                other => format!("{other} changed {prev_s} to {desired_s}"),
             },
         };
         let (previous, desired) = if redacted {
@@ -577,7 +596,7 @@ impl File {
                 Value::String("[redacted]".into()),
             )
         } else {
-            (Value::String(prev), Value::String(desired))
+            (prev_v, desired_v)
         };
         EventText {
             previous,

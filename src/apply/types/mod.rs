@@ -16,6 +16,11 @@ use serde_json::Value;
 
 use super::catalog::Resource;
 
+/// Whether ferry applies resources of this type.
+pub fn applies(r: &Resource) -> bool {
+    matches!(r.type_key().as_str(), "file" | "exec" | "notify")
+}
+
 /// A parameter value Puppet would refuse: the catalog is not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Parameter {param} failed on {resource}: {message}")]
@@ -181,7 +186,35 @@ impl Kind {
 
 /// Puppet's message for a change that was not made because of noop.
 pub fn noop_message(previous: &str, desired: &str) -> String {
-    format!("current_value '{previous}', should be '{desired}' (noop)")
+    format!(
+        "current_value {}, should be {} (noop)",
+        display(previous),
+        display(desired)
+    )
+}
+
+/// A string as Puppet's messages show values: single-quoted (`'` as
+/// `\'`), or double-quoted with escapes when it holds a control character.
+pub fn display(s: &str) -> String {
+    if s.chars().any(|c| (c as u32) < 0x20) {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '"' => out.push_str("\\\""),
+                '$' => out.push_str("\\$"),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02X}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    } else {
+        format!("'{}'", s.replace('\'', "\\'"))
+    }
 }
 
 /// A parameter as a string (numbers are taken as their text).

@@ -3,13 +3,15 @@
 
 use serde_json::Value;
 
-use super::{EventStatus, EventText, noop_message};
+use super::{EventStatus, EventText, display, noop_message};
 use crate::apply::catalog::Resource;
 
 #[derive(Debug, Clone)]
 pub struct Notify {
     pub message: String,
     pub sensitive: bool,
+    /// Log the message with the resource's path instead of as Puppet's.
+    pub withpath: bool,
 }
 
 impl Notify {
@@ -22,24 +24,33 @@ impl Notify {
         Notify {
             message,
             sensitive: r.is_sensitive("message"),
+            withpath: matches!(r.param("withpath"), Some(Value::Bool(true)))
+                || r.param("withpath").and_then(Value::as_str) == Some("true"),
         }
     }
 
     pub fn describe(&self, status: EventStatus) -> EventText {
-        let shown = if self.sensitive {
-            "[redacted]"
-        } else {
-            &self.message
-        };
+        if self.sensitive {
+            let message = match status {
+                EventStatus::Noop => "current_value [redacted], should be [redacted] (noop)",
+                _ => "changed [redacted] to [redacted]",
+            };
+            return EventText {
+                previous: Value::String("[redacted]".into()),
+                desired: Value::String("[redacted]".into()),
+                message: message.into(),
+                redacted: true,
+            };
+        }
         let message = match status {
-            EventStatus::Noop => noop_message("absent", shown),
-            _ => format!("defined 'message' as '{shown}'"),
+            EventStatus::Noop => noop_message("absent", &self.message),
+            _ => format!("defined 'message' as {}", display(&self.message)),
         };
         EventText {
             previous: Value::String("absent".into()),
-            desired: Value::String(shown.into()),
+            desired: Value::String(self.message.clone()),
             message,
-            redacted: self.sensitive,
+            redacted: false,
         }
     }
 }
