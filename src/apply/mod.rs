@@ -60,20 +60,7 @@ impl Prepared {
         options: ApplyOptions,
         sources: &dyn Sources,
     ) -> Result<Prepared, ApplyError> {
-        let mut order = graph::order(&catalog, &|r| !types::applies(r))?;
-        if !options.tags.is_empty() {
-            let wanted: Vec<String> = options
-                .tags
-                .iter()
-                .map(|t| t.to_ascii_lowercase())
-                .collect();
-            order.steps.retain(|s| {
-                catalog.resources[s.resource]
-                    .tags
-                    .iter()
-                    .any(|t| wanted.contains(t))
-            });
-        }
+        let order = graph::order(&catalog, &|r| !types::applies(r))?;
         let kinds = order
             .steps
             .iter()

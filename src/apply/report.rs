@@ -213,6 +213,8 @@ pub struct RunInfo<'a> {
     pub error: Option<String>,
     /// The current time, for log entries (RFC 3339).
     pub now: String,
+    /// The tags `--tags` asked for, lower case (empty: all).
+    pub tags: Vec<String>,
 }
 
 fn level_of(status: EventStatus) -> &'static str {
@@ -280,8 +282,9 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
     let mut unsupported: Vec<String> = Vec::new();
     // Where each step's logs end, for the containers' refresh notices.
     let mut ends: Vec<usize> = Vec::with_capacity(steps.len());
-    // Noop events each step passes to its container.
-    let mut passed_up: Vec<usize> = Vec::with_capacity(steps.len());
+    // Events each step passes to its container: (changes, noop events,
+    // whether the step failed or was skipped for a failure).
+    let mut passed_up: Vec<(usize, usize, bool)> = Vec::with_capacity(steps.len());
     for (n, s) in steps.iter().enumerate() {
         let r = s.resource;
         let path: Vec<String> = s
@@ -352,10 +355,16 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                             &[property],
                         ));
                     }
-                    if *st == EventStatus::Failure
-                        && let Kind::Exec(e) = s.kind
-                    {
-                        logs.push(puppet_log("err", e.failure_text(detail), &s.time));
+                    if *st == EventStatus::Failure {
+                        match s.kind {
+                            Kind::Exec(e) => {
+                                logs.push(puppet_log("err", e.failure_text(detail), &s.time))
+                            }
+                            Kind::File(f) if f.mode_error.is_some() => {
+                                logs.push(puppet_log("err", detail.clone(), &s.time))
+                            }
+                            _ => {}
+                        }
                     }
                     if *st == EventStatus::Success
                         && let Kind::Notify(nt) = s.kind
@@ -519,7 +528,15 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         }
         any_failed |= status.failed;
         any_changed |= status.changed;
-        passed_up.push(status.events.iter().filter(|e| e.status == "noop").count() + refresh_noop);
+        passed_up.push((
+            status
+                .events
+                .iter()
+                .filter(|e| e.status == "success")
+                .count(),
+            status.events.iter().filter(|e| e.status == "noop").count() + refresh_noop,
+            status.failed || (status.skipped && s.tagged),
+        ));
         ends.push(logs.len());
         if let Some(t) = s.seconds {
             let key = r.type_key();
@@ -530,7 +547,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
         }
         statuses.push(status);
     }
-    let notices = container_notices(steps, &passed_up, &info.now);
+    let notices = container_notices(steps, &passed_up, &info.tags, &info.now);
     for (at, notice) in notices.into_iter().rev() {
         let pos = ends.get(at).copied().unwrap_or(logs.len()).min(logs.len());
         logs.insert(pos, notice);
@@ -538,7 +555,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
     for ty in &unsupported {
         logs.push(puppet_log(
             "err",
-            format!("Could not find a suitable provider for {ty}: ferry cannot apply resources of type '{ty}' yet"),
+            format!("Could not find a suitable provider for {ty}"),
             &info.now,
         ));
     }
@@ -593,53 +610,79 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
     }
 }
 
-/// In noop, each container whose contents would have changed notices the
-/// refresh it would have triggered when it completes (after its last
-/// resource, innermost first), and passes one event to its own container.
-/// Returns each notice with the step it follows.
-fn container_notices(steps: &[StepInput<'_>], passed_up: &[usize], now: &str) -> Vec<(usize, Log)> {
-    // Every container: its last step, depth, parent and events received.
+/// A container (its completed marker) refreshes when events reach it:
+/// silently when one of them is a change, with "Would have triggered
+/// 'refresh' from N events" when all are noop events; either way it passes
+/// one event to its own container. It receives nothing when something
+/// inside it failed (the marker is skipped for failed dependencies) or,
+/// with `--tags`, when it is not tagged. Notices come when the container
+/// completes (after its last resource, innermost first); each is returned
+/// with the step it follows.
+fn container_notices(
+    steps: &[StepInput<'_>],
+    passed_up: &[(usize, usize, bool)],
+    tags: &[String],
+    now: &str,
+) -> Vec<(usize, Log)> {
     struct Node {
         reference: String,
         last: usize,
         depth: usize,
         parent: Option<String>,
-        events: usize,
+        changes: usize,
+        noops: usize,
+        blocked: bool,
     }
     let mut nodes: Vec<Node> = Vec::new();
     for (n, s) in steps.iter().enumerate() {
+        let (changes, noops, bad) = passed_up.get(n).copied().unwrap_or_default();
         for (depth, c) in s.containers.iter().enumerate() {
             let reference = c.reference();
+            let untagged = !tags.is_empty() && !c.tags.iter().any(|t| tags.contains(t));
             let parent = depth.checked_sub(1).map(|d| s.containers[d].reference());
-            match nodes.iter_mut().find(|x| x.reference == reference) {
-                Some(x) => x.last = n,
-                None => nodes.push(Node {
-                    reference,
-                    last: n,
-                    depth,
-                    parent,
-                    events: 0,
-                }),
+            let node = match nodes.iter().position(|x| x.reference == reference) {
+                Some(i) => &mut nodes[i],
+                None => {
+                    nodes.push(Node {
+                        reference,
+                        last: n,
+                        depth,
+                        parent,
+                        changes: 0,
+                        noops: 0,
+                        blocked: untagged,
+                    });
+                    let last = nodes.len() - 1;
+                    &mut nodes[last]
+                }
+            };
+            node.last = n;
+            node.blocked |= bad;
+            if depth + 1 == s.containers.len() {
+                node.changes += changes;
+                node.noops += noops;
             }
-        }
-        if let (Some(c), Some(&up)) = (s.containers.last(), passed_up.get(n))
-            && let Some(x) = nodes.iter_mut().find(|x| x.reference == c.reference())
-        {
-            x.events += up;
         }
     }
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by_key(|&i| (nodes[i].last, std::cmp::Reverse(nodes[i].depth)));
     let mut out = Vec::new();
     for i in order {
-        let count = nodes[i].events;
-        if count == 0 {
+        let (changes, noops) = (nodes[i].changes, nodes[i].noops);
+        if nodes[i].blocked || changes + noops == 0 {
             continue;
         }
         if let Some(p) = nodes[i].parent.clone()
             && let Some(x) = nodes.iter_mut().find(|x| x.reference == p)
         {
-            x.events += 1;
+            if changes > 0 {
+                x.changes += 1;
+            } else {
+                x.noops += 1;
+            }
+        }
+        if changes > 0 {
+            continue;
         }
         let reference = nodes[i].reference.clone();
         let tag = crate::apply::graph::parse_reference(&reference)
@@ -650,8 +693,8 @@ fn container_notices(steps: &[StepInput<'_>], passed_up: &[usize], now: &str) ->
             Log {
                 level: "notice",
                 message: format!(
-                    "Would have triggered 'refresh' from {count} {}",
-                    plural(count)
+                    "Would have triggered 'refresh' from {noops} {}",
+                    plural(noops)
                 ),
                 source: display_container(&reference),
                 tags: vec!["notice".into(), tag],

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::mode::{Mode, display_current};
+use super::mode::{Mode, ModeError, display_current};
 use super::{
     EventStatus, EventText, ParamError, SourceError, Sources, bool_param, display, list_param,
     param_error, text_param,
@@ -65,6 +65,9 @@ pub struct File {
     pub owner: Option<String>,
     pub group: Option<String>,
     pub mode: Option<Mode>,
+    /// A mode Puppet accepts in the catalog but cannot apply: the
+    /// resource fails with this when it is applied.
+    pub mode_error: Option<String>,
     pub replace: bool,
     pub force: bool,
     /// A suffix for backups of replaced content (`backup => '.bak'`).
@@ -189,9 +192,13 @@ impl File {
         content: Option<Content>,
         target: Option<String>,
     ) -> Result<File, ParamError> {
-        let mode = match text_param(r, "mode")? {
-            Some(m) => Some(Mode::parse(&m).map_err(|e| param_error(r, "mode", &e.to_string()))?),
-            None => None,
+        let (mode, mode_error) = match text_param(r, "mode")? {
+            Some(m) => match Mode::parse(&m) {
+                Ok(mode) => (Some(mode), None),
+                Err(e @ ModeError::XNotPlus { .. }) => (None, Some(e.to_string())),
+                Err(e) => return Err(param_error(r, "mode", &e.to_string())),
+            },
+            None => (None, None),
         };
         for unsupported in ["recurse", "purge"] {
             if let Some(v) = r.param(unsupported)
@@ -218,6 +225,7 @@ impl File {
             owner: text_param(r, "owner")?,
             group: text_param(r, "group")?,
             mode,
+            mode_error,
             replace: bool_param(r, "replace", true)?,
             force: bool_param(r, "force", false)?,
             backup_suffix,
@@ -240,6 +248,18 @@ impl File {
         }
         let p = q(&self.path);
         let _ = writeln!(out, "_p={p}\n_st \"$_p\"");
+        if let Some(e) = &self.mode_error {
+            if noop {
+                let _ = writeln!(out, "[ \"$_ft\" = absent ] && _ev {n} ensure noop absent");
+                return;
+            }
+            let _ = writeln!(
+                out,
+                "if [ \"$_ft\" = absent ]; then _ev {n} ensure failure absent {e}; else _ev {n} mode failure \"$_fm\" {e}; fi",
+                e = q(e)
+            );
+            return;
+        }
         match self.ensure {
             Some(Ensure::File) | Some(Ensure::Present) => self.script_file(out, n, noop),
             Some(Ensure::Directory) => self.script_directory(out, n, noop),
@@ -576,16 +596,23 @@ impl File {
                 "change from {} to {} failed: {}",
                 if redacted { "[redacted]" } else { &prev_s },
                 if redacted { "[redacted]" } else { &desired_s },
-                failure_detail(property, self.desired_ensure(), detail)
+                failure_detail(
+                    property,
+                    self.desired_ensure(),
+                    detail,
+                    self.mode_error.is_some()
+                )
             ),
             EventStatus::Success if redacted => "changed [redacted] to [redacted]".into(),
             EventStatus::Success => match property {
-                "ensure" if previous == "absent" => match (&self.content, self.desired_ensure()) {
-                    (Some(c), "file" | "present") => {
-                        format!("defined content as '{{sha256}}{}'", c.sha256)
+                "ensure" if previous == "absent" || self.content.is_some() => {
+                    match (&self.content, self.desired_ensure()) {
+                        (Some(c), "file" | "present") => {
+                            format!("defined content as '{{sha256}}{}'", c.sha256)
+                        }
+                        _ => "created".into(),
                     }
-                    _ => "created".into(),
-                },
+                }
                 "ensure" if self.desired_ensure() == "absent" => "removed".into(),
                 other => format!("{other} changed {prev_s} to {desired_s}"),
             },
@@ -614,9 +641,9 @@ impl File {
     }
 }
 
-fn failure_detail(property: &str, desired: &str, detail: &str) -> String {
+fn failure_detail(property: &str, desired: &str, detail: &str, raw: bool) -> String {
     let detail = detail.trim();
-    if property == "ensure" {
+    if property == "ensure" && !raw {
         format!("Could not set '{desired}' on ensure: {detail}")
     } else {
         detail.to_string()

@@ -30,12 +30,19 @@ pub struct Clause {
 
 /// Why a mode is not one Puppet takes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("The file mode specification is invalid: {0:?}")]
-pub struct ModeError(pub String);
+pub enum ModeError {
+    /// Refused when the catalog is read.
+    #[error("The file mode specification is invalid: {0:?}")]
+    Invalid(String),
+    /// `X` with `-` or `=`: Puppet accepts the catalog and fails the
+    /// resource when it applies the mode.
+    #[error("X only works with the '+' operator at {clause:?} in symbolic mode {mode:?}")]
+    XNotPlus { clause: String, mode: String },
+}
 
 impl Mode {
     pub fn parse(text: &str) -> Result<Mode, ModeError> {
-        let bad = || ModeError(text.to_string());
+        let bad = || ModeError::Invalid(text.to_string());
         if !text.is_empty() && text.len() <= 4 && text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
             return u32::from_str_radix(text, 8)
                 .map(Mode::Numeric)
@@ -74,6 +81,12 @@ impl Mode {
                         'x' => 0o111,
                         's' => 0o6000,
                         't' => 0o1000,
+                        'X' if op != '+' => {
+                            return Err(ModeError::XNotPlus {
+                                clause: part.to_string(),
+                                mode: text.to_string(),
+                            });
+                        }
                         'X' => {
                             big_x = true;
                             0
@@ -190,6 +203,10 @@ mod tests {
 
     #[test]
     fn bad_modes_are_refused() {
+        assert!(matches!(
+            Mode::parse("ug=rwX,o="),
+            Err(ModeError::XNotPlus { .. })
+        ));
         for bad in ["", "0999", "u=q", "abc", "u", "12345"] {
             assert!(Mode::parse(bad).is_err(), "{bad}");
         }
