@@ -28,8 +28,12 @@ pub enum Line {
     Refresh { step: usize, events: usize },
     /// Would have been refreshed by this many events (noop).
     RefreshNoop { step: usize, events: usize },
-    /// The refresh command failed with this status.
-    RefreshFailed { step: usize, status: String },
+    /// The refresh failed with this status and output.
+    RefreshFailed {
+        step: usize,
+        status: String,
+        detail: String,
+    },
     /// A notice the type logs without an event.
     Notice { step: usize, text: String },
     /// The step is over.
@@ -107,6 +111,7 @@ pub fn parse(token: &str, line: &str) -> Option<Result<Line, ProtocolError>> {
         "refresh-failed" => Ok(Line::RefreshFailed {
             step,
             status: field(0),
+            detail: rest.get(1..).map(|r| r.join("\t")).unwrap_or_default(),
         }),
         "done" => Ok(Line::Done { step }),
         _ => Err(bad()),

@@ -100,6 +100,8 @@ _fm=$1 _fu=$2 _fg=$3 _fuid=$4 _fgid=$5
 }}
 _sum() {{ _h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${{_h%% *}}; }}
 _out() {{ printf '%s\\n' \"$2\" | while IFS= read -r _l; do _e \"$1\" out \"$_l\"; done; }}
+_x() {{ _out=$(\"$@\" </dev/null 2>&1); _rc=$?; }}
+_xs() {{ _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }}
 "
     )
 }
@@ -128,7 +130,7 @@ fn step(s: &mut String, p: &Planned<'_>) {
     let refresh = p.kind.refresh(n);
     let refresh_text = match (&refresh, p.refreshed_by.is_empty()) {
         (_, true) | (Refresh::Nothing, _) => String::new(),
-        (how, false) => {
+        (Refresh::Script { guard, body }, false) => {
             let sum_c: Vec<String> = p
                 .refreshed_by
                 .iter()
@@ -144,10 +146,6 @@ fn step(s: &mut String, p: &Planned<'_>) {
                 sum_c.join(" + "),
                 sum_o.join(" + ")
             );
-            let act = match how {
-                Refresh::Script(text) => text.clone(),
-                Refresh::Nothing => String::new(),
-            };
             if p.noop {
                 let _ = writeln!(
                     r,
@@ -156,10 +154,13 @@ fn step(s: &mut String, p: &Planned<'_>) {
             } else {
                 let _ = write!(
                     r,
-                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{act}_c=$((_c + 1))\nelif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro; _o=$((_o + 1))\nfi\n"
+                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{body}_c=$((_c + 1))\nelif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro; _o=$((_o + 1))\nfi\n"
                 );
             }
-            r
+            match guard {
+                Some(g) => format!("if {g}; then\n{r}fi\n"),
+                None => r,
+            }
         }
     };
     if p.upstream.is_empty() {

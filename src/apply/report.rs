@@ -224,21 +224,6 @@ fn level_of(status: EventStatus) -> &'static str {
     }
 }
 
-/// The event's name, from the property and the wanted value (file's
-/// ensure values declare theirs: `file_created`, `directory_created`,
-/// `link_created`, `file_removed`).
-fn event_name(kind: &Kind, property: &str, desired: &Value) -> String {
-    match (kind, property) {
-        (Kind::Exec(_), "returns") => "executed_command".into(),
-        (_, "ensure") => match desired.as_str().unwrap_or("file") {
-            "absent" => "file_removed".into(),
-            "present" | "[redacted]" => "file_created".into(),
-            d => format!("{d}_created"),
-        },
-        (_, p) => format!("{p}_changed"),
-    }
-}
-
 /// A log line of Puppet's own (source `Puppet`, no file or line).
 fn puppet_log(level: &'static str, message: String, time: &str) -> Log {
     Log {
@@ -399,7 +384,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                     status.events.push(Event {
                         audited: false,
                         property: Some(property.clone()),
-                        name: event_name(s.kind, property, &text.desired),
+                        name: s.kind.event_name(&r.type_key(), property, &text.desired),
                         previous_value: text.previous,
                         desired_value: text.desired,
                         historical_value: Value::Null,
@@ -488,14 +473,15 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order:
                         &[],
                     ));
                 }
-                Line::RefreshFailed { status: code, .. } => {
+                Line::RefreshFailed {
+                    status: code,
+                    detail: output,
+                    ..
+                } => {
                     for o in pending_out.drain(..) {
                         logs.push(log("notice", o, format!("{source}/returns"), &["returns"]));
                     }
-                    let detail = match s.kind {
-                        Kind::Exec(e) => e.failure_text(code),
-                        _ => code.clone(),
-                    };
+                    let detail = s.kind.refresh_failure(code, output);
                     let message = format!("Failed to call refresh: {detail}");
                     // The refresh was triggered: its event and notice
                     // come first, then the failure.

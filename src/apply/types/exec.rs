@@ -308,7 +308,7 @@ impl Exec {
             if event {
                 format!("_ev {n} returns failure notrun \"$_rc\"")
             } else {
-                format!("_e {n} refresh-failed \"$_rc\"; _F=\"$_F {n}\"")
+                format!("_e {n} refresh-failed \"$_rc\" \"$_out\"; _F=\"$_F {n}\"")
             },
         );
     }
@@ -334,7 +334,10 @@ impl Exec {
         // The refresh reports no event of its own: Puppet logs it.
         self.execute(&mut s, n, &cmd, false);
         s.push_str("fi\n");
-        Refresh::Script(s)
+        Refresh::Script {
+            guard: None,
+            body: s,
+        }
     }
 
     pub fn describe(

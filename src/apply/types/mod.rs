@@ -9,8 +9,12 @@
 
 pub mod exec;
 pub mod file;
+pub mod group;
 pub mod mode;
 pub mod notify;
+pub mod package;
+pub mod service;
+pub mod user;
 
 use serde_json::Value;
 
@@ -18,7 +22,10 @@ use super::catalog::Resource;
 
 /// Whether ferry applies resources of this type.
 pub fn applies(r: &Resource) -> bool {
-    matches!(r.type_key().as_str(), "file" | "exec" | "notify")
+    matches!(
+        r.type_key().as_str(),
+        "file" | "exec" | "notify" | "user" | "group" | "package" | "service"
+    )
 }
 
 /// A parameter value Puppet would refuse: the catalog is not applied.
@@ -54,8 +61,9 @@ pub enum SourceError {
 pub enum Refresh {
     /// Nothing (Puppet's types without a refresh method).
     Nothing,
-    /// Runs this script (an exec's command again, a service's restart).
-    Script(String),
+    /// Runs `body` (an exec's command again, a service's restart) when
+    /// `guard` holds; when it does not, the events are dropped unlogged.
+    Script { guard: Option<String>, body: String },
 }
 
 /// The status of an event, as Puppet names it.
@@ -101,6 +109,10 @@ pub enum Kind {
     File(Box<file::File>),
     Exec(Box<exec::Exec>),
     Notify(notify::Notify),
+    User(Box<user::User>),
+    Group(group::Group),
+    Package(Box<package::Package>),
+    Service(Box<service::Service>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -112,6 +124,10 @@ impl Kind {
             "file" => Kind::File(Box::new(file::File::parse(r, sources)?)),
             "exec" => Kind::Exec(Box::new(exec::Exec::parse(r)?)),
             "notify" => Kind::Notify(notify::Notify::parse(r)),
+            "user" => Kind::User(Box::new(user::User::parse(r)?)),
+            "group" => Kind::Group(group::Group::parse(r)?),
+            "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
+            "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -126,6 +142,10 @@ impl Kind {
             Kind::File(f) => f.script(out, n, noop),
             Kind::Exec(e) => e.script(out, n, noop),
             Kind::Notify(_) => notify::script(out, n, noop),
+            Kind::User(u) => u.script(out, n, noop),
+            Kind::Group(g) => g.script(out, n, noop),
+            Kind::Package(p) => p.script(out, n, noop),
+            Kind::Service(sv) => sv.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -136,6 +156,7 @@ impl Kind {
     pub fn refresh(&self, n: usize) -> Refresh {
         match self {
             Kind::Exec(e) => e.refresh(n),
+            Kind::Service(sv) => sv.refresh(n),
             _ => Refresh::Nothing,
         }
     }
@@ -154,6 +175,10 @@ impl Kind {
             Kind::File(f) => f.describe(property, status, previous, detail),
             Kind::Exec(e) => e.describe(property, status, previous, detail),
             Kind::Notify(n) => n.describe(status),
+            Kind::User(u) => u.describe(property, status, previous, detail),
+            Kind::Group(g) => g.describe(property, status, previous, detail),
+            Kind::Package(p) => p.describe(status, previous, detail),
+            Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -170,7 +195,7 @@ impl Kind {
             Kind::Unsupported(m) => m.clone(),
             Kind::File(f) => f.failure(code),
             Kind::Exec(e) => e.failure(code),
-            Kind::Notify(_) => code.to_string(),
+            _ => code.to_string(),
         }
     }
 
@@ -179,7 +204,42 @@ impl Kind {
         match self {
             Kind::File(_) => Some("posix"),
             Kind::Exec(e) => Some(e.provider()),
+            Kind::User(_) => Some("useradd"),
+            Kind::Group(_) => Some("groupadd"),
+            Kind::Package(p) => Some(p.provider()),
+            Kind::Service(sv) => Some(sv.provider()),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
+        }
+    }
+
+    /// The event's name, from the property and the wanted value (file's
+    /// ensure values declare theirs: `file_created`, `directory_created`,
+    /// `link_created`, `file_removed`; other types' ensure gives
+    /// `TYPE_created` and `TYPE_removed`).
+    pub fn event_name(&self, type_key: &str, property: &str, desired: &Value) -> String {
+        match (self, property) {
+            (Kind::Exec(_), "returns") => "executed_command".into(),
+            (Kind::Package(p), "ensure") => p.event_name().into(),
+            (Kind::Service(sv), _) => sv.event_name(property).into(),
+            (Kind::File(_), "ensure") => match desired.as_str().unwrap_or("file") {
+                "absent" => "file_removed".into(),
+                "present" | "[redacted]" => "file_created".into(),
+                d => format!("{d}_created"),
+            },
+            (_, "ensure") => match desired.as_str() {
+                Some("absent") => format!("{type_key}_removed"),
+                _ => format!("{type_key}_created"),
+            },
+            (_, p) => format!("{p}_changed"),
+        }
+    }
+
+    /// The text of a refresh that failed with `status`; `detail` is what
+    /// the program reported.
+    pub fn refresh_failure(&self, status: &str, detail: &str) -> String {
+        match self {
+            Kind::Exec(e) => e.failure_text(status),
+            _ => detail.to_string(),
         }
     }
 }
@@ -286,4 +346,103 @@ pub fn param_error(r: &Resource, param: &str, message: &str) -> ParamError {
         param: param.into(),
         message: message.into(),
     }
+}
+
+/// A value as Puppet's messages show it: strings quoted ([`display`]),
+/// numbers and booleans bare, arrays as `['a', 'b']`.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => display(s),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The event of a property with Puppet's generic messages: `created` and
+/// `removed` for ensure, `P changed IS to SHOULD` for the others, and
+/// the noop and failure forms.
+pub fn generic_event(
+    property: &str,
+    status: EventStatus,
+    previous: Value,
+    desired: Value,
+    detail: &str,
+) -> EventText {
+    let (is, should) = (show(&previous), show(&desired));
+    let message = match status {
+        EventStatus::Noop => format!("current_value {is}, should be {should} (noop)"),
+        EventStatus::Failure => format!("change from {is} to {should} failed: {}", detail.trim()),
+        EventStatus::Success => match property {
+            "ensure" if matches!(previous.as_str(), Some("absent" | "purged")) => "created".into(),
+            "ensure" if desired.as_str() == Some("absent") => "removed".into(),
+            "ensure" if desired.as_str() == Some("purged") => "purged".into(),
+            p => format!("{p} changed {is} to {should}"),
+        },
+    };
+    EventText {
+        previous,
+        desired,
+        message,
+        redacted: false,
+    }
+}
+
+/// The event of a secret property: nothing of either value shows.
+pub fn redacted_event(status: EventStatus, detail: &str) -> EventText {
+    let message = match status {
+        EventStatus::Noop => "current_value [redacted], should be [redacted] (noop)".to_string(),
+        EventStatus::Failure => format!(
+            "change from [redacted] to [redacted] failed: {}",
+            detail.trim()
+        ),
+        EventStatus::Success => "changed [redacted] to [redacted]".to_string(),
+    };
+    EventText {
+        previous: Value::String("[redacted]".into()),
+        desired: Value::String("[redacted]".into()),
+        message,
+        redacted: true,
+    }
+}
+
+/// `ensure` for types whose ensure is present or absent.
+pub fn present_absent(r: &Resource, default: &str) -> Result<String, ParamError> {
+    match text_param(r, "ensure")?.as_deref() {
+        None => Ok(default.into()),
+        Some("present") | Some("true") => Ok("present".into()),
+        Some("absent") | Some("false") => Ok("absent".into()),
+        Some(other) => Err(param_error(
+            r,
+            "ensure",
+            &format!("Invalid value \"{other}\". Valid values are present, absent."),
+        )),
+    }
+}
+
+/// A parameter that must be a whole number, as text.
+pub fn id_param(r: &Resource, name: &str) -> Result<Option<String>, ParamError> {
+    match text_param(r, name)? {
+        Some(v) if v.bytes().all(|b| b.is_ascii_digit()) && !v.is_empty() => Ok(Some(v)),
+        Some(v) => Err(param_error(
+            r,
+            name,
+            &format!("Invalid {name} {v:?}: a whole number"),
+        )),
+        None => Ok(None),
+    }
+}
+
+/// A name the target's tools take as one argument: no NUL, no newline,
+/// not starting with `-`.
+pub fn name_param(r: &Resource, name: &str) -> Result<String, ParamError> {
+    let v = text_param(r, name)?.unwrap_or_else(|| r.title.clone());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "._@+-".contains(c);
+    if v.is_empty() || v.starts_with('-') || !v.chars().all(allowed) {
+        return Err(param_error(r, name, &format!("Invalid name {v:?}")));
+    }
+    Ok(v)
 }
