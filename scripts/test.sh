@@ -50,6 +50,11 @@ REQUIREMENTS=(
   "rpmbuild rpm"
   "createrepo_c createrepo-c"
   "/usr/bin/time time"
+  "useradd passwd"
+  "getent libc-bin"
+  "update-rc.d init-system-helpers"
+  "dpkg-deb dpkg"
+  "setsid util-linux"
 )
 
 have() {

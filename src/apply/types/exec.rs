@@ -272,9 +272,15 @@ impl Exec {
             .iter()
             .map(|r| format!("[ $_rc = {r} ]"))
             .collect();
+        // coreutils' timeout exits 124 when it ended the command.
+        let timed_out = if self.timeout > 0 {
+            "[ $_rc = 124 ] && command -v timeout >/dev/null 2>&1 && _rc=timeout\n"
+        } else {
+            ""
+        };
         let _ = write!(
             out,
-            "_try=0\nwhile :; do\n{}_try=$((_try + 1))\n",
+            "_try=0\nwhile :; do\n{}{timed_out}_try=$((_try + 1))\n",
             self.run(cmd)
         );
         let _ = writeln!(
@@ -385,6 +391,9 @@ impl Exec {
 
     /// Puppet's words for an exit status `returns` does not allow.
     pub fn failure_text(&self, status: &str) -> String {
+        if status == "timeout" {
+            return "Command exceeded timeout".into();
+        }
         let cmd = if self.sensitive {
             "[command redacted]".to_string()
         } else {

@@ -149,6 +149,16 @@ impl Service {
         if let Some(cmd) = given {
             return format!("_cmd={c}; _xs {c}", c = q(cmd));
         }
+        // Without a restart command, a service whose start or stop is
+        // given (or whose provider cannot restart) is stopped, then
+        // started, as Puppet does.
+        if action == "restart" && (self.start.is_some() || self.stop.is_some()) {
+            return format!(
+                "{}; if [ $_rc = 0 ]; then {}; fi",
+                self.action("stop"),
+                self.action("start")
+            );
+        }
         let restart_init = if self.hasrestart {
             format!("_cmd=\"/etc/init.d/{bare} restart\"; _x /etc/init.d/{bare} restart")
         } else {
@@ -242,8 +252,10 @@ impl Service {
                 ("[ $_run = 1 ]", "stop", "running", "stop")
             };
             let _ = writeln!(out, "if {cond}; then");
+            // A service started or stopped in this run (or that would be,
+            // in noop) drops its pending refresh.
             if noop {
-                let _ = writeln!(out, "_ev {n} ensure noop {prev}");
+                let _ = writeln!(out, "_ev {n} ensure noop {prev}; _started=1");
             } else {
                 let enable = match &self.enable {
                     Some(e) => format!(
@@ -258,13 +270,15 @@ impl Service {
                     "{}\nif [ $_rc = 0 ]; then {enable}_ev {n} ensure success {prev}{started}\n\
                      else _ev {n} ensure failure {prev} \"Could not {verb} {title}: Execution of '$_cmd' returned $_rc: $_out\"; fi",
                     self.action(action),
-                    started = if want { "; _started=1" } else { "" },
+                    started = "; _started=1",
                     title = q(&title).trim_matches('\'')
                 );
             }
             out.push_str("fi\n");
         }
+        // When ensure changed (or would have), enable went with it.
         if let Some(e) = &self.enable {
+            out.push_str("if [ \"$_started\" != 1 ]; then\n");
             out.push_str(&self.enabled_script());
             out.push('\n');
             let _ = writeln!(out, "if [ \"$_en\" != {e} ]; then");
@@ -277,7 +291,7 @@ impl Service {
                     self.set_enable(e)
                 );
             }
-            out.push_str("fi\n");
+            out.push_str("fi\nfi\n");
         }
     }
 
@@ -289,7 +303,7 @@ impl Service {
             self.action("restart"),
         );
         Refresh::Script {
-            // A service this run started does not restart as well.
+            // A service this run started or stopped does not restart.
             guard: Some("[ \"$_started\" != 1 ]".into()),
             body,
         }
