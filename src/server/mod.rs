@@ -11,14 +11,16 @@
 //! Folders: `net` (listening, TLS, the connection cap), `http` (what every
 //! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
 //! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
-//! (orchestrator jobs, their event stream, PQL scopes), `files` (the file
-//! cache, its HTTPS client, per-request scratch directories). Beside them:
-//! `config` (the YAML file), `runner` (a job on the executor with a store
-//! sink), `scrub` (server paths out of results). File-system work is done
-//! off the async threads (`spawn_blocking`).
+//! (orchestrator jobs, their event stream, PQL scopes),
+//! `files` (the file cache, its HTTPS client, per-request scratch
+//! directories). Beside them: `config` (the YAML file), `environments`
+//! (where the Puppet code applies come from), `runner` (a job on the
+//! executor with a store sink), `scrub` (server paths out of results).
+//! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
 pub mod config;
+pub mod environments;
 pub mod files;
 pub mod http;
 pub mod jobs;
