@@ -1,9 +1,11 @@
 //! `ferry serve`: an HTTPS executor API. It answers bolt-server's
 //! `/ssh/*` endpoints and ACE's `/check` with Bolt's result shapes, and runs
 //! orchestrator-style jobs (`/orchestrator/v1/...`) over the server's
-//! inventory with live events as server-sent events. Every run goes through
-//! the same executor as the CLI, with one more sink that writes jobs, nodes,
-//! events and results to the store (SQLite or PostgreSQL). TLS is required;
+//! inventory with live events as server-sent events. It applies Puppet
+//! code from its own environments over SSH too (ACE's `/execute_catalog`,
+//! deploy jobs). Every run goes through the same executor as the CLI,
+//! with one more sink that writes jobs, nodes, events and results to the
+//! store (SQLite or PostgreSQL). TLS is required;
 //! every request must present a client certificate from the configured CA
 //! (optionally on an allowlist) or a bearer token from the tokens file, or
 //! it is refused. Errors are JSON `{kind, msg, details}`.
@@ -11,7 +13,7 @@
 //! Folders: `net` (listening, TLS, the connection cap), `http` (what every
 //! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
 //! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
-//! (orchestrator jobs, their event stream, PQL scopes),
+//! (orchestrator jobs, Puppet runs, their event stream, PQL scopes),
 //! `files` (the file cache, its HTTPS client, per-request scratch
 //! directories). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
@@ -156,6 +158,7 @@ impl AppState {
 pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/check"),
     ("POST", "/run_task"),
+    ("POST", "/execute_catalog"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
     ("GET", "/tasks"),
@@ -185,6 +188,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/check", post(ace::check))
         .route("/run_task", post(ace::run_task))
+        .route("/execute_catalog", post(ace::execute_catalog))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::openapi))
         .route("/tasks", get(listing::list_tasks))

@@ -32,6 +32,7 @@ use crate::server::jobs::{orchestrator, sse};
     paths(
         ace::check,
         ace::run_task,
+        ace::execute_catalog,
         metrics::metrics,
         openapi,
         listing::list_tasks,

@@ -61,6 +61,7 @@ pub struct Tokens(Vec<Token>);
 pub const ACTIONS: &[&str] = &[
     "check",
     "ace:run_task",
+    "ace:execute_catalog",
     "metrics",
     "openapi",
     "catalog:read",
@@ -147,6 +148,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     let action = match path {
         "/check" if post => "check",
         "/run_task" if post => "ace:run_task",
+        "/execute_catalog" if post => "ace:execute_catalog",
         "/metrics" if read => "metrics",
         "/openapi.json" if read => "openapi",
         _ if read
