@@ -45,7 +45,7 @@ pub use net::listen::Server;
 use api::{ace, bolt, listing, metrics, openapi};
 use files::{cache, client, scratch};
 use http::{auth, errors};
-use jobs::{orchestrator, sse};
+use jobs::{deploy, orchestrator, sse};
 
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::{Store, StoreError};
@@ -173,10 +173,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/ssh/run_task"),
     ("POST", "/orchestrator/v1/command/command"),
     ("POST", "/orchestrator/v1/command/task"),
+    ("POST", "/orchestrator/v1/command/deploy"),
     ("POST", "/orchestrator/v1/command/stop"),
     ("GET", "/orchestrator/v1/jobs"),
     ("GET", "/orchestrator/v1/jobs/{id}"),
     ("GET", "/orchestrator/v1/jobs/{id}/nodes"),
+    ("GET", "/orchestrator/v1/jobs/{id}/report"),
     ("GET", "/orchestrator/v1/jobs/{id}/events"),
     ("GET", "/orchestrator/v1/jobs/{id}/events/stream"),
 ];
@@ -212,10 +214,12 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(orchestrator::command),
         )
         .route("/orchestrator/v1/command/task", post(orchestrator::task))
+        .route("/orchestrator/v1/command/deploy", post(deploy::deploy))
         .route("/orchestrator/v1/command/stop", post(orchestrator::stop))
         .route("/orchestrator/v1/jobs", get(orchestrator::list))
         .route("/orchestrator/v1/jobs/{id}", get(orchestrator::show))
         .route("/orchestrator/v1/jobs/{id}/nodes", get(orchestrator::nodes))
+        .route("/orchestrator/v1/jobs/{id}/report", get(deploy::report))
         .route(
             "/orchestrator/v1/jobs/{id}/events",
             get(orchestrator::events),

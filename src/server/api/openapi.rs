@@ -21,7 +21,7 @@ use crate::server::AppState;
 use crate::server::api::{ace, bolt, listing, metrics};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
-use crate::server::jobs::{orchestrator, sse};
+use crate::server::jobs::{deploy, orchestrator, sse};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -47,10 +47,12 @@ use crate::server::jobs::{orchestrator, sse};
         bolt::run_task,
         orchestrator::command,
         orchestrator::task,
+        deploy::deploy,
         orchestrator::stop,
         orchestrator::list,
         orchestrator::show,
         orchestrator::nodes,
+        deploy::report,
         orchestrator::events,
         sse::stream,
     ),

@@ -73,6 +73,7 @@ pub const ACTIONS: &[&str] = &[
     "jobs:read",
     "jobs:command",
     "jobs:task",
+    "jobs:deploy",
     "jobs:stop",
 ];
 
@@ -165,6 +166,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         "/ssh/run_task" if post => "ssh:run_task",
         "/orchestrator/v1/command/command" if post => "jobs:command",
         "/orchestrator/v1/command/task" if post => "jobs:task",
+        "/orchestrator/v1/command/deploy" if post => "jobs:deploy",
         "/orchestrator/v1/command/stop" if post => "jobs:stop",
         _ if read && under("/orchestrator/v1/jobs") => "jobs:read",
         _ => return None,
