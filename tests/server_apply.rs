@@ -105,26 +105,20 @@ const UUID: &str = "6f1e3c1a-1d2b-4c3d-8e4f-5a6b7c8d9e0f";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn execute_catalog_compiles_applies_and_stores_the_report() {
-    let Setup {
-        sshd,
-        pki,
-        dir,
-        out,
-        envs,
-    } = setup().await;
+    let s = setup().await;
     let server = TestServer::start(
-        &pki,
-        dir.path(),
-        &format!("environmentpath: {}\n", envs.display()),
+        &s.pki,
+        s.dir.path(),
+        &format!("environmentpath: {}\n", s.envs.display()),
     )
     .await;
-    let client = Client::new(&pki, Some(&pki.client));
+    let client = Client::new(&s.pki, Some(&s.pki.client));
     let mut target = ssh_target(
-        sshd.host(),
-        sshd.port(),
+        s.sshd.host(),
+        s.sshd.port(),
         "root",
         &client_keys().path(KeyType::Ed25519),
-        sshd.known_hosts_path(),
+        s.sshd.known_hosts_path(),
     );
     target["remote-transport"] = json!("ssh");
     let body = json!({"target": target, "compiler": {
@@ -150,11 +144,11 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
     assert_eq!(a["result"]["metrics"]["failed"], 0, "{a}");
     assert!(a["result"]["metrics"]["total"].as_u64() >= Some(2), "{a}");
     assert_eq!(
-        read(&out.join(format!("{CERTNAME}.txt"))),
+        read(&s.out.join(format!("{CERTNAME}.txt"))),
         format!("hello {CERTNAME} in production on Linux\n")
     );
     assert_eq!(
-        read(&out.join(format!("demo-{CERTNAME}.txt"))),
+        read(&s.out.join(format!("demo-{CERTNAME}.txt"))),
         "from hiera\n"
     );
 
@@ -170,7 +164,7 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
         .get(server.addr, &format!("/orchestrator/v1/jobs/{name}/nodes"))
         .await;
     let text = nodes.text();
-    assert!(!text.contains(&envs.display().to_string()), "{text}");
+    assert!(!text.contains(&s.envs.display().to_string()), "{text}");
     let node = &nodes.json()["items"][0];
     assert_eq!(node["name"], CERTNAME, "{node}");
     assert_eq!(node["state"], "finished", "{node}");
@@ -179,7 +173,7 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
     assert_eq!(report["status"], "changed");
     assert_eq!(report["report_format"], 12);
     assert_eq!(report["environment"], "production");
-    let file = format!("File[{}/{CERTNAME}.txt]", out.display());
+    let file = format!("File[{}/{CERTNAME}.txt]", s.out.display());
     let status = &report["resource_statuses"][&file];
     assert_eq!(status["changed"], true, "{report}");
     assert_eq!(
@@ -212,17 +206,17 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
     assert_eq!(a["status"], "changed", "{a}");
     assert_eq!(a["result"]["environment"], "development", "{a}");
     assert_eq!(
-        read(&out.join(format!("dev-{CERTNAME}.txt"))),
+        read(&s.out.join(format!("dev-{CERTNAME}.txt"))),
         "development\n"
     );
 
     // noop changes nothing.
-    std::fs::remove_file(out.join(format!("{CERTNAME}.txt"))).expect("rm");
+    std::fs::remove_file(s.out.join(format!("{CERTNAME}.txt"))).expect("rm");
     let mut noop = body.clone();
     noop["compiler"]["noop"] = json!(true);
     let a = run(noop).await.json();
     assert_ne!(a["status"], "failed", "{a}");
-    assert!(!out.join(format!("{CERTNAME}.txt")).exists());
+    assert!(!s.out.join(format!("{CERTNAME}.txt")).exists());
 
     // A manifest that does not compile: the run failed (ACE answers 200).
     let mut broken = body.clone();
@@ -230,7 +224,7 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
     let r = run(broken).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(
-        !r.text().contains(&envs.display().to_string()),
+        !r.text().contains(&s.envs.display().to_string()),
         "{}",
         r.text()
     );
@@ -255,30 +249,29 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
-    let Setup {
-        sshd,
-        pki,
-        dir,
-        out,
-        envs,
-    } = setup().await;
+    let s = setup().await;
     let targets = format!(
         "{}{}",
-        target_line("web1", "root", sshd.host(), sshd.port()),
-        target_line("web2", "root", sshd.host(), sshd.port()),
+        target_line("web1", "root", s.sshd.host(), s.sshd.port()),
+        target_line("web2", "root", s.sshd.host(), s.sshd.port()),
     );
-    let inv = inventory_of(dir.path(), sshd.known_hosts_path(), sshd.host(), &targets);
+    let inv = inventory_of(
+        s.dir.path(),
+        s.sshd.known_hosts_path(),
+        s.sshd.host(),
+        &targets,
+    );
     let server = TestServer::start(
-        &pki,
-        dir.path(),
+        &s.pki,
+        s.dir.path(),
         &format!(
             "inventory: {}\nenvironmentpath: [{}]\n",
             inv.display(),
-            envs.display()
+            s.envs.display()
         ),
     )
     .await;
-    let client = Client::new(&pki, Some(&pki.client));
+    let client = Client::new(&s.pki, Some(&s.pki.client));
     let addr = server.addr;
     let deploy = |body: Value| {
         let client = &client;
@@ -315,7 +308,7 @@ async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
     );
     for node in ["web1", "web2"] {
         assert_eq!(
-            read(&out.join(format!("{node}.txt"))),
+            read(&s.out.join(format!("{node}.txt"))),
             format!("hello {node} in production on Linux\n")
         );
     }
@@ -339,7 +332,7 @@ async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
         assert_eq!(item["state"], "finished", "{item}");
         assert!(item["timestamp"].is_string(), "{item}");
         assert_eq!(item["report"]["host"], node, "{item}");
-        let title = format!("{}/{node}.txt", out.display());
+        let title = format!("{}/{node}.txt", s.out.display());
         let event = item["events"]
             .as_array()
             .and_then(|es| es.iter().find(|e| e["resource_title"] == title.as_str()))
