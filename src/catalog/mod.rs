@@ -45,6 +45,9 @@ pub struct CompileOptions {
     pub hiera_config: Option<PathBuf>,
     /// `$trusted['authenticated']` (default `local`, as `puppet apply`).
     pub trusted_authenticated: Option<String>,
+    /// The environment's name: `$environment` and the catalog's
+    /// `environment` (default `production`).
+    pub environment_name: Option<String>,
 }
 
 /// A compilation failure, rendered Puppet-style:
@@ -146,6 +149,9 @@ fn compile_inner(
     ev.set_global_hiera(opts.hiera_config.clone());
     if let Some(how) = &opts.trusted_authenticated {
         ev.set_trusted_authenticated(how);
+    }
+    if let Some(name) = &opts.environment_name {
+        ev.set_environment(name);
     }
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {

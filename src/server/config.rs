@@ -45,6 +45,8 @@ pub const DEFAULT_FILE_CACHE_TTL: u64 = 86400;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Largest `max-connections`.
 pub const MAX_MAX_CONNECTIONS: usize = 1_000_000;
+/// Default `environmentpath`: Puppet's (`$codedir/environments`).
+pub const DEFAULT_ENVIRONMENTPATH: &str = "/etc/puppetlabs/code/environments";
 /// Default `loglevel`.
 pub const DEFAULT_LOGLEVEL: &str = "info";
 
@@ -58,10 +60,11 @@ pub(crate) fn yaml_error(path: &str, e: crate::yaml::SyntaxError) -> ConfigError
     }
 }
 
-/// A modulepath: a `:`-separated string or a list of directories.
+/// A path list (`modulepath`, `environmentpath`): a `:`-separated string
+/// or a list of directories.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Modulepath {
+enum PathList {
     Joined(String),
     List(Vec<PathBuf>),
 }
@@ -80,7 +83,8 @@ struct Raw {
     cache_dir: Option<PathBuf>,
     loglevel: Option<String>,
     inventory: Option<PathBuf>,
-    modulepath: Option<Modulepath>,
+    modulepath: Option<PathList>,
+    environmentpath: Option<PathList>,
     store: Option<String>,
     tokens_file: Option<PathBuf>,
     request_size_limit: Option<u64>,
@@ -109,6 +113,9 @@ pub struct ServerConfig {
     pub loglevel: String,
     pub inventory: Option<PathBuf>,
     pub modulepath: Vec<PathBuf>,
+    /// Directories holding Puppet environments (`<dir>/<name>/manifests`,
+    /// `modules`, `hiera.yaml`), searched in order.
+    pub environmentpath: Vec<PathBuf>,
     /// A database URL: `sqlite://FILE` or `postgres://...`.
     pub store: String,
     pub tokens_file: Option<PathBuf>,
@@ -227,14 +234,26 @@ impl ServerConfig {
             }
             None => crate::store::default_url(&cache_dir),
         };
-        let modulepath = match raw.modulepath {
-            None => Vec::new(),
-            Some(Modulepath::Joined(s)) => s
-                .split(':')
-                .filter(|p| !p.is_empty())
-                .map(|p| anchored(PathBuf::from(p)))
-                .collect(),
-            Some(Modulepath::List(list)) => list.into_iter().map(anchored).collect(),
+        let paths = |list: PathList| -> Vec<PathBuf> {
+            match list {
+                PathList::Joined(s) => s
+                    .split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| anchored(PathBuf::from(p)))
+                    .collect(),
+                PathList::List(list) => list.into_iter().map(anchored).collect(),
+            }
+        };
+        let modulepath = raw.modulepath.map(paths).unwrap_or_default();
+        let environmentpath = match raw.environmentpath.map(paths) {
+            None => vec![PathBuf::from(DEFAULT_ENVIRONMENTPATH)],
+            Some(list) if list.is_empty() => {
+                return Err(bad(
+                    "environmentpath",
+                    "must name at least one directory".into(),
+                ));
+            }
+            Some(list) => list,
         };
         if let Some(list) = &raw.allowlist
             && list.iter().any(|n| n.trim().is_empty())
@@ -255,6 +274,7 @@ impl ServerConfig {
             loglevel,
             inventory: raw.inventory.map(anchored),
             modulepath,
+            environmentpath,
             store,
             tokens_file: raw.tokens_file.map(anchored),
             request_size_limit,

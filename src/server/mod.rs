@@ -1,9 +1,11 @@
 //! `ferry serve`: an HTTPS executor API. It answers bolt-server's
 //! `/ssh/*` endpoints and ACE's `/check` with Bolt's result shapes, and runs
 //! orchestrator-style jobs (`/orchestrator/v1/...`) over the server's
-//! inventory with live events as server-sent events. Every run goes through
-//! the same executor as the CLI, with one more sink that writes jobs, nodes,
-//! events and results to the store (SQLite or PostgreSQL). TLS is required;
+//! inventory with live events as server-sent events. It applies Puppet
+//! code from its own environments over SSH too (ACE's `/execute_catalog`,
+//! deploy jobs). Every run goes through the same executor as the CLI,
+//! with one more sink that writes jobs, nodes, events and results to the
+//! store (SQLite or PostgreSQL). TLS is required;
 //! every request must present a client certificate from the configured CA
 //! (optionally on an allowlist) or a bearer token from the tokens file, or
 //! it is refused. Errors are JSON `{kind, msg, details}`.
@@ -11,14 +13,16 @@
 //! Folders: `net` (listening, TLS, the connection cap), `http` (what every
 //! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
 //! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
-//! (orchestrator jobs, their event stream, PQL scopes), `files` (the file
-//! cache, its HTTPS client, per-request scratch directories). Beside them:
-//! `config` (the YAML file), `runner` (a job on the executor with a store
-//! sink), `scrub` (server paths out of results). File-system work is done
-//! off the async threads (`spawn_blocking`).
+//! (orchestrator jobs, Puppet runs, their event stream, PQL scopes),
+//! `files` (the file cache, its HTTPS client, per-request scratch
+//! directories). Beside them: `config` (the YAML file), `environments`
+//! (where the Puppet code applies come from), `runner` (a job on the
+//! executor with a store sink), `scrub` (server paths out of results).
+//! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
 pub mod config;
+pub mod environments;
 pub mod files;
 pub mod http;
 pub mod jobs;
@@ -41,7 +45,7 @@ pub use net::listen::Server;
 use api::{ace, bolt, listing, metrics, openapi};
 use files::{cache, client, scratch};
 use http::{auth, errors};
-use jobs::{orchestrator, sse};
+use jobs::{deploy, orchestrator, sse};
 
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::{Store, StoreError};
@@ -154,6 +158,7 @@ impl AppState {
 pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/check"),
     ("POST", "/run_task"),
+    ("POST", "/execute_catalog"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
     ("GET", "/tasks"),
@@ -168,10 +173,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/ssh/run_task"),
     ("POST", "/orchestrator/v1/command/command"),
     ("POST", "/orchestrator/v1/command/task"),
+    ("POST", "/orchestrator/v1/command/deploy"),
     ("POST", "/orchestrator/v1/command/stop"),
     ("GET", "/orchestrator/v1/jobs"),
     ("GET", "/orchestrator/v1/jobs/{id}"),
     ("GET", "/orchestrator/v1/jobs/{id}/nodes"),
+    ("GET", "/orchestrator/v1/jobs/{id}/report"),
     ("GET", "/orchestrator/v1/jobs/{id}/events"),
     ("GET", "/orchestrator/v1/jobs/{id}/events/stream"),
 ];
@@ -183,6 +190,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/check", post(ace::check))
         .route("/run_task", post(ace::run_task))
+        .route("/execute_catalog", post(ace::execute_catalog))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::openapi))
         .route("/tasks", get(listing::list_tasks))
@@ -206,10 +214,12 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(orchestrator::command),
         )
         .route("/orchestrator/v1/command/task", post(orchestrator::task))
+        .route("/orchestrator/v1/command/deploy", post(deploy::deploy))
         .route("/orchestrator/v1/command/stop", post(orchestrator::stop))
         .route("/orchestrator/v1/jobs", get(orchestrator::list))
         .route("/orchestrator/v1/jobs/{id}", get(orchestrator::show))
         .route("/orchestrator/v1/jobs/{id}/nodes", get(orchestrator::nodes))
+        .route("/orchestrator/v1/jobs/{id}/report", get(deploy::report))
         .route(
             "/orchestrator/v1/jobs/{id}/events",
             get(orchestrator::events),

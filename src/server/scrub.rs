@@ -7,14 +7,17 @@
 //! random, nothing else can contain it) and the server's cache directory,
 //! modulepath, inventory, home and known_hosts files and the file paths in
 //! the inventory's target options (in `_error` only, so a command's text
-//! and output are left as they were).
+//! and output are left as they were). An apply's manifest (its `object`)
+//! and the manifest files its Puppet report names are the server's own
+//! code: they are rewritten with the same rules as errors.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use super::AppState;
+use crate::apply::Report;
 use crate::inventory::Target;
-use crate::run::TargetResult;
+use crate::run::{Outcome as RunOutcome, Output, TargetResult};
 
 /// The file name a request's `known-hosts-content` gets in messages.
 pub const KNOWN_HOSTS_NAME: &str = "known-hosts-content";
@@ -57,6 +60,9 @@ impl Scrub {
         rules.push(("/etc/ssh/ssh_known_hosts".into(), SERVER_KNOWN_HOSTS.into()));
         for dir in &state.config.modulepath {
             rules.push((text(dir), "<modulepath>".into()));
+        }
+        for dir in &state.config.environmentpath {
+            rules.push((text(dir), "<environmentpath>".into()));
         }
         if let Some(inventory) = &state.config.inventory {
             rules.push((text(inventory), "<inventory>".into()));
@@ -133,6 +139,30 @@ impl Scrub {
                 *s = new;
             }
         });
+        if let RunOutcome::Ok(Output::Apply(report)) | RunOutcome::Failed(Output::Apply(report)) =
+            &mut r.outcome
+        {
+            self.report(report);
+        }
+        if r.action == "apply" {
+            r.object = self.text(&r.object);
+        }
+    }
+
+    /// The manifest files a Puppet report names (resources and logs).
+    fn report(&self, report: &mut Report) {
+        let files = report
+            .resource_statuses
+            .0
+            .iter_mut()
+            .map(|s| &mut s.file)
+            .chain(report.logs.iter_mut().map(|l| &mut l.file));
+        for file in files.flatten() {
+            let new = self.text(file);
+            if new != *file {
+                *file = new;
+            }
+        }
     }
 }
 

@@ -160,6 +160,15 @@ impl<'l> Evaluator<'l> {
         }
     }
 
+    /// Names the environment the catalog is compiled in: `$environment`
+    /// and the catalog's `environment` (`production` until set).
+    pub fn set_environment(&mut self, name: &str) {
+        self.environment = name.to_string();
+        if let Some(s) = self.scopes.first_mut() {
+            s.vars.insert("environment".into(), Value::str(name));
+        }
+    }
+
     /// Evaluate the main manifest's statements, then the node definition,
     /// then finish. A `next()`, `break()` or `return()` nothing caught is an
     /// error here.

@@ -1,24 +1,37 @@
 //! ACE's endpoints: the health check `POST /check` answers `OK` (text) once
 //! the server is up and the caller is authenticated; `POST /run_task` runs a
 //! task on one target as `/ssh/run_task` does (ferry's only transport is
-//! SSH), taking ACE's target keys `remote-transport` and `run-on`.
+//! SSH), taking ACE's target keys `remote-transport` and `run-on`;
+//! `POST /execute_catalog` compiles the node's catalog from an environment
+//! of the server's own code (`server::environments`) with facts gathered
+//! on the target, applies it over SSH, stores the Puppet report with the
+//! job, and answers ACE's summary `{certname, status, result}`. Its errors
+//! are ACE's too: `{certname, status: "failure", result: {_error}}` with
+//! ACE's kinds (`puppetlabs/ace/schema-error` naming the field, ...).
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Extension, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
+use crate::apply::Report;
+use crate::run::{Action, Outcome, Output, RunOptions};
 use crate::server::AppState;
-use crate::server::api::bolt::TaskObject;
-use crate::server::api::targets::SshTarget;
+use crate::server::api::bolt::{self, TaskObject};
+use crate::server::api::targets::{self, SshTarget};
+use crate::server::environments::{self, EnvironmentError};
+use crate::server::files::scratch;
 use crate::server::http::auth::Identity;
-use crate::server::http::body::JsonBody;
+use crate::server::http::body::{JsonBody, typed};
 use crate::server::http::errors::ApiError;
+use crate::server::http::limits;
+use crate::server::runner::JobSpec;
+use crate::server::scrub::Scrub;
 
 /// ACE's health check: answers `OK`.
 #[utoipa::path(post, path = "/check",
@@ -68,29 +81,289 @@ pub async fn run_task(
     who: Extension<Identity>,
     JsonBody(mut raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    if let Some(target) = raw.get_mut("target").and_then(Value::as_object_mut) {
-        match target.remove("remote-transport") {
-            None => {}
-            Some(Value::String(t)) if t == "ssh" => {}
-            Some(Value::String(_)) => {
-                return Err(ApiError::bad_field(
-                    "target.remote-transport",
-                    "ferry runs tasks over ssh only",
-                ));
-            }
-            Some(_) => {
-                return Err(ApiError::bad_field(
-                    "target.remote-transport",
-                    "must be a string",
-                ));
-            }
+    ace_target(&mut raw)?;
+    crate::server::api::bolt::run_task(state, who, JsonBody(raw)).await
+}
+
+/// Checks and takes ACE's keys out of a request's `target`, leaving
+/// bolt-server's SSH target: `remote-transport` must be `ssh` (or absent),
+/// `run-on` is accepted and ignored.
+fn ace_target(raw: &mut Value) -> Result<(), ApiError> {
+    let Some(target) = raw.get_mut("target").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    match target.remove("remote-transport") {
+        None => {}
+        Some(Value::String(t)) if t == "ssh" => {}
+        Some(Value::String(_)) => {
+            return Err(ApiError::bad_field(
+                "target.remote-transport",
+                "ferry reaches targets over ssh only",
+            ));
         }
-        match target.remove("run-on") {
-            None | Some(Value::String(_)) => {}
-            Some(_) => {
-                return Err(ApiError::bad_field("target.run-on", "must be a string"));
-            }
+        Some(_) => {
+            return Err(ApiError::bad_field(
+                "target.remote-transport",
+                "must be a string",
+            ));
         }
     }
-    crate::server::api::bolt::run_task(state, who, JsonBody(raw)).await
+    match target.remove("run-on") {
+        None | Some(Value::String(_)) => Ok(()),
+        Some(_) => Err(ApiError::bad_field("target.run-on", "must be a string")),
+    }
+}
+
+/// ACE's compiler request object: which node, which environment, how.
+/// Puppet's `debug`, `trace` and `evaltrace` (booleans) are accepted and
+/// not used.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Compiler {
+    /// The node's certname: its catalog is compiled for this name and its
+    /// report names it.
+    certname: String,
+    /// An environment on the server's environmentpath; empty means
+    /// `production` (refused when `enforce_environment` is true).
+    environment: String,
+    enforce_environment: bool,
+    /// Echoed in the answer (the stored report has ferry's own).
+    transaction_uuid: Option<String>,
+    /// The orchestrator job this run belongs to; echoed in the answer.
+    job_id: Option<String>,
+    /// Change nothing; report what would change.
+    #[serde(default)]
+    noop: bool,
+}
+
+/// ACE's `/execute_catalog` request (its `target` once ACE's keys are
+/// checked and taken out: see [`AceTarget`]).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct ExecuteCatalog {
+    #[schema(value_type = AceTarget)]
+    target: SshTarget,
+    compiler: Compiler,
+    /// Seconds the apply may run on the target.
+    timeout: Option<u64>,
+}
+
+/// Longest certname taken.
+const MAX_CERTNAME: usize = 255;
+
+/// An error as ACE answers it: `{certname, status: "failure", result:
+/// {_error: {kind, msg, details}}}`.
+#[derive(Debug)]
+pub struct AceError {
+    status: StatusCode,
+    certname: Option<String>,
+    kind: &'static str,
+    msg: String,
+    details: Value,
+}
+
+impl AceError {
+    fn new(status: StatusCode, kind: &'static str, msg: impl Into<String>, details: Value) -> Self {
+        AceError {
+            status,
+            certname: None,
+            kind,
+            msg: msg.into(),
+            details,
+        }
+    }
+
+    fn for_node(mut self, certname: &str) -> Self {
+        self.certname = Some(certname.to_string());
+        self
+    }
+
+    /// An environment the request cannot have, naming `compiler.environment`.
+    fn environment(e: EnvironmentError) -> Self {
+        match e {
+            EnvironmentError::Internal(_) => ApiError::internal(e).into(),
+            _ => AceError::new(
+                StatusCode::BAD_REQUEST,
+                "puppetlabs/ace/execute_catalog",
+                format!("compiler.environment: {e}"),
+                json!({ "field": "compiler.environment" }),
+            ),
+        }
+    }
+}
+
+/// ferry's errors in ACE's words: a body that is not JSON or does not
+/// arrive is `request_exception`, one that breaks the schema (or a bound)
+/// `schema-error` (`details.field` names the field), anything else
+/// `processing_exception`.
+impl From<ApiError> for AceError {
+    fn from(e: ApiError) -> Self {
+        let kind = match e.status {
+            StatusCode::BAD_REQUEST if e.details.get("line").is_some() => {
+                "puppetlabs/ace/request_exception"
+            }
+            StatusCode::BAD_REQUEST => "puppetlabs/ace/schema-error",
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT => {
+                "puppetlabs/ace/request_exception"
+            }
+            _ => "puppetlabs/ace/processing_exception",
+        };
+        AceError::new(e.status, kind, e.msg, e.details)
+    }
+}
+
+impl IntoResponse for AceError {
+    fn into_response(self) -> Response {
+        let mut body = json!({
+            "status": "failure",
+            "result": { "_error": { "kind": self.kind, "msg": self.msg, "details": self.details } },
+        });
+        if let Some(c) = self.certname {
+            body["certname"] = json!(c);
+        }
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// A certname as Puppet takes it: printable ASCII without `/`, spaces or
+/// upper case.
+fn check_certname(name: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_CERTNAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase());
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_field(
+            "compiler.certname",
+            format!(
+                "must be 1 to {MAX_CERTNAME} printable ASCII characters without '/', spaces or upper case"
+            ),
+        ))
+    }
+}
+
+/// ACE's `metrics`: the report's `resources` metric as `{name: value}`.
+fn resource_metrics(report: &Report) -> Map<String, Value> {
+    report
+        .metrics
+        .0
+        .iter()
+        .filter(|m| m.name == "resources")
+        .flat_map(|m| m.values.iter())
+        .map(|(name, _, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// ACE: compiles the node's catalog from the server's code and applies it.
+///
+/// `{target, compiler: {certname, environment, enforce_environment,
+/// transaction_uuid, job_id, noop, debug, trace, evaltrace}, timeout}`.
+/// Facts are gathered on the target by the built-in facts task; the
+/// catalog is compiled from `<environmentpath>/<environment>` for
+/// `certname` (trusted facts as ACE makes them) and applied over SSH. The
+/// run is stored as a job (`ace/execute_catalog`) whose node result holds
+/// the Puppet report. The answer is ACE's `{certname, status, result:
+/// {time, transaction_uuid, environment, job_id, metrics}}` (`status` is
+/// the report's: changed, unchanged or failed; a run that failed before
+/// applying is `failed` with `result._error`); a target that cannot be
+/// reached is a 500 `puppetlabs/ace/processing_exception`.
+#[utoipa::path(post, path = "/execute_catalog", request_body = ExecuteCatalog,
+    responses((status = 200, description = "{certname, status, result: {time, transaction_uuid, environment, job_id, metrics}}", body = Value),
+        (status = 500, description = "{certname, status: failure, result: {_error}}: the target could not be reached", body = Value)))]
+pub async fn execute_catalog(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    body: Result<JsonBody<Value>, ApiError>,
+) -> Result<Response, AceError> {
+    let JsonBody(raw) = body?;
+    let mut ssh = raw.clone();
+    ace_target(&mut ssh)?;
+    environments::take_debug_flags(ssh.get_mut("compiler"), "compiler.")?;
+    let req: ExecuteCatalog = typed(ssh)?;
+    let certname = req.compiler.certname.clone();
+    check_certname(&certname)?;
+    let node = |e: ApiError| AceError::from(e).for_node(&certname);
+    let timeout = req
+        .timeout
+        .map(|t| limits::range("timeout", t, 1, limits::MAX_TIMEOUT))
+        .transpose()
+        .map_err(node)?;
+    let environment =
+        environments::requested(&req.compiler.environment, req.compiler.enforce_environment)
+            .map_err(|e| AceError::environment(e).for_node(&certname))?;
+    let job = environments::prepare(&state, &environment, req.compiler.noop)
+        .await
+        .map_err(|e| AceError::environment(e).for_node(&certname))?;
+    let dir = scratch::request_dir(&state.config.cache_dir)
+        .await
+        .map_err(node)?;
+    let mut target = req
+        .target
+        .resolve("target", dir.path(), 0)
+        .await
+        .map_err(node)?;
+    target.name = certname.clone();
+    let spec = JobSpec {
+        kind: "ace/execute_catalog".into(),
+        owner: who.0,
+        description: format!("ACE execute_catalog: {certname} in {environment}"),
+        request: targets::redact(&raw),
+        targets: vec![target],
+        action: Action::Apply(Arc::new(job)),
+        options: RunOptions {
+            concurrency: 1,
+            overrides: crate::transport::Overrides {
+                command_timeout: timeout.map(std::time::Duration::from_secs),
+                ..Default::default()
+            },
+        },
+        scrub: Scrub::for_server(&state).with_scratch(dir.path()),
+    };
+    let summary = bolt::run_to_end(&state, spec).await.map_err(node)?;
+    let result = bolt::only_result(summary).map_err(node)?;
+    let compiler = &req.compiler;
+    let answer = match &result.outcome {
+        Outcome::Ok(Output::Apply(report)) | Outcome::Failed(Output::Apply(report)) => json!({
+            "certname": certname,
+            "status": report.status,
+            "result": {
+                "time": report.time,
+                "transaction_uuid": compiler.transaction_uuid.as_deref().unwrap_or(&report.transaction_uuid),
+                "environment": report.environment,
+                "job_id": compiler.job_id,
+                "metrics": resource_metrics(report),
+            },
+        }),
+        Outcome::Ok(_) | Outcome::Failed(_) => json!({
+            "certname": certname,
+            "status": "failed",
+            "result": {
+                "time": crate::store::now(),
+                "transaction_uuid": compiler.transaction_uuid,
+                "environment": environment,
+                "job_id": compiler.job_id,
+                "metrics": {},
+                "_error": result.value().get("_error"),
+            },
+        }),
+        Outcome::Errored(_) => {
+            let error = result.value().get("_error").cloned().unwrap_or(Value::Null);
+            let msg = error
+                .get("msg")
+                .and_then(Value::as_str)
+                .unwrap_or("the target could not be reached")
+                .to_string();
+            return Err(AceError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "puppetlabs/ace/processing_exception",
+                msg,
+                json!({ "cause": error }),
+            )
+            .for_node(&certname));
+        }
+    };
+    Ok(Json(answer).into_response())
 }

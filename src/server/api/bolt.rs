@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::inventory::Target;
-use crate::run::{Action, RunOptions, Summary};
+use crate::run::{Action, RunOptions, Summary, TargetResult};
 use crate::server::AppState;
 use crate::server::api::targets::{self, FileUri, SshTarget};
 use crate::server::files::blocking;
@@ -124,6 +124,12 @@ async fn run(
         },
         scrub: Scrub::for_server(state).with_scratch(dir),
     };
+    run_to_end(state, spec).await
+}
+
+/// Runs a job and waits for its summary: a direct request answers when
+/// its job is done.
+pub(crate) async fn run_to_end(state: &Arc<AppState>, spec: JobSpec) -> Result<Summary, ApiError> {
     let (_, handle) = runner::launch(state, spec).await?;
     match handle.await {
         Ok(Outcome::Finished(summary)) => Ok(summary),
@@ -137,14 +143,19 @@ async fn run(
     }
 }
 
-/// The one result of a one-target run, as Bolt's JSON. `object` replaces
-/// the executor's (a path in the server's scratch directory) when given.
-fn only(summary: Summary, object: Option<&str>) -> Result<Json<Value>, ApiError> {
-    let mut result = summary
+/// The one result of a one-target run.
+pub(crate) fn only_result(summary: Summary) -> Result<TargetResult, ApiError> {
+    summary
         .results
         .into_iter()
         .next()
-        .ok_or_else(|| ApiError::internal("a one-target run returned no result"))?;
+        .ok_or_else(|| ApiError::internal("a one-target run returned no result"))
+}
+
+/// The one result of a one-target run, as Bolt's JSON. `object` replaces
+/// the executor's (a path in the server's scratch directory) when given.
+fn only(summary: Summary, object: Option<&str>) -> Result<Json<Value>, ApiError> {
+    let mut result = only_result(summary)?;
     if let Some(object) = object {
         result.object = object.to_string();
     }

@@ -21,7 +21,7 @@ use crate::server::AppState;
 use crate::server::api::{ace, bolt, listing, metrics};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
-use crate::server::jobs::{orchestrator, sse};
+use crate::server::jobs::{deploy, orchestrator, sse};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -32,6 +32,7 @@ use crate::server::jobs::{orchestrator, sse};
     paths(
         ace::check,
         ace::run_task,
+        ace::execute_catalog,
         metrics::metrics,
         openapi,
         listing::list_tasks,
@@ -46,10 +47,12 @@ use crate::server::jobs::{orchestrator, sse};
         bolt::run_task,
         orchestrator::command,
         orchestrator::task,
+        deploy::deploy,
         orchestrator::stop,
         orchestrator::list,
         orchestrator::show,
         orchestrator::nodes,
+        deploy::report,
         orchestrator::events,
         sse::stream,
     ),

@@ -61,6 +61,7 @@ pub struct Tokens(Vec<Token>);
 pub const ACTIONS: &[&str] = &[
     "check",
     "ace:run_task",
+    "ace:execute_catalog",
     "metrics",
     "openapi",
     "catalog:read",
@@ -72,6 +73,7 @@ pub const ACTIONS: &[&str] = &[
     "jobs:read",
     "jobs:command",
     "jobs:task",
+    "jobs:deploy",
     "jobs:stop",
 ];
 
@@ -147,6 +149,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     let action = match path {
         "/check" if post => "check",
         "/run_task" if post => "ace:run_task",
+        "/execute_catalog" if post => "ace:execute_catalog",
         "/metrics" if read => "metrics",
         "/openapi.json" if read => "openapi",
         _ if read
@@ -163,6 +166,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         "/ssh/run_task" if post => "ssh:run_task",
         "/orchestrator/v1/command/command" if post => "jobs:command",
         "/orchestrator/v1/command/task" if post => "jobs:task",
+        "/orchestrator/v1/command/deploy" if post => "jobs:deploy",
         "/orchestrator/v1/command/stop" if post => "jobs:stop",
         _ if read && under("/orchestrator/v1/jobs") => "jobs:read",
         _ => return None,

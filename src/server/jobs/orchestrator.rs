@@ -29,7 +29,7 @@ use crate::store::{EventKind, EventRecord, JobRecord, JobState, NodeState};
 /// inventory, e.g. `nodes[certname] { facts.os.family = "Debian" }`).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Scope {
+pub(super) struct Scope {
     nodes: Option<Vec<String>>,
     node_group: Option<String>,
     #[schema(value_type = Option<String>)]
@@ -91,7 +91,7 @@ pub fn job_json(state: &AppState, job: &JobRecord) -> Value {
 }
 
 /// The targets a scope names; every name must be in the inventory.
-fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, ApiError> {
+pub(super) fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, ApiError> {
     if scope.application.is_some() {
         return Err(ApiError::bad_field(
             "scope.application",
@@ -175,7 +175,7 @@ fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, Ap
 }
 
 /// The server's inventory, which every job scope is taken from.
-fn job_inventory(state: &AppState) -> Result<&Inventory, ApiError> {
+pub(super) fn job_inventory(state: &AppState) -> Result<&Inventory, ApiError> {
     state.inventory.as_ref().ok_or_else(|| {
         ApiError::bad_field(
             "scope",
@@ -186,7 +186,7 @@ fn job_inventory(state: &AppState) -> Result<&Inventory, ApiError> {
 
 /// How a job runs: its concurrency (the server's unless given) and the
 /// seconds each target's work may take, both within their bounds.
-fn job_options(
+pub(super) fn job_options(
     state: &AppState,
     concurrency: Option<u64>,
     timeout: Option<u64>,
@@ -207,7 +207,7 @@ fn job_options(
     })
 }
 
-fn accepted(state: &AppState, job: &JobRecord) -> Response {
+pub(super) fn accepted(state: &AppState, job: &JobRecord) -> Response {
     let body = json!({ "job": { "id": job_url(state, job.id), "name": job.id.to_string() } });
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
@@ -308,7 +308,7 @@ fn job_id(field: &str, text: &str) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::bad_field(field, "must be a job id or job URL"))
 }
 
-async fn load(state: &AppState, id: i64) -> Result<JobRecord, ApiError> {
+pub(super) async fn load(state: &AppState, id: i64) -> Result<JobRecord, ApiError> {
     state
         .store
         .job(id)
@@ -386,7 +386,7 @@ pub async fn list(
     })))
 }
 
-fn path_id(id: &str) -> Result<i64, ApiError> {
+pub(super) fn path_id(id: &str) -> Result<i64, ApiError> {
     id.parse()
         .map_err(|_| ApiError::not_found(format!("no job '{id}'")))
 }

@@ -1,0 +1,414 @@
+//! Puppet runs in the service, end to end against the shared sshd: ACE's
+//! `/execute_catalog` compiles a node's catalog from an environment of the
+//! server's environmentpath (its manifests, its modules, its hiera data,
+//! the node's facts and certname), applies it, answers ACE's summary and
+//! stores the Puppet report; a second run changes nothing, noop changes
+//! nothing, a manifest that does not compile and a target that cannot be
+//! reached answer as ACE does. The orchestrator's deploy command runs the
+//! same on a scope of the inventory as a job, and the job's report gives
+//! each node's run. ACE's bad requests are a case file,
+//! `tests/cases/api/execute_catalog_bad_requests.yaml`.
+
+mod common;
+#[path = "common/jobs.rs"]
+mod jobs;
+#[path = "common/tls.rs"]
+mod tls;
+
+use std::path::{Path, PathBuf};
+
+use common::sshd::{KeyType, Sshd, client_keys};
+use jobs::{fixture, inventory_of, kinds, stream, target_line};
+use serde_json::{Value, json};
+use tls::{Client, Pki, TestServer, ssh_target};
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("ferry-server-apply-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// An environmentpath under `dir` whose environments write into `out`:
+/// `production` (a file per node from its certname, environment and a
+/// fact, and a class from the environment's modules with a parameter from
+/// its hiera data), `development` (one file naming its environment) and
+/// `broken` (a manifest that does not parse).
+fn environments(dir: &Path, out: &Path) -> PathBuf {
+    let envs = dir.join("code/environments");
+    let out = out.display();
+    let files = [
+        (
+            "production/manifests/site.pp",
+            format!(
+                "file {{ \"{out}/${{trusted['certname']}}.txt\":\n  ensure => file,\n  content => \"hello ${{trusted['certname']}} in ${{environment}} on ${{facts['kernel']}}\\n\",\n}}\nclass {{ 'demo': dir => '{out}' }}\n"
+            ),
+        ),
+        (
+            "production/modules/demo/manifests/init.pp",
+            "class demo(String $dir, String $greeting) {\n  file { \"${dir}/demo-${trusted['certname']}.txt\": content => \"${greeting}\\n\" }\n}\n".into(),
+        ),
+        (
+            "production/hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n".into(),
+        ),
+        (
+            "production/data/common.yaml",
+            "demo::greeting: from hiera\n".into(),
+        ),
+        (
+            "development/manifests/site.pp",
+            format!(
+                "file {{ \"{out}/dev-${{trusted['certname']}}.txt\": content => \"${{environment}}\\n\" }}\n"
+            ),
+        ),
+        ("broken/manifests/site.pp", "file { 'x': ensure =>\n".into()),
+    ];
+    for (path, text) in files {
+        let path = envs.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    envs
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+/// What each test starts from: the shared sshd, a PKI, a scratch
+/// directory with [`environments`] writing into its `out`.
+struct Setup {
+    sshd: &'static Sshd,
+    pki: Pki,
+    dir: tempfile::TempDir,
+    out: PathBuf,
+    envs: PathBuf,
+}
+
+async fn setup() -> Setup {
+    let dir = scratch();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let envs = environments(dir.path(), &out);
+    Setup {
+        sshd: fixture().await,
+        pki: Pki::new(),
+        dir,
+        out,
+        envs,
+    }
+}
+
+const CERTNAME: &str = "web-1.example.com";
+const UUID: &str = "6f1e3c1a-1d2b-4c3d-8e4f-5a6b7c8d9e0f";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execute_catalog_compiles_applies_and_stores_the_report() {
+    let s = setup().await;
+    let server = TestServer::start(
+        &s.pki,
+        s.dir.path(),
+        &format!("environmentpath: {}\n", s.envs.display()),
+    )
+    .await;
+    let client = Client::new(&s.pki, Some(&s.pki.client));
+    let mut target = ssh_target(
+        s.sshd.host(),
+        s.sshd.port(),
+        "root",
+        &client_keys().path(KeyType::Ed25519),
+        s.sshd.known_hosts_path(),
+    );
+    target["remote-transport"] = json!("ssh");
+    let body = json!({"target": target, "compiler": {
+        "certname": CERTNAME, "environment": "production", "enforce_environment": true,
+        "transaction_uuid": UUID, "job_id": "42",
+        "noop": false, "debug": false, "trace": false, "evaltrace": false}});
+    let run = |body: Value| {
+        let client = &client;
+        async move { client.post(server.addr, "/execute_catalog", &body).await }
+    };
+
+    // The first run: ACE's answer, and the files it made.
+    let r = run(body.clone()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let a = r.json();
+    assert_eq!(a["certname"], CERTNAME, "{a}");
+    assert_eq!(a["status"], "changed", "{a}");
+    assert_eq!(a["result"]["transaction_uuid"], UUID);
+    assert_eq!(a["result"]["environment"], "production");
+    assert_eq!(a["result"]["job_id"], "42");
+    assert!(a["result"]["time"].is_string(), "{a}");
+    assert_eq!(a["result"]["metrics"]["changed"], 2, "{a}");
+    assert_eq!(a["result"]["metrics"]["failed"], 0, "{a}");
+    assert!(a["result"]["metrics"]["total"].as_u64() >= Some(2), "{a}");
+    assert_eq!(
+        read(&s.out.join(format!("{CERTNAME}.txt"))),
+        format!("hello {CERTNAME} in production on Linux\n")
+    );
+    assert_eq!(
+        read(&s.out.join(format!("demo-{CERTNAME}.txt"))),
+        "from hiera\n"
+    );
+
+    // The run is a stored job whose node result is the Puppet report,
+    // with no server path and no secret in it.
+    let listed = client.get(server.addr, "/orchestrator/v1/jobs").await;
+    assert!(!listed.text().contains("PRIVATE KEY"), "{}", listed.text());
+    let job = &listed.json()["items"][0];
+    assert_eq!(job["type"], "ace/execute_catalog", "{job}");
+    assert_eq!(job["state"], "finished", "{job}");
+    let name = job["name"].as_str().expect("name").to_string();
+    let nodes = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{name}/nodes"))
+        .await;
+    let text = nodes.text();
+    assert!(!text.contains(&s.envs.display().to_string()), "{text}");
+    let node = &nodes.json()["items"][0];
+    assert_eq!(node["name"], CERTNAME, "{node}");
+    assert_eq!(node["state"], "finished", "{node}");
+    let report = &node["result"]["report"];
+    assert_eq!(report["host"], CERTNAME, "{report}");
+    assert_eq!(report["status"], "changed");
+    assert_eq!(report["report_format"], 12);
+    assert_eq!(report["environment"], "production");
+    let file = format!("File[{}/{CERTNAME}.txt]", s.out.display());
+    let status = &report["resource_statuses"][&file];
+    assert_eq!(status["changed"], true, "{report}");
+    assert_eq!(
+        status["file"], "<environmentpath>/production/manifests/site.pp",
+        "{status}"
+    );
+    let summary = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{name}/report"))
+        .await
+        .json();
+    assert_eq!(summary["report"][0]["node"], CERTNAME, "{summary}");
+    assert_eq!(summary["report"][0]["report"]["host"], CERTNAME);
+
+    // Run again: nothing changes. An empty environment is production
+    // when it is not enforced.
+    let a = run(body.clone()).await.json();
+    assert_eq!(a["status"], "unchanged", "{a}");
+    assert_eq!(a["result"]["metrics"]["changed"], 0, "{a}");
+    let mut default_env = body.clone();
+    default_env["compiler"]["environment"] = json!("");
+    default_env["compiler"]["enforce_environment"] = json!(false);
+    let a = run(default_env).await.json();
+    assert_eq!(a["status"], "unchanged", "{a}");
+    assert_eq!(a["result"]["environment"], "production", "{a}");
+
+    // Another environment, named in the catalog and $environment.
+    let mut dev = body.clone();
+    dev["compiler"]["environment"] = json!("development");
+    let a = run(dev).await.json();
+    assert_eq!(a["status"], "changed", "{a}");
+    assert_eq!(a["result"]["environment"], "development", "{a}");
+    assert_eq!(
+        read(&s.out.join(format!("dev-{CERTNAME}.txt"))),
+        "development\n"
+    );
+
+    // noop changes nothing.
+    std::fs::remove_file(s.out.join(format!("{CERTNAME}.txt"))).expect("rm");
+    let mut noop = body.clone();
+    noop["compiler"]["noop"] = json!(true);
+    let a = run(noop).await.json();
+    assert_ne!(a["status"], "failed", "{a}");
+    assert!(!s.out.join(format!("{CERTNAME}.txt")).exists());
+
+    // A manifest that does not compile: the run failed (ACE answers 200).
+    let mut broken = body.clone();
+    broken["compiler"]["environment"] = json!("broken");
+    let r = run(broken).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        !r.text().contains(&s.envs.display().to_string()),
+        "{}",
+        r.text()
+    );
+    let a = r.json();
+    assert_eq!(a["status"], "failed", "{a}");
+    assert!(a["result"]["_error"]["msg"].is_string(), "{a}");
+
+    // A target that cannot be reached: ACE's processing_exception.
+    let mut down = body;
+    down["target"]["port"] = json!(1);
+    let r = run(down).await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    let a = r.json();
+    assert_eq!(a["certname"], CERTNAME);
+    assert_eq!(a["status"], "failure");
+    assert_eq!(
+        a["result"]["_error"]["kind"], "puppetlabs/ace/processing_exception",
+        "{a}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
+    let s = setup().await;
+    let targets = format!(
+        "{}{}",
+        target_line("web1", "root", s.sshd.host(), s.sshd.port()),
+        target_line("web2", "root", s.sshd.host(), s.sshd.port()),
+    );
+    let inv = inventory_of(
+        s.dir.path(),
+        s.sshd.known_hosts_path(),
+        s.sshd.host(),
+        &targets,
+    );
+    let server = TestServer::start(
+        &s.pki,
+        s.dir.path(),
+        &format!(
+            "inventory: {}\nenvironmentpath: [{}]\n",
+            inv.display(),
+            s.envs.display()
+        ),
+    )
+    .await;
+    let client = Client::new(&s.pki, Some(&s.pki.client));
+    let addr = server.addr;
+    let deploy = |body: Value| {
+        let client = &client;
+        async move {
+            client
+                .post(addr, "/orchestrator/v1/command/deploy", &body)
+                .await
+        }
+    };
+
+    let r = deploy(
+        json!({"environment": "production", "scope": {"node_group": "web"},
+        "description": "deploy test", "concurrency": 1, "enforce_environment": true}),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let job = r.json()["job"]["name"].as_str().expect("name").to_string();
+    let events = stream(&client, addr, &job).await;
+    let k = kinds(&events);
+    assert_eq!(k.last(), Some(&"job_finished"), "{k:?}");
+    assert_eq!(
+        k.iter().filter(|k| **k == "node_finished").count(),
+        2,
+        "{k:?}"
+    );
+    let finished = events
+        .iter()
+        .find(|(k, _)| k == "node_finished")
+        .map(|(_, e)| e)
+        .expect("node_finished");
+    assert_eq!(
+        finished["details"]["result"]["report"]["status"], "changed",
+        "{finished}"
+    );
+    for node in ["web1", "web2"] {
+        assert_eq!(
+            read(&s.out.join(format!("{node}.txt"))),
+            format!("hello {node} in production on Linux\n")
+        );
+    }
+    let j = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await
+        .json();
+    assert_eq!(j["type"], "deploy", "{j}");
+    assert_eq!(j["state"], "finished", "{j}");
+    assert_eq!(j["description"], "deploy test");
+
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/report"))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let report = r.json();
+    let items = report["report"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 2, "{report}");
+    for (item, node) in items.iter().zip(["web1", "web2"]) {
+        assert_eq!(item["node"], node, "{item}");
+        assert_eq!(item["state"], "finished", "{item}");
+        assert!(item["timestamp"].is_string(), "{item}");
+        assert_eq!(item["report"]["host"], node, "{item}");
+        let title = format!("{}/{node}.txt", s.out.display());
+        let event = item["events"]
+            .as_array()
+            .and_then(|es| es.iter().find(|e| e["resource_title"] == title.as_str()))
+            .unwrap_or_else(|| panic!("no event for {title}: {item}"));
+        assert_eq!(event["resource_type"], "File", "{event}");
+        assert_eq!(event["status"], "success", "{event}");
+        assert_eq!(event["property"], "ensure", "{event}");
+        assert_eq!(event["old_value"], "absent", "{event}");
+    }
+
+    // A noop run on a node that converged and one that cannot be reached.
+    let r = deploy(
+        json!({"environment": "production", "scope": {"nodes": ["web1", "down"]},
+        "noop": true}),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let job = r.json()["job"]["name"].as_str().expect("name").to_string();
+    let k = kinds(&stream(&client, addr, &job).await).join(",");
+    assert!(
+        k.contains("node_errored") && k.ends_with("job_finished"),
+        "{k}"
+    );
+    let report = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}/report"))
+        .await
+        .json();
+    let item = |name: &str| {
+        report["report"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["node"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in {report}"))
+    };
+    let web1 = item("web1");
+    assert_eq!(web1["report"]["noop"], true, "{web1}");
+    assert_eq!(web1["report"]["status"], "unchanged", "{web1}");
+    let down = item("down");
+    assert_eq!(down["state"], "failed", "{down}");
+    assert!(
+        down["report"].is_null() && down["error"]["msg"].is_string(),
+        "{down}"
+    );
+
+    // Bad requests name their field.
+    for (body, field) in [
+        (
+            json!({"environment": "production", "scope": {"nodes": ["web1"]}, "noop": true, "no_noop": true}),
+            "no_noop",
+        ),
+        (
+            json!({"environment": "", "scope": {"nodes": ["web1"]}}),
+            "environment",
+        ),
+        (
+            json!({"environment": "qa", "scope": {"nodes": ["web1"]}}),
+            "environment",
+        ),
+        (
+            json!({"environment": "production", "scope": {"nodes": ["web9"]}}),
+            "scope.nodes[0]",
+        ),
+        (
+            json!({"environment": "production", "scope": {"nodes": ["web1"]}, "concurrency": 0}),
+            "concurrency",
+        ),
+        (
+            json!({"environment": "production", "scope": {"nodes": ["web1"]}, "timeout": 604801}),
+            "timeout",
+        ),
+    ] {
+        let r = deploy(body.clone()).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.text());
+        assert_eq!(r.json()["details"]["field"], field, "{body}: {}", r.text());
+    }
+    let r = client.get(addr, "/orchestrator/v1/jobs/999/report").await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    server.stop().await;
+}
