@@ -267,10 +267,9 @@ impl Service {
                 };
                 let _ = writeln!(
                     out,
-                    "{}\nif [ $_rc = 0 ]; then {enable}_ev {n} ensure success {prev}{started}\n\
+                    "{}\nif [ $_rc = 0 ]; then {enable}_ev {n} ensure success {prev}; _started=1\n\
                      else _ev {n} ensure failure {prev} \"Could not {verb} {title}: Execution of '$_cmd' returned $_rc: $_out\"; fi",
                     self.action(action),
-                    started = "; _started=1",
                     title = q(&title).trim_matches('\'')
                 );
             }
