@@ -387,10 +387,18 @@ impl File {
                 &self.group
             };
             let Some(w) = wanted else { continue };
-            // The wanted name and id, from the target's own databases.
+            // Already owned as wanted (by name, or by id when a number is
+            // given): in sync, with no lookup. Otherwise the wanted name
+            // and id come from the target's own databases.
+            let same = if w.bytes().all(|b| b.is_ascii_digit()) {
+                format!("[ \"${cur_id}\" = {w} ]")
+            } else {
+                format!("[ \"${cur_name}\" = {} ]", q(w))
+            };
             let _ = writeln!(
                 out,
-                "_w=$(getent {db} {w} 2>/dev/null) || _w=\n\
+                "if ! {same}; then\n\
+                 _w=$(getent {db} {w} 2>/dev/null) || _w=\n\
                  if [ -z \"$_w\" ]; then _ev {n} {prop} failure \"${cur_name}\" 'Could not find {who} '{w}\n\
                  else _wn=${{_w%%:*}}; _r=${{_w#*:}}; _r=${{_r#*:}}; _wid=${{_r%%:*}}\n\
                  if [ \"${cur_id}\" != \"$_wid\" ]; then",
@@ -405,7 +413,7 @@ impl File {
                     "if _err=$({tool} -h \"$_wid\" \"$_p\" 2>&1); then _ev {n} {prop} success {fields}; else _ev {n} {prop} failure \"${cur_name}\" \"$_err\"; fi"
                 );
             }
-            out.push_str("fi; fi\n");
+            out.push_str("fi; fi; fi\n");
         }
         if let Some(m) = &self.mode {
             out.push_str(&m.script(self.base_mode()));
