@@ -18,7 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::ferry::{Scratch, key_line, one_target};
-use common::procs::{running, unique_seconds};
+use common::procs::{appears_within, running, unique_seconds};
 use common::sshd::{KeyType, Sshd, client_keys};
 
 /// Runs `command` over SSH as `user`; its stdout. Panics if it fails.
@@ -214,7 +214,10 @@ fn dropping_the_daemon_ends_the_sandbox_and_removes_its_layers() {
         "root",
         &format!("setsid sleep {seconds} </dev/null >/dev/null 2>&1 & echo started"),
     );
-    assert!(running(&seconds), "the detached sleep did not start");
+    assert!(
+        appears_within(&seconds, Duration::from_secs(10)),
+        "the detached sleep did not start"
+    );
     let sandbox = sshd.sandbox();
     let (dir, upper, init, addr) = (
         sshd.dir().to_owned(),

@@ -26,6 +26,21 @@ pub fn running(arg: &str) -> bool {
     })
 }
 
+/// Waits up to `limit` for a process with the argument `arg` to appear (a
+/// command started in the background may not have run `exec` yet when
+/// its starter returns).
+#[allow(dead_code)]
+pub fn appears_within(arg: &str, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if running(arg) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    running(arg)
+}
+
 /// Waits up to `limit` for every process with the argument `arg` to end.
 pub fn gone_within(arg: &str, limit: Duration) -> bool {
     let started = Instant::now();
