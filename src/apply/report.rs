@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::catalog::{ApplyCatalog, Resource};
 use super::events::Line;
-use super::graph::{Order, path_segment};
+use super::graph::path_segment;
 use super::types::{EventStatus, Kind};
 
 /// The run's status.
@@ -238,8 +238,7 @@ fn puppet_log(level: &'static str, message: String, time: &str) -> Log {
 }
 
 /// Builds the report from the program's lines, grouped by step.
-pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line], order: &Order) -> Report {
-    let _ = order;
+pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Report {
     let mut by_step: HashMap<usize, Vec<&Line>> = HashMap::new();
     for l in lines {
         let step = match l {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::{
-    EventStatus, EventText, ParamError, generic_event, id_param, name_param, present_absent,
+    EventStatus, EventText, ParamError, change, generic_event, id_param, name_param, present_absent,
 };
 use crate::apply::catalog::Resource;
 use crate::apply::program::q;
@@ -39,16 +39,15 @@ impl Group {
             "_g=$(getent group {name}) || _g=\n_gid=${{_g#*:*:}}; _gid=${{_gid%%:*}}"
         );
         if !self.present {
-            let _ = writeln!(out, "if [ -n \"$_g\" ]; then");
-            if noop {
-                let _ = writeln!(out, "_ev {n} ensure noop present");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "_x groupdel {name}; if [ $_rc = 0 ]; then _ev {n} ensure success present; else _ev {n} ensure failure present \"$_out\"; fi"
-                );
-            }
-            out.push_str("fi\n");
+            change(
+                out,
+                n,
+                noop,
+                "ensure",
+                "[ -n \"$_g\" ]",
+                "present",
+                &format!("_x groupdel {name}"),
+            );
             return;
         }
         let mut add = String::from("groupadd");
@@ -62,27 +61,27 @@ impl Group {
             add.push_str(" -r");
         }
         let _ = writeln!(out, "if [ -z \"$_g\" ]; then");
-        if noop {
-            let _ = writeln!(out, "_ev {n} ensure noop absent");
-        } else {
-            let _ = writeln!(
-                out,
-                "_x {add} {name}; if [ $_rc = 0 ]; then _ev {n} ensure success absent; else _ev {n} ensure failure absent \"$_out\"; fi"
-            );
-        }
+        change(
+            out,
+            n,
+            noop,
+            "ensure",
+            ":",
+            "absent",
+            &format!("_x {add} {name}"),
+        );
         out.push_str("else :\n");
         if let Some(g) = &self.gid {
-            let _ = writeln!(out, "if [ \"$_gid\" != {g} ]; then");
-            if noop {
-                let _ = writeln!(out, "_ev {n} gid noop \"$_gid\"");
-            } else {
-                let dupe = if self.allowdupe { " -o" } else { "" };
-                let _ = writeln!(
-                    out,
-                    "_x groupmod -g {g}{dupe} {name}; if [ $_rc = 0 ]; then _ev {n} gid success \"$_gid\"; else _ev {n} gid failure \"$_gid\" \"$_out\"; fi"
-                );
-            }
-            out.push_str("fi\n");
+            let dupe = if self.allowdupe { " -o" } else { "" };
+            change(
+                out,
+                n,
+                noop,
+                "gid",
+                &format!("[ \"$_gid\" != {g} ]"),
+                "$_gid",
+                &format!("_x groupmod -g {g}{dupe} {name}"),
+            );
         }
         out.push_str("fi\n");
     }

@@ -16,6 +16,8 @@ pub mod package;
 pub mod service;
 pub mod user;
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use super::catalog::Resource;
@@ -346,6 +348,30 @@ pub fn param_error(r: &Resource, param: &str, message: &str) -> ParamError {
         param: param.into(),
         message: message.into(),
     }
+}
+
+/// Shell text for one property that is out of sync when `test` holds:
+/// a noop event, or `cmd` (which leaves `_rc` and `_out`) and a success
+/// or failure event reporting `prev` as the previous value.
+pub fn change(
+    out: &mut String,
+    n: usize,
+    noop: bool,
+    prop: &str,
+    test: &str,
+    prev: &str,
+    cmd: &str,
+) {
+    let _ = writeln!(out, "if {test}; then");
+    if noop {
+        let _ = writeln!(out, "_ev {n} {prop} noop \"{prev}\"");
+    } else {
+        let _ = writeln!(
+            out,
+            "{cmd}; if [ $_rc = 0 ]; then _ev {n} {prop} success \"{prev}\"; else _ev {n} {prop} failure \"{prev}\" \"$_out\"; fi"
+        );
+    }
+    out.push_str("fi\n");
 }
 
 /// A value as Puppet's messages show it: strings quoted ([`display`]),

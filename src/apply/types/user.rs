@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::group::number;
 use super::{
-    EventStatus, EventText, ParamError, bool_param, generic_event, list_param, name_param,
+    EventStatus, EventText, ParamError, bool_param, change, generic_event, list_param, name_param,
     present_absent, redacted_event, text_param,
 };
 use crate::apply::catalog::Resource;
@@ -61,27 +61,6 @@ impl User {
             system: bool_param(r, "system", false)?,
             allowdupe: bool_param(r, "allowdupe", false)?,
         })
-    }
-
-    fn change(
-        out: &mut String,
-        n: usize,
-        noop: bool,
-        prop: &str,
-        test: &str,
-        prev: &str,
-        cmd: &str,
-    ) {
-        let _ = writeln!(out, "if {test}; then");
-        if noop {
-            let _ = writeln!(out, "_ev {n} {prop} noop \"{prev}\"");
-        } else {
-            let _ = writeln!(
-                out,
-                "{cmd}; if [ $_rc = 0 ]; then _ev {n} {prop} success \"{prev}\"; else _ev {n} {prop} failure \"{prev}\" \"$_out\"; fi"
-            );
-        }
-        out.push_str("fi\n");
     }
 
     pub fn script(&self, out: &mut String, n: usize, noop: bool) {
@@ -157,7 +136,7 @@ impl User {
         }
         out.push_str("else :\n");
         if let Some(h) = &self.home {
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -169,7 +148,7 @@ impl User {
         }
         if let Some(u) = &self.uid {
             let o = if self.allowdupe { " -o" } else { "" };
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -180,7 +159,7 @@ impl User {
             );
         }
         if self.gid.is_some() {
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -191,7 +170,7 @@ impl User {
             );
         }
         if let Some(c) = &self.comment {
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -202,7 +181,7 @@ impl User {
             );
         }
         if let Some(sh) = &self.shell {
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -217,7 +196,7 @@ impl User {
                 out,
                 "_sp=$(getent shadow {name}) || _sp=; _sp=${{_sp#*:}}; _sp=${{_sp%%:*}}"
             );
-            Self::change(
+            change(
                 out,
                 n,
                 noop,
@@ -246,7 +225,7 @@ impl User {
                 )
             };
             let _ = writeln!(out, "{want}");
-            Self::change(
+            change(
                 out,
                 n,
                 noop,

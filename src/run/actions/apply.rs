@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::run_collect;
 use crate::apply::events::{self, Line};
 use crate::apply::report::RunInfo;
 use crate::apply::types::{SourceError, Sources};
@@ -225,7 +224,6 @@ pub async fn run(
         }
     };
     let done = t.run(&command, &mut feed).await;
-    let _ = run_collect;
     let finished = lines.iter().any(|(_, l)| *l == Line::End);
     let error = match (&done, finished, &protocol_error) {
         (_, _, Some(p)) => Some(p.clone()),
@@ -269,7 +267,7 @@ pub async fn run(
             .map(|t| t.trim().to_ascii_lowercase())
             .collect(),
     };
-    let report = crate::apply::report::build(&info, &steps, &only_lines, &prepared.order);
+    let report = crate::apply::report::build(&info, &steps, &only_lines);
     Ok(
         if report.status == crate::apply::report::RunStatus::Failed {
             Outcome::Failed(Output::Apply(Box::new(report)))
