@@ -40,6 +40,12 @@ pub enum Line {
     Done { step: usize },
     /// The whole program is over.
     End,
+    /// Nothing was applied: these contents (by sha256) are not in the
+    /// target's cache directory `cache` (as the target names it) intact.
+    Need { cache: String, shas: Vec<String> },
+    /// Nothing was applied: another apply holds the target's lock (its
+    /// process id, when it wrote one).
+    Busy { pid: Option<u32> },
 }
 
 /// A line with this run's token that is not one the program writes.
@@ -56,10 +62,24 @@ pub fn parse(token: &str, line: &str) -> Option<Result<Line, ProtocolError>> {
     let step_text = fields.next().unwrap_or_default();
     let what = fields.next().unwrap_or_default();
     if step_text == "-" {
-        return Some(if what == "end" {
-            Ok(Line::End)
-        } else {
-            Err(bad())
+        let rest: Vec<&str> = fields.collect();
+        return Some(match (what, rest.as_slice()) {
+            ("end", []) => Ok(Line::End),
+            ("busy", [pid]) => Ok(Line::Busy {
+                pid: pid.parse().ok(),
+            }),
+            ("need", [cache, shas @ ..])
+                if !shas.is_empty()
+                    && shas
+                        .iter()
+                        .all(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())) =>
+            {
+                Ok(Line::Need {
+                    cache: cache.to_string(),
+                    shas: shas.iter().map(|s| s.to_string()).collect(),
+                })
+            }
+            _ => Err(bad()),
         });
     }
     let Ok(step) = step_text.parse::<usize>() else {
@@ -148,5 +168,24 @@ mod tests {
         assert!(matches!(parse(t, "tok\t4\tev\tx\tmaybe\t1"), Some(Err(_))));
         assert!(matches!(parse(t, "tok\tx\tdone"), Some(Err(_))));
         assert!(matches!(parse(t, "tok\t1\twhat"), Some(Err(_))));
+        let sha = "ab".repeat(32);
+        assert_eq!(
+            parse(t, &format!("tok\t-\tneed\t/root/.cache\t{sha}")),
+            Some(Ok(Line::Need {
+                cache: "/root/.cache".into(),
+                shas: vec![sha.clone()]
+            }))
+        );
+        assert!(matches!(parse(t, "tok\t-\tneed\t/c\t../x"), Some(Err(_))));
+        assert!(matches!(parse(t, "tok\t-\tneed\t/c"), Some(Err(_))));
+        assert_eq!(
+            parse(t, "tok\t-\tbusy\t42"),
+            Some(Ok(Line::Busy { pid: Some(42) }))
+        );
+        assert_eq!(
+            parse(t, "tok\t-\tbusy\t-"),
+            Some(Ok(Line::Busy { pid: None }))
+        );
+        assert!(matches!(parse(t, "tok\t-\tend\textra"), Some(Err(_))));
     }
 }

@@ -37,7 +37,16 @@ pub struct ApplyOptions {
     pub noop: bool,
     /// Apply only resources with one of these tags (`--tags`); empty: all.
     pub tags: Vec<String>,
+    /// The target's content cache directory (absolute, or relative to the
+    /// home directory): file contents larger than [`INLINE_MAX`] come from
+    /// there. `None`: every content travels inside the program.
+    pub content_cache: Option<String>,
 }
+
+/// The largest file content that travels inside the program when the
+/// target has a content cache; Sensitive contents always do (they are
+/// never left in a cache).
+pub const INLINE_MAX: usize = 8 * 1024;
 
 /// A catalog ready to run: its steps in order, each resource's type, and
 /// the program.
@@ -61,11 +70,20 @@ impl Prepared {
         sources: &dyn Sources,
     ) -> Result<Prepared, ApplyError> {
         let order = graph::order(&catalog, &|r| !types::applies(r))?;
-        let kinds = order
+        let mut kinds = order
             .steps
             .iter()
             .map(|s| Kind::parse(&catalog.resources[s.resource], sources))
             .collect::<Result<Vec<_>, _>>()?;
+        if options.content_cache.is_some() {
+            for kind in &mut kinds {
+                if let Kind::File(f) = kind
+                    && let Some(c) = &f.content
+                {
+                    f.cached = !c.sensitive && c.bytes.len() > INLINE_MAX;
+                }
+            }
+        }
         let wanted: Vec<String> = options
             .tags
             .iter()
@@ -134,8 +152,45 @@ impl Prepared {
             &planned,
             &program::ProgramOptions {
                 token: token.to_string(),
+                cache: self.options.content_cache.as_ref().map(|dir| {
+                    let mut contents: Vec<(String, Vec<String>)> = Vec::new();
+                    for (sha, path) in self.cached_contents().map(|(sha, path, _)| (sha, path)) {
+                        match contents.iter_mut().find(|(s, _)| s == sha) {
+                            Some((_, paths)) => paths.push(path.to_string()),
+                            None => contents.push((sha.to_string(), vec![path.to_string()])),
+                        }
+                    }
+                    program::CacheUse {
+                        dir: dir.clone(),
+                        contents,
+                    }
+                }),
             },
         )
+    }
+
+    /// The contents that come from the target's cache: sha256, the path
+    /// that wants it, the bytes.
+    pub fn cached_contents(&self) -> impl Iterator<Item = (&str, &str, &[u8])> {
+        let wanted = !self.options.noop;
+        let tagged = self.tagged.iter().copied().chain(std::iter::repeat(true));
+        self.kinds
+            .iter()
+            .zip(tagged)
+            .filter_map(move |(k, t)| match k {
+                Kind::File(f) if f.cached && t && wanted => f
+                    .content
+                    .as_ref()
+                    .map(|c| (c.sha256.as_str(), f.path.as_str(), c.bytes.as_slice())),
+                _ => None,
+            })
+    }
+
+    /// The bytes of a cached content, by sha256.
+    pub fn cached_content(&self, sha: &str) -> Option<&[u8]> {
+        self.cached_contents()
+            .find(|(s, _, _)| *s == sha)
+            .map(|(_, _, b)| b)
     }
 
     /// The steps as the report builder takes them, with their timings.

@@ -16,6 +16,18 @@
 //! Refresh events are counted per step (`_c<N>` for changes made, `_o<N>`
 //! for changes noop held back) and handed to the resources they notify.
 //! The last line is `TOKEN - end`: without it the apply did not finish.
+//!
+//! The whole program is one brace group, so the shell parses all of it
+//! before it runs any of it: a connection that drops while the program is
+//! sent runs nothing, never the first half of a command. Before any step
+//! the program takes the target's apply lock (a directory in `/tmp` that
+//! holds the owner's pid): while another apply holds it, it reports
+//! `TOKEN - busy PID` and changes nothing. Large file contents are not in
+//! the program but in the target's content-addressed cache (the one task
+//! files use), checked by sha256 before use; when a content some file
+//! still needs is not there intact, the program reports `TOKEN - need
+//! CACHE SHA...` before any step and stops, and the executor sends those
+//! contents and runs it again.
 
 use std::fmt::Write as _;
 
@@ -30,7 +42,24 @@ pub const SEP: char = '\t';
 pub struct ProgramOptions {
     /// The one-time token that starts every line the program reports.
     pub token: String,
+    /// The target's content cache and the contents that come from it.
+    pub cache: Option<CacheUse>,
 }
+
+/// File contents the program takes from the target's cache.
+#[derive(Debug, Clone)]
+pub struct CacheUse {
+    /// The cache directory: absolute, or relative to the home directory.
+    pub dir: String,
+    /// Each content's sha256 with the paths that should hold it.
+    pub contents: Vec<(String, Vec<String>)>,
+}
+
+/// The path of the target's apply lock.
+pub const LOCK_DIR: &str = "/tmp/ferry-apply.lock";
+
+/// The file name of a content in its cache directory (`CACHE/SHA/NAME`).
+pub const CACHE_FILE: &str = "content";
 
 /// A step ready for the program: its position, its type's parsed
 /// parameters and whether it runs in noop.
@@ -106,13 +135,73 @@ _xs() {{ _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }}
     )
 }
 
+/// Takes the apply lock or reports who holds it and stops. A lock whose
+/// owner is gone (or that never got a pid within a minute) is stale and
+/// taken over; the lock is released when the program exits, however it
+/// exits.
+fn lock() -> String {
+    format!(
+        "_L={lock}
+_lk() {{ mkdir -m 755 \"$_L\" 2>/dev/null && echo $$ >\"$_L/pid\"; }}
+if ! _lk; then
+_lp=$(cat \"$_L/pid\" 2>/dev/null) || _lp=
+if [ -n \"$_lp\" ] && {{ [ -d \"/proc/$_lp\" ] || kill -0 \"$_lp\" 2>/dev/null; }}; then _e - busy \"$_lp\"; exit 0; fi
+if [ -z \"$_lp\" ] && [ -z \"$(find \"$_L\" -prune -mmin +1 2>/dev/null)\" ]; then _e - busy -; exit 0; fi
+rm -rf -- \"$_L\"; _lk || {{ _e - busy -; exit 0; }}
+fi
+_ul() {{ [ \"$(cat \"$_L/pid\" 2>/dev/null)\" != $$ ] || rm -rf -- \"$_L\"; }}
+trap _ul EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+",
+        lock = q(LOCK_DIR)
+    )
+}
+
+/// The cache's shell variable `C`, the function that copies a content
+/// out of it (checking the copy's sha256: a damaged entry is removed and
+/// never used), and the check before any step that every content a path
+/// still lacks is there intact.
+fn cache_part(cache: &CacheUse) -> String {
+    let dir = if cache.dir.starts_with('/') {
+        q(&cache.dir)
+    } else {
+        format!("\"$HOME\"/{}", q(&cache.dir))
+    };
+    let mut s = format!(
+        "C={dir}
+_blob() {{ cp -- \"$C/$1/{CACHE_FILE}\" \"$2\" && _sum \"$2\" && [ \"$_h\" = \"$1\" ] || {{ rm -f -- \"$C/$1/{CACHE_FILE}\"; echo \"the cached content {{sha256}}$1 is missing or damaged; it was not used\" >&2; return 1; }}; }}
+_need=
+"
+    );
+    for (sha, paths) in &cache.contents {
+        let list: Vec<String> = paths.iter().map(|p| q(p)).collect();
+        let _ = writeln!(
+            s,
+            "_k=; for _q in {}; do _sum \"$_q\"; [ \"$_h\" = {sha} ] || _k=1; done\n\
+             if [ -n \"$_k\" ]; then _sum \"$C/{sha}/{CACHE_FILE}\"; [ \"$_h\" = {sha} ] || {{ rm -f -- \"$C/{sha}/{CACHE_FILE}\"; _need=\"$_need {sha}\"; }}; fi",
+            list.join(" ")
+        );
+    }
+    s.push_str(
+        "if [ -n \"$_need\" ]; then for _q in $_need; do (umask 077; mkdir -p -- \"$C/$_q\"); done; _e - need \"$C\" $_need; exit 0; fi\n",
+    );
+    s
+}
+
 /// Writes the program for `steps`.
 pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
-    let mut s = preamble(&opts.token);
+    let mut s = String::from("{\n");
+    s.push_str(&preamble(&opts.token));
+    s.push_str(&lock());
+    if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {
+        s.push_str(&cache_part(cache));
+    }
     for p in steps {
         step(&mut s, p);
     }
-    s.push_str("_e - end\n");
+    s.push_str("_e - end\n}\n");
     s
 }
 
@@ -198,5 +287,47 @@ mod tests {
                 .expect("sh runs");
             assert_eq!(out.stdout, bytes, "{cmd}");
         }
+    }
+
+    /// `_blob` copies a cached content only when the copy has the sha256
+    /// it is filed under; a damaged entry is removed, never used.
+    #[test]
+    fn a_damaged_cache_entry_is_removed_and_not_used() {
+        use sha2::Digest;
+        let dir = std::env::temp_dir().join(format!("ferry-blob-{}", std::process::id()));
+        let good = b"the real content\n";
+        let sha = hex::encode(sha2::Sha256::digest(good));
+        std::fs::create_dir_all(dir.join(&sha)).expect("cache dir");
+        let entry = dir.join(&sha).join(CACHE_FILE);
+        let cache = CacheUse {
+            dir: dir.display().to_string(),
+            contents: Vec::new(),
+        };
+        let script = format!(
+            "{}{}_blob {sha} \"$1\"; echo rc=$?",
+            preamble("tok"),
+            cache_part(&cache)
+        );
+        let run = |dest: &std::path::Path| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &script, "sh"])
+                .arg(dest)
+                .output()
+                .expect("sh runs");
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        std::fs::write(&entry, good).expect("entry");
+        let dest = dir.join("dest");
+        assert_eq!(run(&dest).0, "rc=0\n");
+        assert_eq!(std::fs::read(&dest).expect("copied"), good);
+        std::fs::write(&entry, b"tampered\n").expect("entry");
+        let (out, err) = run(&dir.join("dest2"));
+        assert_eq!(out, "rc=1\n");
+        assert!(err.contains("missing or damaged"), "{err}");
+        assert!(!entry.exists(), "the damaged entry was kept");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

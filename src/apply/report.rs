@@ -251,7 +251,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             | Line::RefreshFailed { step, .. }
             | Line::Notice { step, .. }
             | Line::Done { step } => *step,
-            Line::End => continue,
+            Line::End | Line::Need { .. } | Line::Busy { .. } => continue,
         };
         by_step.entry(step).or_default().push(l);
     }
@@ -500,7 +500,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                 Line::Notice { text, .. } => {
                     logs.push(log("notice", text.clone(), source.clone(), &[]))
                 }
-                Line::Done { .. } | Line::End => {}
+                Line::Done { .. } | Line::End | Line::Need { .. } | Line::Busy { .. } => {}
             }
         }
         // Output of a refresh that succeeded (logoutput => true).

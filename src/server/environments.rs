@@ -140,6 +140,7 @@ pub fn apply_job(
         options: ApplyOptions {
             noop,
             tags: Vec::new(),
+            content_cache: None,
         },
         modulepath,
     })

@@ -72,6 +72,9 @@ pub struct File {
     pub force: bool,
     /// A suffix for backups of replaced content (`backup => '.bak'`).
     pub backup_suffix: Option<String>,
+    /// The content comes from the target's content cache (checked by
+    /// sha256 there) rather than inside the program.
+    pub cached: bool,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -229,6 +232,7 @@ impl File {
             replace: bool_param(r, "replace", true)?,
             force: bool_param(r, "force", false)?,
             backup_suffix,
+            cached: false,
         })
     }
 
@@ -280,11 +284,12 @@ impl File {
     /// Commands that make the file's new body at `$_t` with its mode and
     /// owner (`_wm` computed), then rename it over the path.
     fn write_new(&self, keep_owner: bool) -> String {
-        let body = match &self.content {
-            Some(c) => printf_bytes(&c.bytes),
-            None => ":".to_string(),
+        let write = match &self.content {
+            Some(c) if self.cached => format!("_blob {} \"$_t\"", c.sha256),
+            Some(c) => format!("{} > \"$_t\"", printf_bytes(&c.bytes)),
+            None => ": > \"$_t\"".to_string(),
         };
-        let mut cmds = vec![format!("(umask 077; {body} > \"$_t\")")];
+        let mut cmds = vec![format!("(umask 077; {write})")];
         cmds.push("chmod \"$_wm\" \"$_t\"".to_string());
         match (&self.owner, &self.group) {
             (Some(o), Some(g)) => cmds.push(format!("chown {}:{} \"$_t\"", q(o), q(g))),

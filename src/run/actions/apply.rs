@@ -186,44 +186,67 @@ pub async fn run(
     let sources = FsSources {
         modulepath: &job.modulepath,
     };
-    let prepared = match Prepared::new(catalog, job.options.clone(), &sources) {
+    let settings = t.posix();
+    let mut options = job.options.clone();
+    // A run-as program runs in another user's home: its contents travel
+    // inside the program.
+    let cache_dir = settings
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| super::task::DEFAULT_CACHE.to_string());
+    options.content_cache = settings.run_as.is_none().then(|| cache_dir.clone());
+    let prepared = match Prepared::new(catalog, options, &sources) {
         Ok(p) => p,
         Err(e) => return Ok(failed("ferry/apply-catalog", e.to_string())),
     };
     let token = format!("ferry{}", nonce(&target.name));
-    let program = prepared.program(&token);
     let command = Command::argv(["sh", "-s"])
-        .with_stdin(program.into_bytes())
-        .with_run_as(t.posix().run_as.clone());
+        .with_stdin(prepared.program(&token).into_bytes())
+        .with_run_as(settings.run_as.clone());
 
     let started_wall = chrono::Utc::now();
     let started = Instant::now();
-    let mut pending: Vec<u8> = Vec::new();
-    let mut lines: Vec<(Instant, Line)> = Vec::new();
-    let mut protocol_error: Option<String> = None;
-    let mut stderr_tail: Vec<u8> = Vec::new();
-    let mut feed = |stream: Stream, data: &[u8]| match stream {
-        Stream::Stdout => {
-            pending.extend_from_slice(data);
-            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
-                let raw: Vec<u8> = pending.drain(..=nl).collect();
-                let text = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
-                match events::parse(&token, &text) {
-                    Some(Ok(line)) => lines.push((Instant::now(), line)),
-                    Some(Err(e)) => {
-                        protocol_error.get_or_insert(e.to_string());
-                    }
-                    None => {}
-                }
-            }
+    let mut run = execute(t, &command, &token).await;
+    let need = run.lines.iter().find_map(|(_, l)| match l {
+        Line::Need { cache, shas } => Some((cache.clone(), shas.clone())),
+        _ => None,
+    });
+    if let Some((cache, shas)) = need {
+        if let Err(e) = send_contents(t, &prepared, &cache_dir, &cache, &shas).await {
+            return Ok(failed("ferry/apply-contents", e.to_string()));
         }
-        Stream::Stderr => {
-            if stderr_tail.len() < 8192 {
-                stderr_tail.extend_from_slice(data);
-            }
+        run = execute(t, &command, &token).await;
+        if run
+            .lines
+            .iter()
+            .any(|(_, l)| matches!(l, Line::Need { .. }))
+        {
+            return Ok(failed(
+                "ferry/apply-contents",
+                "file contents sent to the target's cache still fail their sha256 check there"
+                    .into(),
+            ));
         }
-    };
-    let done = t.run(&command, &mut feed).await;
+    }
+    if let Some(pid) = run.lines.iter().find_map(|(_, l)| match l {
+        Line::Busy { pid } => Some(*pid),
+        _ => None,
+    }) {
+        let holder = pid.map(|p| format!(" (process {p})")).unwrap_or_default();
+        return Ok(failed(
+            "ferry/apply-busy",
+            format!(
+                "another apply is running on this target{holder}: refused (its lock is {})",
+                crate::apply::program::LOCK_DIR
+            ),
+        ));
+    }
+    let Execution {
+        lines,
+        done,
+        protocol_error,
+        stderr_tail,
+    } = run;
     let finished = lines.iter().any(|(_, l)| *l == Line::End);
     let error = match (&done, finished, &protocol_error) {
         (_, _, Some(p)) => Some(p.clone()),
@@ -275,6 +298,91 @@ pub async fn run(
             Outcome::Ok(Output::Apply(Box::new(report)))
         },
     )
+}
+
+/// What one run of the program on the target gave.
+struct Execution {
+    /// The program's lines, with when each arrived.
+    lines: Vec<(Instant, Line)>,
+    done: Result<(), TransportError>,
+    protocol_error: Option<String>,
+    stderr_tail: Vec<u8>,
+}
+
+/// Runs the program once, reading its lines as they arrive.
+async fn execute(t: &dyn Transport, command: &Command, token: &str) -> Execution {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut lines: Vec<(Instant, Line)> = Vec::new();
+    let mut protocol_error: Option<String> = None;
+    let mut stderr_tail: Vec<u8> = Vec::new();
+    let mut feed = |stream: Stream, data: &[u8]| match stream {
+        Stream::Stdout => {
+            pending.extend_from_slice(data);
+            while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+                let raw: Vec<u8> = pending.drain(..=nl).collect();
+                let text = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
+                match events::parse(token, &text) {
+                    Some(Ok(line)) => lines.push((Instant::now(), line)),
+                    Some(Err(e)) => {
+                        protocol_error.get_or_insert(e.to_string());
+                    }
+                    None => {}
+                }
+            }
+        }
+        Stream::Stderr => {
+            if stderr_tail.len() < 8192 {
+                stderr_tail.extend_from_slice(data);
+            }
+        }
+    };
+    let done = t.run(command, &mut feed).await.map(|_| ());
+    Execution {
+        lines,
+        done,
+        protocol_error,
+        stderr_tail,
+    }
+}
+
+/// Why file contents could not be put in the target's cache.
+#[derive(Debug, thiserror::Error)]
+enum ContentError {
+    #[error("the target asked for a file content this catalog does not have: {0}")]
+    Unknown(String),
+    #[error("the target named {0:?} as its content cache, which is not the configured {1:?}")]
+    WrongCache(String, String),
+    #[error("could not send a file content to the target's cache: {0}")]
+    Transport(#[from] TransportError),
+}
+
+/// Writes the contents the program asked for into the target's cache,
+/// `CACHE/SHA/content` (the program made the directories). The cache the
+/// target names must be the configured one.
+async fn send_contents(
+    t: &dyn Transport,
+    prepared: &Prepared,
+    configured: &str,
+    cache: &str,
+    shas: &[String],
+) -> Result<(), ContentError> {
+    let expected_tail = format!("/{}", configured.trim_start_matches("./"));
+    let ok = if configured.starts_with('/') {
+        cache == configured
+    } else {
+        cache.starts_with('/') && cache.ends_with(&expected_tail) && !cache.contains("/../")
+    };
+    if !ok {
+        return Err(ContentError::WrongCache(cache.into(), configured.into()));
+    }
+    for sha in shas {
+        let bytes = prepared
+            .cached_content(sha)
+            .ok_or_else(|| ContentError::Unknown(sha.clone()))?;
+        let dest = format!("{cache}/{sha}/{}", crate::apply::program::CACHE_FILE);
+        t.write_file(bytes, &dest, 0o600).await?;
+    }
+    Ok(())
 }
 
 /// A version 4 UUID made from the run's random token.

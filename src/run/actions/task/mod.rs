@@ -34,7 +34,7 @@ use crate::task::wrapper::{self, CACHE_MISS, Layout, MISS_MARKER, basename};
 use crate::transport::command::nonce;
 use crate::transport::{Command, Transport, TransportError};
 
-const DEFAULT_CACHE: &str = ".cache/ferry/tasks";
+pub const DEFAULT_CACHE: &str = ".cache/ferry/tasks";
 
 fn terr(msg: impl Into<String>) -> TransportError {
     TransportError::Command(msg.into())
