@@ -76,9 +76,14 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
 }
 
-/// What each test starts from: the shared sshd, a PKI, a scratch
+/// The tests apply to one machine, which takes one apply at a time
+/// (ferry's apply lock refuses a second): they take turns.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What each test starts from: its turn, the shared sshd, a PKI, a scratch
 /// directory with [`environments`] writing into its `out`.
 struct Setup {
+    _turn: tokio::sync::MutexGuard<'static, ()>,
     sshd: &'static Sshd,
     pki: Pki,
     dir: tempfile::TempDir,
@@ -92,6 +97,7 @@ async fn setup() -> Setup {
     std::fs::create_dir_all(&out).expect("mkdir");
     let envs = environments(dir.path(), &out);
     Setup {
+        _turn: TURN.lock().await,
         sshd: fixture().await,
         pki: Pki::new(),
         dir,
@@ -171,6 +177,8 @@ async fn execute_catalog_compiles_applies_and_stores_the_report() {
     let report = &node["result"]["report"];
     assert_eq!(report["host"], CERTNAME, "{report}");
     assert_eq!(report["status"], "changed");
+    assert_eq!(report["transaction_uuid"], UUID, "{report}");
+    assert_eq!(report["job_id"], "42", "{report}");
     assert_eq!(report["report_format"], 12);
     assert_eq!(report["environment"], "production");
     let file = format!("File[{}/{CERTNAME}.txt]", s.out.display());
@@ -297,11 +305,42 @@ async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
         2,
         "{k:?}"
     );
+    // Each node's resource events arrive live, before it finishes.
+    for node in ["web1", "web2"] {
+        let title = format!("File[{}/{node}.txt]", s.out.display());
+        let at = |kind: &str, pred: &dyn Fn(&Value) -> bool| {
+            events
+                .iter()
+                .position(|(k, e)| k == kind && e["details"]["node"] == node && pred(e))
+        };
+        let live = at("resource_event", &|e| {
+            e["details"]["resource"] == title.as_str()
+        })
+        .unwrap_or_else(|| panic!("no live event for {title}: {events:?}"));
+        let done = at("node_finished", &|_| true).expect("node_finished");
+        assert!(live < done, "{k:?}");
+        let e = &events[live].1;
+        assert_eq!(e["details"]["status"], "success", "{e}");
+        assert_eq!(e["details"]["property"], "ensure", "{e}");
+        let content = format!("hello {node} in production on Linux\n");
+        let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(content.as_bytes()));
+        assert_eq!(
+            e["details"]["message"],
+            format!("defined content as '{{sha256}}{sha}'"),
+            "{e}"
+        );
+    }
     let finished = events
         .iter()
         .find(|(k, _)| k == "node_finished")
         .map(|(_, e)| e)
         .expect("node_finished");
+    // The reports carry the job's id, as an orchestrated agent run's do.
+    assert_eq!(
+        finished["details"]["result"]["report"]["job_id"],
+        job.as_str(),
+        "{finished}"
+    );
     assert_eq!(
         finished["details"]["result"]["report"]["status"], "changed",
         "{finished}"

@@ -41,6 +41,14 @@ pub struct ApplyOptions {
     /// home directory): file contents larger than [`INLINE_MAX`] come from
     /// there. `None`: every content travels inside the program.
     pub content_cache: Option<String>,
+    /// The target's directory for temporary files, where the apply lock
+    /// is (`None`: `/tmp`).
+    pub tmpdir: Option<String>,
+    /// The run's transaction UUID when the caller gives one (ACE's
+    /// `compiler.transaction_uuid`); else a fresh one.
+    pub transaction_uuid: Option<String>,
+    /// The job this run belongs to (the report's `job_id`).
+    pub job_id: Option<String>,
 }
 
 /// The largest file content that travels inside the program when the
@@ -152,6 +160,7 @@ impl Prepared {
             &planned,
             &program::ProgramOptions {
                 token: token.to_string(),
+                tmpdir: self.options.tmpdir.clone(),
                 cache: self.options.content_cache.as_ref().map(|dir| {
                     let mut contents: Vec<(String, Vec<String>)> = Vec::new();
                     for (sha, path) in self.cached_contents().map(|(sha, path, _)| (sha, path)) {

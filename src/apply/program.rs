@@ -20,7 +20,8 @@
 //! The whole program is one brace group, so the shell parses all of it
 //! before it runs any of it: a connection that drops while the program is
 //! sent runs nothing, never the first half of a command. Before any step
-//! the program takes the target's apply lock (a directory in `/tmp` that
+//! the program takes the target's apply lock (a directory in the target's
+//! `tmpdir`, [`lock_path`], that
 //! holds the owner's pid): while another apply holds it, it reports
 //! `TOKEN - busy PID` and changes nothing. Large file contents are not in
 //! the program but in the target's content-addressed cache (the one task
@@ -44,6 +45,8 @@ pub struct ProgramOptions {
     pub token: String,
     /// The target's content cache and the contents that come from it.
     pub cache: Option<CacheUse>,
+    /// The directory of the target's apply lock ([`lock_path`]).
+    pub tmpdir: Option<String>,
 }
 
 /// File contents the program takes from the target's cache.
@@ -55,8 +58,14 @@ pub struct CacheUse {
     pub contents: Vec<(String, Vec<String>)>,
 }
 
-/// The path of the target's apply lock.
-pub const LOCK_DIR: &str = "/tmp/ferry-apply.lock";
+/// The path of the target's apply lock: `ferry-apply.lock` in the
+/// target's `tmpdir` (`/tmp` unless the inventory says otherwise).
+pub fn lock_path(tmpdir: Option<&str>) -> String {
+    format!(
+        "{}/ferry-apply.lock",
+        tmpdir.unwrap_or("/tmp").trim_end_matches('/')
+    )
+}
 
 /// The file name of a content in its cache directory (`CACHE/SHA/NAME`).
 pub const CACHE_FILE: &str = "content";
@@ -139,7 +148,7 @@ _xs() {{ _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }}
 /// owner is gone (or that never got a pid within a minute) is stale and
 /// taken over; the lock is released when the program exits, however it
 /// exits.
-fn lock() -> String {
+fn lock(path: &str) -> String {
     format!(
         "_L={lock}
 _lk() {{ mkdir -m 755 \"$_L\" 2>/dev/null && echo $$ >\"$_L/pid\"; }}
@@ -155,7 +164,7 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 ",
-        lock = q(LOCK_DIR)
+        lock = q(path)
     )
 }
 
@@ -194,7 +203,7 @@ _need=
 pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
     let mut s = String::from("{\n");
     s.push_str(&preamble(&opts.token));
-    s.push_str(&lock());
+    s.push_str(&lock(&lock_path(opts.tmpdir.as_deref())));
     if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {
         s.push_str(&cache_part(cache));
     }

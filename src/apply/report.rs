@@ -129,6 +129,10 @@ pub struct Report {
     pub time: String,
     pub configuration_version: Value,
     pub transaction_uuid: String,
+    /// The orchestrator job the run belongs to (Puppet writes it only when
+    /// there is one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
     pub report_format: u32,
     pub puppet_version: String,
     pub status: RunStatus,
@@ -202,6 +206,7 @@ pub struct RunInfo<'a> {
     pub host: &'a str,
     pub catalog: &'a ApplyCatalog,
     pub transaction_uuid: &'a str,
+    pub job_id: Option<&'a str>,
     pub noop: bool,
     /// When the run started (RFC 3339).
     pub time: String,
@@ -573,6 +578,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             Err(_) => Value::String(info.catalog.version.clone()),
         },
         transaction_uuid: info.transaction_uuid.to_string(),
+        job_id: info.job_id.map(String::from),
         report_format: 12,
         puppet_version: format!("ferry {}", env!("CARGO_PKG_VERSION")),
         status: if any_failed {

@@ -105,7 +105,7 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
         options: ApplyOptions {
             noop: args.noop,
             tags: args.tags.clone(),
-            content_cache: None,
+            ..Default::default()
         },
         modulepath: source_path,
     };

@@ -211,6 +211,16 @@ impl Sink for HumanPrinter {
                 }
             }
             Event::TargetStarted { .. } => {}
+            Event::Resource {
+                target,
+                resource,
+                message,
+                ..
+            } => {
+                if self.stream {
+                    self.print(&format!("[{target}] {resource}: {message}\n"));
+                }
+            }
             Event::Output { target, data, .. } => {
                 if self.stream {
                     self.live(target, data);

@@ -43,7 +43,7 @@ impl Sink for JsonWriter {
                     summary.elapsed.as_secs()
                 ),
             ),
-            Event::TargetStarted { .. } | Event::Output { .. } => {}
+            Event::TargetStarted { .. } | Event::Output { .. } | Event::Resource { .. } => {}
         }
     }
 }

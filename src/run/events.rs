@@ -24,6 +24,17 @@ pub enum Event<'a> {
         stream: Stream,
         data: &'a [u8],
     },
+    /// A resource event of an apply, as the target reported it: `status`
+    /// is Puppet's (`success`, `failure`, `noop`), or `skipped` for a
+    /// resource skipped because of failed dependencies; `message` is the
+    /// report's (secrets already redacted).
+    Resource {
+        target: &'a str,
+        resource: &'a str,
+        property: Option<&'a str>,
+        status: &'a str,
+        message: &'a str,
+    },
     TargetFinished(&'a TargetResult),
     RunFinished(&'a Summary),
 }

@@ -140,7 +140,7 @@ pub fn apply_job(
         options: ApplyOptions {
             noop,
             tags: Vec::new(),
-            content_cache: None,
+            ..Default::default()
         },
         modulepath,
     })

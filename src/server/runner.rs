@@ -46,6 +46,8 @@ pub struct JobSpec {
 
 enum Msg {
     Started(String),
+    /// A resource event: node, details.
+    Resource(String, String, Value),
     Finished(TargetResult),
 }
 
@@ -57,6 +59,22 @@ impl Sink for StoreSink {
         let msg = match event {
             Event::TargetStarted { target } => Msg::Started((*target).to_string()),
             Event::TargetFinished(result) => Msg::Finished((*result).clone()),
+            Event::Resource {
+                target,
+                resource,
+                property,
+                status,
+                message,
+            } => Msg::Resource(
+                (*target).to_string(),
+                format!("{resource}: {message}"),
+                json!({
+                    "resource": resource,
+                    "property": property,
+                    "status": status,
+                    "message": message,
+                }),
+            ),
             _ => return,
         };
         let _ = self.0.send(msg);
@@ -96,6 +114,16 @@ async fn writer(
                     json!({}),
                 );
                 state.store.node_started(job, &event).await.map(|()| event)
+            }
+            Msg::Resource(node, message, details) => {
+                let event = EventRecord::new(
+                    next_id,
+                    EventKind::ResourceEvent,
+                    Some(&node),
+                    &message,
+                    details,
+                );
+                state.store.add_event(job, &event).await.map(|()| event)
             }
             Msg::Finished(mut result) => {
                 scrub.result(&mut result);
@@ -169,6 +197,16 @@ pub async fn launch(
         .store
         .create_job(&kind, &owner, &description, &request, &names)
         .await?;
+    // A Puppet run started by a job reports that job's id, as an agent
+    // run by the orchestrator does.
+    let action = match action {
+        Action::Apply(job) if job.options.job_id.is_none() => {
+            let mut job = (*job).clone();
+            job.options.job_id = Some(record.id.to_string());
+            Action::Apply(Arc::new(job))
+        }
+        other => other,
+    };
     let handle = start(state, record.id, scrub, move |sink| async move {
         run::run(targets, action, &options, sink).await
     });

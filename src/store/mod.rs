@@ -267,6 +267,13 @@ impl Store {
         tx.commit().await.map_err(query_error("commit node"))
     }
 
+    /// An event that changes no state (a resource event of an apply).
+    pub async fn add_event(&self, job: i64, event: &EventRecord) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(query_error("begin"))?;
+        self.insert_event(&mut tx, job, event).await?;
+        tx.commit().await.map_err(query_error("commit event"))
+    }
+
     /// A node ends: its state, result and event, in one transaction.
     pub async fn node_finished(
         &self,

@@ -94,6 +94,7 @@ text_enum!(
         NodeFinished => "node_finished",
         NodeFailed => "node_failed",
         NodeErrored => "node_errored",
+        ResourceEvent => "resource_event",
         JobFinished => "job_finished",
     }
 );

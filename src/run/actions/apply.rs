@@ -20,7 +20,7 @@ use crate::apply::types::{SourceError, Sources};
 use crate::apply::{ApplyCatalog, ApplyOptions, Prepared};
 use crate::catalog::{CompileOptions, CompileRequest, ManifestSource};
 use crate::inventory::Target;
-use crate::run::events::{Discard, Sink};
+use crate::run::events::{Discard, Event, Sink};
 use crate::run::result::{Outcome, Output};
 use crate::transport::command::nonce;
 use crate::transport::{Command, Stream, Transport, TransportError};
@@ -143,7 +143,6 @@ pub async fn run(
     sink: &dyn Sink,
     max_output: usize,
 ) -> Result<Outcome, TransportError> {
-    let _ = sink;
     let catalog = match &job.source {
         CatalogSource::Fixed(c) => (**c).clone(),
         CatalogSource::Compile {
@@ -195,6 +194,7 @@ pub async fn run(
         .clone()
         .unwrap_or_else(|| super::task::DEFAULT_CACHE.to_string());
     options.content_cache = settings.run_as.is_none().then(|| cache_dir.clone());
+    options.tmpdir = settings.tmpdir.clone();
     let prepared = match Prepared::new(catalog, options, &sources) {
         Ok(p) => p,
         Err(e) => return Ok(failed("ferry/apply-catalog", e.to_string())),
@@ -206,7 +206,8 @@ pub async fn run(
 
     let started_wall = chrono::Utc::now();
     let started = Instant::now();
-    let mut run = execute(t, &command, &token).await;
+    let mut live = |line: &Line| live_event(&prepared, &target.name, line, sink);
+    let mut run = execute(t, &command, &token, &mut live).await;
     let need = run.lines.iter().find_map(|(_, l)| match l {
         Line::Need { cache, shas } => Some((cache.clone(), shas.clone())),
         _ => None,
@@ -215,7 +216,7 @@ pub async fn run(
         if let Err(e) = send_contents(t, &prepared, &cache_dir, &cache, &shas).await {
             return Ok(failed("ferry/apply-contents", e.to_string()));
         }
-        run = execute(t, &command, &token).await;
+        run = execute(t, &command, &token, &mut live).await;
         if run
             .lines
             .iter()
@@ -237,7 +238,7 @@ pub async fn run(
             "ferry/apply-busy",
             format!(
                 "another apply is running on this target{holder}: refused (its lock is {})",
-                crate::apply::program::LOCK_DIR
+                crate::apply::program::lock_path(prepared.options.tmpdir.as_deref())
             ),
         ));
     }
@@ -276,7 +277,12 @@ pub async fn run(
     let info = RunInfo {
         host: &target.name,
         catalog: &prepared.catalog,
-        transaction_uuid: &uuid(&token),
+        transaction_uuid: &prepared
+            .options
+            .transaction_uuid
+            .clone()
+            .unwrap_or_else(|| uuid(&token)),
+        job_id: prepared.options.job_id.as_deref(),
         noop: job.options.noop,
         time: rfc3339(started_wall),
         seconds: started.elapsed().as_secs_f64(),
@@ -309,8 +315,66 @@ struct Execution {
     stderr_tail: Vec<u8>,
 }
 
-/// Runs the program once, reading its lines as they arrive.
-async fn execute(t: &dyn Transport, command: &Command, token: &str) -> Execution {
+/// Passes a resource event on to the sink as it arrives.
+fn live_event(prepared: &Prepared, target: &str, line: &Line, sink: &dyn Sink) {
+    let (step, property, status, message) = match line {
+        Line::Event {
+            step,
+            property,
+            status,
+            previous,
+            detail,
+        } => {
+            let Some(kind) = prepared.kinds.get(*step) else {
+                return;
+            };
+            let text = kind.describe(property, *status, previous, detail);
+            (
+                *step,
+                Some(property.as_str()),
+                status.as_str(),
+                text.message,
+            )
+        }
+        Line::Fail { step, code } => {
+            let Some(kind) = prepared.kinds.get(*step) else {
+                return;
+            };
+            (*step, None, "failure", kind.failure(code))
+        }
+        Line::Skip { step, .. } => (
+            *step,
+            None,
+            "skipped",
+            "Skipping because of failed dependencies".to_string(),
+        ),
+        _ => return,
+    };
+    let Some(resource) = prepared
+        .order
+        .steps
+        .get(step)
+        .and_then(|s| prepared.catalog.resources.get(s.resource))
+    else {
+        return;
+    };
+    sink.event(&Event::Resource {
+        target,
+        resource: &resource.reference(),
+        property,
+        status,
+        message: &message,
+    });
+}
+
+/// Runs the program once, reading its lines as they arrive (each one also
+/// to `on_line`).
+async fn execute(
+    t: &dyn Transport,
+    command: &Command,
+    token: &str,
+    on_line: &mut (dyn FnMut(&Line) + Send),
+) -> Execution {
     let mut pending: Vec<u8> = Vec::new();
     let mut lines: Vec<(Instant, Line)> = Vec::new();
     let mut protocol_error: Option<String> = None;
@@ -322,7 +386,10 @@ async fn execute(t: &dyn Transport, command: &Command, token: &str) -> Execution
                 let raw: Vec<u8> = pending.drain(..=nl).collect();
                 let text = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
                 match events::parse(token, &text) {
-                    Some(Ok(line)) => lines.push((Instant::now(), line)),
+                    Some(Ok(line)) => {
+                        on_line(&line);
+                        lines.push((Instant::now(), line));
+                    }
                     Some(Err(e)) => {
                         protocol_error.get_or_insert(e.to_string());
                     }

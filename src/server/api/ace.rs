@@ -294,9 +294,12 @@ pub async fn execute_catalog(
     let environment =
         environments::requested(&req.compiler.environment, req.compiler.enforce_environment)
             .map_err(|e| AceError::environment(e).for_node(&certname))?;
-    let job = environments::prepare(&state, &environment, req.compiler.noop)
+    let mut job = environments::prepare(&state, &environment, req.compiler.noop)
         .await
         .map_err(|e| AceError::environment(e).for_node(&certname))?;
+    // The report carries the caller's transaction and job, as an agent's does.
+    job.options.transaction_uuid = req.compiler.transaction_uuid.clone();
+    job.options.job_id = req.compiler.job_id.clone();
     let dir = scratch::request_dir(&state.config.cache_dir)
         .await
         .map_err(node)?;
