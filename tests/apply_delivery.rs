@@ -34,6 +34,7 @@ fn inventory(s: &Scratch, sshd: &Sshd, user: &str, extra: &str) -> std::path::Pa
 }
 
 fn apply(s: &Scratch, inv: &Path, code: &str) -> Run {
+    let modules = s.path().join("modules");
     s.ferry(&[
         "apply",
         "-e",
@@ -42,9 +43,20 @@ fn apply(s: &Scratch, inv: &Path, code: &str) -> Run {
         "node1",
         "-i",
         inv.to_str().unwrap(),
+        "--modulepath",
+        modules.to_str().unwrap(),
         "--format",
         "json",
     ])
+}
+
+/// Puts `bytes` in module `delivery` of the scratch modulepath; the
+/// source that names it.
+fn module_file(s: &Scratch, name: &str, bytes: &[u8]) -> String {
+    let dir = s.path().join("modules/delivery/files");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), bytes).unwrap();
+    format!("puppet:///modules/delivery/{name}")
 }
 
 fn report(run: &Run) -> Value {
@@ -84,13 +96,9 @@ fn large_contents_come_from_the_checked_cache_and_a_damaged_entry_is_sent_again(
         .map(|i| format!("line {i} of the big file\n"))
         .collect();
     assert!(big.len() > ferry::apply::INLINE_MAX);
-    let source = s.path().join("big.txt");
-    std::fs::write(&source, &big).unwrap();
+    let source = module_file(&s, "big.txt", big.as_bytes());
     let sha = sha256_hex(big.as_bytes());
-    let code = format!(
-        "file {{ '/tmp/ferry-big': source => '{}', mode => '0640' }}",
-        source.display()
-    );
+    let code = format!("file {{ '/tmp/ferry-big': source => '{source}', mode => '0640' }}");
     let cached = format!("{ROOT_CACHE}/{sha}/content");
 
     // First apply: the content is not on the target; it is sent to the
@@ -212,12 +220,10 @@ fn an_apply_as_a_run_as_user_converges_as_that_user() {
     let s = Scratch::new();
     let inv = inventory(&s, &sshd, NOPW_USER, "        run-as: root\n");
     let big = "y".repeat(ferry::apply::INLINE_MAX + 1);
-    let source = s.path().join("big.txt");
-    std::fs::write(&source, &big).unwrap();
+    let source = module_file(&s, "big.txt", big.as_bytes());
     let code = format!(
         "file {{ '/root/ferry-run-as': content => \"made as root\\n\", mode => '0600' }}\n\
-         file {{ '/root/ferry-run-as-big': source => '{}' }}",
-        source.display()
+         file {{ '/root/ferry-run-as-big': source => '{source}' }}"
     );
     let run = apply(&s, &inv, &code);
     assert_eq!(run.code, 0, "{}", run.all_text());
@@ -238,4 +244,47 @@ fn an_apply_as_a_run_as_user_converges_as_that_user() {
     assert_eq!(denied.code, 2, "{}", denied.all_text());
     assert_eq!(report(&denied)["status"], "failed");
     assert!(!sshd.sandbox().exists("/root/ferry-denied"));
+}
+
+#[test]
+fn sources_that_are_paths_are_read_on_the_target_as_an_agent_reads_them() {
+    let sshd = Sshd::builder().sandboxed().start();
+    let s = Scratch::new();
+    let inv = inventory(&s, &sshd, "root", "");
+    sshd.sandbox()
+        .sh("printf 'only on the target\\n' > /tmp/ferry-src.txt");
+    let fallback = module_file(&s, "fallback.txt", b"from the module\n");
+    let code = format!(
+        "file {{ '/tmp/ferry-copy': source => '/tmp/ferry-src.txt' }}\n\
+         file {{ '/tmp/ferry-uri': source => 'file:///tmp/ferry-src.txt' }}\n\
+         file {{ '/tmp/ferry-fallback': source => ['/tmp/ferry-missing.txt', '{fallback}'] }}\n\
+         file {{ '/tmp/ferry-none': source => '/tmp/ferry-missing.txt' }}"
+    );
+    let run = apply(&s, &inv, &code);
+    let r = report(&run);
+    assert_eq!(r["status"], "failed", "{}", run.all_text());
+    let read = |p: &str| sshd.sandbox().read_to_string(p).unwrap_or_default();
+    assert_eq!(read("/tmp/ferry-copy"), "only on the target\n");
+    assert_eq!(read("/tmp/ferry-uri"), "only on the target\n");
+    assert_eq!(read("/tmp/ferry-fallback"), "from the module\n");
+    let none = &r["resource_statuses"]["File[/tmp/ferry-none]"];
+    assert_eq!(none["failed"], true, "{none}");
+    assert_eq!(
+        none["events"][0]["message"],
+        "Could not retrieve information from environment production source(s) file:///tmp/ferry-missing.txt",
+        "{none}"
+    );
+    let sha = sha256_hex(b"only on the target\n");
+    let copy = &r["resource_statuses"]["File[/tmp/ferry-copy]"]["events"][0];
+    assert_eq!(
+        copy["message"],
+        format!("defined content as '{{sha256}}{sha}'"),
+        "{copy}"
+    );
+    // The source changes on the target: the copy follows.
+    sshd.sandbox().sh("echo changed > /tmp/ferry-src.txt");
+    let again = apply(&s, &inv, &code);
+    let event = &report(&again)["resource_statuses"]["File[/tmp/ferry-copy]"]["events"][0];
+    assert_eq!(event["property"], "content", "{event}");
+    assert_eq!(read("/tmp/ferry-copy"), "changed\n");
 }

@@ -411,12 +411,32 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                                 unsupported.push(ty);
                             }
                         }
-                        kind => logs.push(log(
-                            "err",
-                            format!("Could not evaluate: {}", kind.failure(code)),
-                            source.clone(),
-                            &[],
-                        )),
+                        // Puppet's "Could not evaluate": an err log and a
+                        // failure event named resource_error.
+                        kind => {
+                            let message = kind.failure(code);
+                            logs.push(log(
+                                "err",
+                                format!("Could not evaluate: {message}"),
+                                source.clone(),
+                                &[],
+                            ));
+                            status.out_of_sync = true;
+                            status.out_of_sync_count += 1;
+                            status.events.push(Event {
+                                audited: false,
+                                property: None,
+                                previous_value: Value::Null,
+                                desired_value: Value::Null,
+                                historical_value: Value::Null,
+                                message,
+                                name: "resource_error".into(),
+                                status: "failure",
+                                time: s.time.clone(),
+                                redacted: Some(false),
+                                corrective_change: false,
+                            });
+                        }
                     }
                 }
                 Line::Skip { failed, .. } => {

@@ -59,7 +59,12 @@ pub struct File {
     /// `None`: manage only the properties of whatever is there.
     pub ensure: Option<Ensure>,
     pub content: Option<Content>,
-    /// No source of the list could be read: the resource fails with this.
+    /// Sources on the target itself (absolute paths and `file://` URIs,
+    /// as for a Puppet agent), tried in order before `content`, which
+    /// holds the first `puppet:///` source found after them (if any).
+    pub local_sources: Vec<String>,
+    /// No source of the list could be read: the resource fails with this
+    /// (on the target, when none of `local_sources` exists either).
     pub source_error: Option<String>,
     pub target: Option<String>,
     pub owner: Option<String>,
@@ -75,6 +80,13 @@ pub struct File {
     /// The content comes from the target's content cache (checked by
     /// sha256 there) rather than inside the program.
     pub cached: bool,
+}
+
+/// The path on the target a source names: an absolute path or a
+/// `file:///` URI (a Puppet agent reads those on its own node).
+fn local_source(uri: &str) -> Option<String> {
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    path.starts_with('/').then(|| path.to_string())
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -143,6 +155,7 @@ impl File {
             return Err(param_error(r, "target", "ensure => link needs a target"));
         }
         let mut source_error = None;
+        let mut local_sources = Vec::new();
         let content = match content_text {
             Some(text) => Some(Content {
                 sha256: sha256_hex(text.as_bytes()),
@@ -153,38 +166,52 @@ impl File {
                 let mut found = None;
                 let mut errors = Vec::new();
                 for uri in &source {
+                    if let Some(p) = local_source(uri) {
+                        local_sources.push(p);
+                        continue;
+                    }
                     match sources.read(uri) {
                         Ok(bytes) => {
                             found = Some(bytes);
                             break;
                         }
-                        Err(e @ SourceError::NotFound(_)) => errors.push(e.to_string()),
+                        Err(SourceError::NotFound(_)) => {}
                         Err(e) => {
                             errors.push(e.to_string());
                             break;
                         }
                     }
                 }
-                match found {
-                    Some(bytes) => Some(Content {
-                        sha256: sha256_hex(&bytes),
-                        bytes,
-                        sensitive: r.is_sensitive("source"),
-                    }),
-                    None => {
-                        source_error = Some(format!(
-                            "Could not retrieve information from environment source(s) {}: {}",
-                            source.join(", "),
-                            errors.join("; ")
-                        ));
-                        None
+                if found.is_none() {
+                    // Puppet's words, with the local paths as file:// URIs.
+                    let shown: Vec<String> = source
+                        .iter()
+                        .map(|u| match local_source(u) {
+                            Some(p) if !u.starts_with("file:") => format!("file://{p}"),
+                            _ => u.clone(),
+                        })
+                        .collect();
+                    let mut message = format!(
+                        "Could not retrieve information from environment {} source(s) {}",
+                        sources.environment(),
+                        shown.join(", ")
+                    );
+                    if !errors.is_empty() {
+                        message = format!("{message}: {}", errors.join("; "));
                     }
+                    source_error = Some(message);
                 }
+                found.map(|bytes| Content {
+                    sha256: sha256_hex(&bytes),
+                    bytes,
+                    sensitive: r.is_sensitive("source"),
+                })
             }
             None => None,
         };
         let mut f = File::parse_rest(r, path, ensure, content, target)?;
         f.source_error = source_error;
+        f.local_sources = local_sources;
         Ok(f)
     }
 
@@ -223,6 +250,7 @@ impl File {
             path,
             ensure,
             content,
+            local_sources: Vec::new(),
             source_error: None,
             target,
             owner: text_param(r, "owner")?,
@@ -245,13 +273,42 @@ impl File {
         }
     }
 
+    /// Whether the file has a body to write: content, or a source.
+    fn has_body(&self) -> bool {
+        self.content.is_some() || !self.local_sources.is_empty()
+    }
+
     pub fn script(&self, out: &mut String, n: usize, noop: bool) {
-        if self.source_error.is_some() {
+        if self.source_error.is_some() && self.local_sources.is_empty() {
             let _ = writeln!(out, "_fail {n} source");
             return;
         }
         let p = q(&self.path);
         let _ = writeln!(out, "_p={p}\n_st \"$_p\"");
+        // The wanted body's sha256 (`_ws`): the content's, or that of the
+        // first source on the target that exists (`_src`).
+        let mut close = "";
+        if self.has_body() {
+            let sha = self.content.as_ref().map(|c| c.sha256.as_str());
+            let _ = writeln!(out, "_src= _ws={}", sha.unwrap_or_default());
+            if !self.local_sources.is_empty() {
+                let list: Vec<String> = self.local_sources.iter().map(|s| q(s)).collect();
+                let _ = writeln!(
+                    out,
+                    "for _q in {}; do if [ -f \"$_q\" ]; then _src=$_q; _sum \"$_q\"; _ws=$_h; break; fi; done",
+                    list.join(" ")
+                );
+                if sha.is_none() {
+                    let _ = writeln!(out, "if [ -z \"$_src\" ]; then _fail {n} source; else :");
+                    close = "fi\n";
+                }
+            }
+        }
+        self.script_body(out, n, noop);
+        out.push_str(close);
+    }
+
+    fn script_body(&self, out: &mut String, n: usize, noop: bool) {
         if let Some(e) = &self.mode_error {
             if noop {
                 let _ = writeln!(out, "[ \"$_ft\" = absent ] && _ev {n} ensure noop absent");
@@ -284,10 +341,15 @@ impl File {
     /// Commands that make the file's new body at `$_t` with its mode and
     /// owner (`_wm` computed), then rename it over the path.
     fn write_new(&self, keep_owner: bool) -> String {
-        let write = match &self.content {
+        let from_content = match &self.content {
             Some(c) if self.cached => format!("_blob {} \"$_t\"", c.sha256),
             Some(c) => format!("{} > \"$_t\"", printf_bytes(&c.bytes)),
             None => ": > \"$_t\"".to_string(),
+        };
+        let write = if self.local_sources.is_empty() {
+            from_content
+        } else {
+            format!("if [ -n \"$_src\" ]; then cp -- \"$_src\" \"$_t\"; else {from_content}; fi")
         };
         let mut cmds = vec![format!("(umask 077; {write})")];
         cmds.push("chmod \"$_wm\" \"$_t\"".to_string());
@@ -324,9 +386,10 @@ impl File {
             out.push_str(";;\n*)\n");
         }
         // Nothing there, or something else in the way.
+        let ws = if self.has_body() { " \"$_ws\"" } else { "" };
         out.push_str("_prev=$_ft\n");
         if noop {
-            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"");
+            let _ = writeln!(out, "_ev {n} ensure noop \"$_prev\"{ws}");
         } else {
             let remove = if self.force {
                 "rm -rf -- \"$_p\""
@@ -337,7 +400,7 @@ impl File {
             let _ = write!(
                 out,
                 "_t=\"$_p.ferrytmp.$$\"\n_ft=file\n{mode}_ft=$_prev\n\
-                 if _err=$({{ {{ [ \"$_ft\" = absent ] || {remove}; }} && {write}; }} 2>&1); then _ev {n} ensure success \"$_prev\"\n\
+                 if _err=$({{ {{ [ \"$_ft\" = absent ] || {remove}; }} && {write}; }} 2>&1); then _ev {n} ensure success \"$_prev\"{ws}\n\
                  else rm -f -- \"$_t\"; _ev {n} ensure failure \"$_prev\" \"$_err\"; fi\n",
                 write = write_new,
             );
@@ -352,17 +415,15 @@ impl File {
 
     /// Replaces the content of an existing regular file when it differs.
     fn script_content(&self, out: &mut String, n: usize, noop: bool) {
-        let Some(c) = &self.content else { return };
-        if !self.replace {
+        if !self.has_body() || !self.replace {
             return;
         }
         let _ = writeln!(
             out,
-            "if [ \"$_ft\" = file ]; then _sum \"$_p\"; if [ \"$_h\" != {} ]; then",
-            c.sha256
+            "if [ \"$_ft\" = file ]; then _sum \"$_p\"; if [ \"$_h\" != \"$_ws\" ]; then"
         );
         if noop {
-            let _ = writeln!(out, "_ev {n} content noop \"$_h\"");
+            let _ = writeln!(out, "_ev {n} content noop \"$_h\" \"$_ws\"");
         } else {
             let backup = match &self.backup_suffix {
                 Some(sfx) => format!("cp -p -- \"$_p\" \"$_p\"{} && ", q(sfx)),
@@ -372,7 +433,7 @@ impl File {
             let _ = writeln!(
                 out,
                 "_t=\"$_p.ferrytmp.$$\" _wm=$_fm\n\
-                 if _err=$({{ {backup}{}; }} 2>&1); then _ev {n} content success \"$_h\"\n\
+                 if _err=$({{ {backup}{}; }} 2>&1); then _ev {n} content success \"$_h\" \"$_ws\"\n\
                  else rm -f -- \"$_t\"; _ev {n} content failure \"$_h\" \"$_err\"; fi",
                 write_new
             );
@@ -537,6 +598,16 @@ impl File {
                 .map(Value::from)
                 .unwrap_or_else(|_| Value::String(s.into()))
         };
+        // The wanted body's sha256, as the program reported it (a source
+        // on the target is known only there), else the content's.
+        let wanted_sha: Option<String> = match (property, status) {
+            ("ensure" | "content", EventStatus::Success | EventStatus::Noop)
+                if !field(0).is_empty() =>
+            {
+                Some(field(0).to_string())
+            }
+            _ => self.content.as_ref().map(|c| c.sha256.clone()),
+        };
         // (previous value, desired value, how each reads in messages)
         let (prev_v, desired_v, prev_s, desired_s): (Value, Value, String, String) = match property
         {
@@ -550,10 +621,9 @@ impl File {
                 )
             }
             "content" => {
-                let new = self
-                    .content
+                let new = wanted_sha
                     .as_ref()
-                    .map(|c| format!("{{sha256}}{}", c.sha256))
+                    .map(|sha| format!("{{sha256}}{sha}"))
                     .unwrap_or_default();
                 let old = format!("{{sha256}}{previous}");
                 // Puppet's report holds the wanted checksum base64-encoded
@@ -618,10 +688,10 @@ impl File {
             ),
             EventStatus::Success if redacted => "changed [redacted] to [redacted]".into(),
             EventStatus::Success => match property {
-                "ensure" if previous == "absent" || self.content.is_some() => {
-                    match (&self.content, self.desired_ensure()) {
-                        (Some(c), "file" | "present") => {
-                            format!("defined content as '{{sha256}}{}'", c.sha256)
+                "ensure" if previous == "absent" || self.has_body() => {
+                    match (&wanted_sha, self.desired_ensure()) {
+                        (Some(sha), "file" | "present") => {
+                            format!("defined content as '{{sha256}}{sha}'")
                         }
                         _ => "created".into(),
                     }

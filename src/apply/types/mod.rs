@@ -39,12 +39,14 @@ pub struct ParamError {
     pub message: String,
 }
 
-/// Where `source` parameters are read from (the modulepath and the local
-/// file system, given by the caller: this module does no I/O).
+/// Where `puppet:///` sources are read from (the environment's modules on
+/// the controller, given by the caller: this module does no I/O). Sources
+/// that are paths are read on the target, as a Puppet agent reads them.
 pub trait Sources {
-    /// The bytes of `uri` (`puppet:///modules/M/P`, an absolute path or a
-    /// `file://` URI).
+    /// The bytes of `uri` (`puppet:///modules/M/P`).
     fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError>;
+    /// The environment's name, for messages.
+    fn environment(&self) -> &str;
 }
 
 /// Why a source could not be read.
@@ -52,7 +54,9 @@ pub trait Sources {
 pub enum SourceError {
     #[error("{0} does not exist")]
     NotFound(String),
-    #[error("{0}: ferry reads sources from puppet:///modules/, file:// and absolute paths only")]
+    #[error(
+        "{0}: ferry reads sources from puppet:///modules/ (on the controller), file:/// and absolute paths (on the target) only"
+    )]
     Unsupported(String),
     #[error("{uri}: {message}")]
     Io { uri: String, message: String },

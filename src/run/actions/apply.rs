@@ -67,29 +67,26 @@ impl ApplyJob {
 /// Reads `source` parameters on the controller.
 struct FsSources<'a> {
     modulepath: &'a [PathBuf],
+    environment: &'a str,
 }
 
 impl Sources for FsSources<'_> {
     fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError> {
-        let path = if let Some(rest) = uri.strip_prefix("puppet:///modules/") {
-            let (module, file) = rest
-                .split_once('/')
-                .ok_or_else(|| SourceError::NotFound(uri.into()))?;
-            if file.split('/').any(|s| s == ".." || s.is_empty()) || module.contains("..") {
-                return Err(SourceError::NotFound(uri.into()));
-            }
-            self.modulepath
-                .iter()
-                .map(|m| m.join(module).join("files").join(file))
-                .find(|p| p.is_file())
-                .ok_or_else(|| SourceError::NotFound(uri.into()))?
-        } else if let Some(p) = uri.strip_prefix("file://") {
-            PathBuf::from(p)
-        } else if uri.starts_with('/') {
-            PathBuf::from(uri)
-        } else {
+        let Some(rest) = uri.strip_prefix("puppet:///modules/") else {
             return Err(SourceError::Unsupported(uri.into()));
         };
+        let (module, file) = rest
+            .split_once('/')
+            .ok_or_else(|| SourceError::NotFound(uri.into()))?;
+        if file.split('/').any(|s| s == ".." || s.is_empty()) || module.contains("..") {
+            return Err(SourceError::NotFound(uri.into()));
+        }
+        let path = self
+            .modulepath
+            .iter()
+            .map(|m| m.join(module).join("files").join(file))
+            .find(|p| p.is_file())
+            .ok_or_else(|| SourceError::NotFound(uri.into()))?;
         std::fs::read(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => SourceError::NotFound(uri.into()),
             _ => SourceError::Io {
@@ -97,6 +94,10 @@ impl Sources for FsSources<'_> {
                 message: e.to_string(),
             },
         })
+    }
+
+    fn environment(&self) -> &str {
+        self.environment
     }
 }
 
@@ -182,8 +183,10 @@ pub async fn run(
             }
         }
     };
+    let environment = catalog.environment.clone();
     let sources = FsSources {
         modulepath: &job.modulepath,
+        environment: &environment,
     };
     let settings = t.posix();
     let mut options = job.options.clone();
