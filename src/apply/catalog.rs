@@ -29,6 +29,22 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// A resource no catalog declared (a generated file, a container named
+    /// in a message): no parameters, no source position.
+    pub fn made(type_name: &str, title: String, tags: Vec<String>) -> Resource {
+        Resource {
+            type_name: type_name.into(),
+            title,
+            tags,
+            file: None,
+            line: None,
+            exported: false,
+            kind: None,
+            params: serde_json::Map::new(),
+            sensitive: std::collections::BTreeSet::new(),
+        }
+    }
+
     /// `Type[title]`, the resource's reference.
     pub fn reference(&self) -> String {
         format!("{}[{}]", self.type_name, self.title)

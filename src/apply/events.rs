@@ -36,6 +36,10 @@ pub enum Line {
     },
     /// A notice the type logs without an event.
     Notice { step: usize, text: String },
+    /// The lines of this step that follow, up to the next `Gen`, are of a
+    /// resource the step generated: the file `rel` below a directory
+    /// copied recursively.
+    Gen { step: usize, rel: String },
     /// The step is over.
     Done { step: usize },
     /// The whole program is over.
@@ -111,6 +115,10 @@ pub fn parse(token: &str, line: &str) -> Option<Result<Line, ProtocolError>> {
         "notice" => Ok(Line::Notice {
             step,
             text: rest.join("\t"),
+        }),
+        "gen" if !rest.is_empty() => Ok(Line::Gen {
+            step,
+            rel: rest.join("\t"),
         }),
         "skip" => {
             let failed: Option<Vec<usize>> = rest

@@ -51,6 +51,11 @@ pub struct ApplyOptions {
     pub job_id: Option<String>,
 }
 
+/// Whether a content goes through the target's cache.
+fn cacheable(c: &types::file::Content) -> bool {
+    !c.sensitive && c.bytes.len() > INLINE_MAX
+}
+
 /// The largest file content that travels inside the program when the
 /// target has a content cache; Sensitive contents always do (they are
 /// never left in a cache).
@@ -85,10 +90,12 @@ impl Prepared {
             .collect::<Result<Vec<_>, _>>()?;
         if options.content_cache.is_some() {
             for kind in &mut kinds {
-                if let Kind::File(f) = kind
-                    && let Some(c) = &f.content
-                {
-                    f.cached = !c.sensitive && c.bytes.len() > INLINE_MAX;
+                if let Kind::File(f) = kind {
+                    let children = f.recursion.as_mut().map(|r| r.children.iter_mut());
+                    for file in children.into_iter().flatten() {
+                        file.cached = file.content.as_ref().is_some_and(cacheable);
+                    }
+                    f.cached = f.content.as_ref().is_some_and(cacheable);
                 }
             }
         }
@@ -186,12 +193,20 @@ impl Prepared {
         self.kinds
             .iter()
             .zip(tagged)
-            .filter_map(move |(k, t)| match k {
-                Kind::File(f) if f.cached && t && wanted => f
-                    .content
-                    .as_ref()
-                    .map(|c| (c.sha256.as_str(), f.path.as_str(), c.bytes.as_slice())),
+            .filter(move |(_, t)| *t && wanted)
+            .filter_map(|(k, _)| match k {
+                Kind::File(f) => Some(&**f),
                 _ => None,
+            })
+            .flat_map(|f| {
+                let children = f.recursion.iter().flat_map(|r| r.children.iter());
+                std::iter::once(f).chain(children)
+            })
+            .filter(|f| f.cached)
+            .filter_map(|f| {
+                f.content
+                    .as_ref()
+                    .map(|c| (c.sha256.as_str(), f.path.as_str(), c.bytes.as_slice()))
             })
     }
 

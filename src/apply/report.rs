@@ -244,7 +244,11 @@ fn puppet_log(level: &'static str, message: String, time: &str) -> Log {
 
 /// Builds the report from the program's lines, grouped by step.
 pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Report {
+    // Each step's lines; a step that generated resources (a directory
+    // copied recursively) announced each with a `gen` line, and the lines
+    // after it are that resource's.
     let mut by_step: HashMap<usize, Vec<&Line>> = HashMap::new();
+    let mut generated: HashMap<usize, Vec<(String, Vec<&Line>)>> = HashMap::new();
     for l in lines {
         let step = match l {
             Line::Event { step, .. }
@@ -256,10 +260,80 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             | Line::RefreshFailed { step, .. }
             | Line::Notice { step, .. }
             | Line::Done { step } => *step,
+            Line::Gen { step, rel } => {
+                generated
+                    .entry(*step)
+                    .or_default()
+                    .push((rel.clone(), Vec::new()));
+                continue;
+            }
             Line::End | Line::Need { .. } | Line::Busy { .. } => continue,
         };
-        by_step.entry(step).or_default().push(l);
+        match generated.get_mut(&step).and_then(|g| g.last_mut()) {
+            Some((_, mine)) => mine.push(l),
+            None => by_step.entry(step).or_default().push(l),
+        }
     }
+    // The generated resources, sorted by path, follow their step, each
+    // reported as a resource of its own (Puppet's order and shape).
+    let mut arena: Vec<(Resource, Kind)> = Vec::new();
+    let mut plan: Vec<(usize, Option<usize>)> = Vec::new();
+    for (n, s) in steps.iter().enumerate() {
+        plan.push((n, None));
+        let (Some(gens), Kind::File(parent)) = (generated.get_mut(&n), s.kind) else {
+            continue;
+        };
+        gens.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (k, (rel, _)) in gens.iter().enumerate() {
+            let child = parent.generated(rel);
+            arena.push((
+                Resource::made("File", child.path.clone(), s.resource.tags.clone()),
+                Kind::File(Box::new(child)),
+            ));
+            plan.push((n, Some(k)));
+        }
+    }
+    let mut expanded: Vec<StepInput<'_>> = Vec::with_capacity(plan.len());
+    let mut segments: Vec<&[&Line]> = Vec::with_capacity(plan.len());
+    // For the last resource a step generated: that step's place.
+    let mut group_end: Vec<Option<usize>> = Vec::with_capacity(plan.len());
+    let mut made = arena.iter();
+    let mut parent_at = 0;
+    for (i, (n, k)) in plan.iter().enumerate() {
+        let s = &steps[*n];
+        let (resource, kind, lines) = match k {
+            None => {
+                parent_at = i;
+                (
+                    s.resource,
+                    s.kind,
+                    by_step.get(n).map(Vec::as_slice).unwrap_or_default(),
+                )
+            }
+            Some(k) => {
+                let Some((r, kind)) = made.next() else { break };
+                let lines = generated
+                    .get(n)
+                    .and_then(|g| g.get(*k))
+                    .map(|(_, l)| l.as_slice())
+                    .unwrap_or_default();
+                (r, kind, lines)
+            }
+        };
+        let last_generated = k.is_some() && plan.get(i + 1).is_none_or(|(m, _)| m != n);
+        group_end.push(last_generated.then_some(parent_at));
+        segments.push(lines);
+        expanded.push(StepInput {
+            resource,
+            kind,
+            containers: s.containers.clone(),
+            seconds: if k.is_some() { None } else { s.seconds },
+            time: s.time.clone(),
+            tagged: s.tagged,
+        });
+    }
+    let original = steps;
+    let steps = expanded.as_slice();
     let mut logs = Vec::new();
     let mut statuses = Vec::new();
     let mut notified: BTreeSet<usize> = BTreeSet::new();
@@ -316,7 +390,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             events: Vec::new(),
             corrective_change: false,
         };
-        let mine = by_step.get(&n).map(Vec::as_slice).unwrap_or_default();
+        let mine = segments.get(n).copied().unwrap_or_default();
         let mut pending_out: Vec<String> = Vec::new();
         let mut refresh_noop = 0usize;
         if !s.tagged {
@@ -443,7 +517,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                     status.skipped = true;
                     for f in failed {
                         if notified.insert(*f)
-                            && let Some(dep) = steps.get(*f)
+                            && let Some(dep) = original.get(*f)
                         {
                             logs.push(log(
                                 "notice",
@@ -525,7 +599,11 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                 Line::Notice { text, .. } => {
                     logs.push(log("notice", text.clone(), source.clone(), &[]))
                 }
-                Line::Done { .. } | Line::End | Line::Need { .. } | Line::Busy { .. } => {}
+                Line::Done { .. }
+                | Line::End
+                | Line::Need { .. }
+                | Line::Busy { .. }
+                | Line::Gen { .. } => {}
             }
         }
         // Output of a refresh that succeeded (logoutput => true).
@@ -547,6 +625,55 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             status.events.iter().filter(|e| e.status == "noop").count() + refresh_noop,
             status.failed || (status.skipped && s.tagged),
         ));
+        // A directory whose own and generated resources' events are all
+        // noop would have refreshed (Puppet's whit for it says so).
+        if let Some(Some(first)) = group_end.get(n) {
+            let group: Vec<&ResourceStatus> = statuses[*first..]
+                .iter()
+                .chain(std::iter::once(&status))
+                .collect();
+            let events = group.iter().flat_map(|g| g.events.iter());
+            let noops = events.clone().filter(|e| e.status == "noop").count();
+            let clean = group.iter().all(|g| !g.failed) && events.count() == noops;
+            if noops > 0 && clean {
+                let parent = &steps[*first].resource;
+                logs.push(Log {
+                    level: "notice",
+                    message: format!(
+                        "Would have triggered 'refresh' from {noops} {}",
+                        plural(noops)
+                    ),
+                    source: parent.title.clone(),
+                    tags: ["notice", "whit"]
+                        .into_iter()
+                        .map(String::from)
+                        .chain(parent.tags.iter().cloned())
+                        .collect(),
+                    time: info.now.clone(),
+                    file: None,
+                    line: None,
+                });
+            }
+        }
+        // The group passes one event to its container (its whit's), not
+        // its members' events.
+        if let Some(Some(first)) = group_end.get(n) {
+            let members = &mut passed_up[*first..];
+            let (changes, noops, bad) = members
+                .iter()
+                .fold((0, 0, false), |a, m| (a.0 + m.0, a.1 + m.1, a.2 || m.2));
+            let own = (
+                usize::from(changes > 0),
+                usize::from(changes == 0 && noops > 0),
+                bad,
+            );
+            for m in members.iter_mut() {
+                *m = (0, 0, m.2);
+            }
+            if let Some(m) = members.first_mut() {
+                *m = own;
+            }
+        }
         ends.push(logs.len());
         if let Some(t) = s.seconds {
             let key = r.type_key();
@@ -722,17 +849,7 @@ fn container_notices(
 fn display_container(reference: &str) -> String {
     match crate::apply::graph::parse_reference(reference) {
         Some((t, title)) if t == "class" => {
-            let fake = Resource {
-                type_name: "Class".into(),
-                title,
-                tags: Vec::new(),
-                file: None,
-                line: None,
-                exported: false,
-                kind: None,
-                params: serde_json::Map::new(),
-                sensitive: BTreeSet::new(),
-            };
+            let fake = Resource::made("Class", title, Vec::new());
             format!("Class[{}]", path_segment(&fake))
         }
         _ => reference.to_string(),

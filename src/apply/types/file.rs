@@ -80,6 +80,52 @@ pub struct File {
     /// The content comes from the target's content cache (checked by
     /// sha256 there) rather than inside the program.
     pub cached: bool,
+    /// `recurse` with a `puppet:///` source directory: the files and
+    /// directories made under this one.
+    pub recursion: Option<Recursion>,
+}
+
+/// What a directory copied from a source (`recurse`) manages below it.
+#[derive(Debug, Clone)]
+pub struct Recursion {
+    /// One file resource per entry of the source tree, sorted by path
+    /// (Puppet's generated resources, `File[PATH/REL]`).
+    pub children: Vec<File>,
+    /// `purge`: whatever else is below the directory is removed.
+    pub purge: bool,
+}
+
+/// Whether a `recurse` value asks for recursion (`true`, `inf`, `remote`,
+/// or a depth, which `recurselimit` also gives).
+fn recurse_param(r: &Resource) -> Result<(bool, Option<u64>), ParamError> {
+    let limit = |v: &Value| match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    };
+    let depth = match r.param("recurselimit") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            limit(v)
+                .ok_or_else(|| param_error(r, "recurselimit", &format!("Invalid value {v}")))?,
+        ),
+    };
+    Ok(match r.param("recurse") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => (false, depth),
+        Some(Value::Bool(true)) => (true, depth),
+        Some(Value::String(s)) if s == "false" => (false, depth),
+        Some(Value::String(s)) if matches!(s.as_str(), "true" | "inf" | "remote") => (true, depth),
+        Some(v) => match limit(v) {
+            Some(n) => (n > 0, depth.or(Some(n))),
+            None => {
+                return Err(param_error(
+                    r,
+                    "recurse",
+                    &format!("Invalid recurse value {v}"),
+                ));
+            }
+        },
+    })
 }
 
 /// The path on the target a source names: an absolute path or a
@@ -156,6 +202,15 @@ impl File {
         }
         let mut source_error = None;
         let mut local_sources = Vec::new();
+        let (recurse, depth) = recurse_param(r)?;
+        if recurse && ensure != Some(Ensure::Absent) {
+            let mut f = File::parse_rest(r, path, Some(Ensure::Directory), None, None)?;
+            match f.recurse(r, &source, depth, sources) {
+                Ok(rec) => f.recursion = Some(rec),
+                Err(why) => f.source_error = Some(why),
+            }
+            return Ok(f);
+        }
         let content = match content_text {
             Some(text) => Some(Content {
                 sha256: sha256_hex(text.as_bytes()),
@@ -230,18 +285,6 @@ impl File {
             },
             None => (None, None),
         };
-        for unsupported in ["recurse", "purge"] {
-            if let Some(v) = r.param(unsupported)
-                && !matches!(v, Value::Bool(false) | Value::Null)
-                && v.as_str() != Some("false")
-            {
-                return Err(param_error(
-                    r,
-                    unsupported,
-                    &format!("ferry does not apply '{unsupported}' yet"),
-                ));
-            }
-        }
         let backup_suffix = match r.param("backup") {
             Some(Value::String(s)) if s.starts_with('.') => Some(s.clone()),
             _ => None,
@@ -261,6 +304,7 @@ impl File {
             force: bool_param(r, "force", false)?,
             backup_suffix,
             cached: false,
+            recursion: None,
         })
     }
 
@@ -270,6 +314,114 @@ impl File {
             0o755
         } else {
             0o644
+        }
+    }
+
+    /// The children of a directory copied recursively from the first
+    /// `puppet:///` source that is a directory; what ferry cannot copy
+    /// (no source, a source on the target) fails the resource with the
+    /// reason.
+    fn recurse(
+        &self,
+        r: &Resource,
+        source: &[String],
+        depth: Option<u64>,
+        sources: &dyn Sources,
+    ) -> Result<Recursion, String> {
+        if let Some(v) = r.param("ignore").filter(|v| !v.is_null()) {
+            return Err(format!(
+                "ferry does not apply recurse with ignore ({v}) yet"
+            ));
+        }
+        let purge = bool_param(r, "purge", false).map_err(|e| e.message)?;
+        let mut tree = None;
+        for uri in source {
+            if local_source(uri).is_some() {
+                return Err(format!(
+                    "ferry copies directories recursively from puppet:///modules sources only, not {uri}"
+                ));
+            }
+            match sources.tree(uri) {
+                Ok(Some(entries)) => {
+                    tree = Some((uri, entries));
+                    break;
+                }
+                Ok(None) | Err(SourceError::NotFound(_)) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        let Some((uri, entries)) = tree else {
+            return Err(if source.is_empty() {
+                "ferry applies recurse only with a puppet:///modules source directory".to_string()
+            } else {
+                format!(
+                    "Could not retrieve information from environment {} source(s) {}",
+                    sources.environment(),
+                    source.join(", ")
+                )
+            });
+        };
+        let mut children = Vec::new();
+        for (rel, is_dir) in entries {
+            if depth.is_some_and(|d| rel.split('/').count() as u64 > d) {
+                continue;
+            }
+            let content = if is_dir {
+                None
+            } else {
+                let bytes = sources
+                    .read(&format!("{uri}/{rel}"))
+                    .map_err(|e| e.to_string())?;
+                Some(Content {
+                    sha256: sha256_hex(&bytes),
+                    bytes,
+                    sensitive: r.is_sensitive("source"),
+                })
+            };
+            children.push(File {
+                path: format!("{}/{rel}", self.path.trim_end_matches('/')),
+                ensure: Some(if is_dir {
+                    Ensure::Directory
+                } else {
+                    Ensure::File
+                }),
+                content,
+                local_sources: Vec::new(),
+                source_error: None,
+                target: None,
+                owner: self.owner.clone(),
+                group: self.group.clone(),
+                mode: self.mode.clone(),
+                mode_error: self.mode_error.clone(),
+                replace: self.replace,
+                force: false,
+                backup_suffix: self.backup_suffix.clone(),
+                cached: false,
+                recursion: None,
+            });
+        }
+        children.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        Ok(Recursion { children, purge })
+    }
+
+    /// The generated resource `rel` below this recursing directory: the
+    /// source tree's entry, or, for what purge removed, the path absent.
+    pub fn generated(&self, rel: &str) -> File {
+        let path = format!("{}/{rel}", self.path.trim_end_matches('/'));
+        let child = self
+            .recursion
+            .as_ref()
+            .and_then(|r| r.children.iter().find(|c| c.path == path));
+        match child {
+            Some(c) => c.clone(),
+            None => File {
+                path,
+                ensure: Some(Ensure::Absent),
+                content: None,
+                local_sources: Vec::new(),
+                recursion: None,
+                ..self.clone()
+            },
         }
     }
 
@@ -306,6 +458,62 @@ impl File {
         }
         self.script_body(out, n, noop);
         out.push_str(close);
+        if let Some(rec) = &self.recursion {
+            self.script_children(out, n, noop, rec);
+        }
+    }
+
+    /// A recursing directory's generated resources, each announced with a
+    /// `gen` line: the source tree's entries in order, then (`purge`)
+    /// whatever else is below the directory, each top-most one removed.
+    fn script_children(&self, out: &mut String, n: usize, noop: bool, rec: &Recursion) {
+        let base = self.path.trim_end_matches('/');
+        for child in &rec.children {
+            let rel = child.path[base.len()..].trim_start_matches('/');
+            let _ = writeln!(out, "_e {n} gen {}", q(rel));
+            child.script(out, n, noop);
+        }
+        if !rec.purge {
+            return;
+        }
+        let keep: String = rec
+            .children
+            .iter()
+            .map(|c| format!("{}\n", c.path[base.len()..].trim_start_matches('/')))
+            .collect();
+        let gone = File {
+            path: String::new(),
+            ensure: Some(Ensure::Absent),
+            force: self.force,
+            ..self.clone()
+        };
+        let mut remove = String::new();
+        gone.script_absent(&mut remove, n, noop);
+        let _ = write!(
+            out,
+            "_b={b}\n_keep={keep}\n\
+             if [ -d \"$_b\" ] && [ ! -h \"$_b\" ]; then\n\
+             _list=$(cd \"$_b\" && find . -mindepth 1 2>/dev/null | LC_ALL=C sort)\n\
+             _gone=; _oifs=$IFS; set -f; IFS='\n'\n\
+             for _q in $_list; do\n\
+             IFS=$_oifs; _q=${{_q#./}}\n\
+             case \"$_keep\" in *\"\n$_q\n\"*) IFS='\n'; continue ;; esac\n\
+             if [ -n \"$_gone\" ]; then case $_q in \"$_gone\"/*) _e {n} gen \"$_q\"; IFS='\n'; continue ;; esac; fi\n\
+             if [ ! -e \"$_b/$_q\" ] && [ ! -h \"$_b/$_q\" ]; then IFS='\n'; continue; fi\n\
+             {mark}\
+             _e {n} gen \"$_q\"\n\
+             _p=\"$_b/$_q\"; _st \"$_p\"\n\
+             {remove}\
+             IFS='\n'\n\
+             done\n\
+             IFS=$_oifs; set +f\n\
+             fi\n",
+            b = q(base),
+            keep = q(&format!("\n{keep}")),
+            // What a removed directory held is reported, with nothing
+            // left to do; in noop nothing is removed, so each is its own.
+            mark = if noop { "" } else { "_gone=$_q\n" },
+        );
     }
 
     fn script_body(&self, out: &mut String, n: usize, noop: bool) {
@@ -645,6 +853,13 @@ impl File {
                     _ => display(&set),
                 };
                 let prev = display_current(previous);
+                // A numeric mode is shown as set (a directory's gains
+                // search bits); a symbolic one as written.
+                let wanted = match &self.mode {
+                    Some(Mode::Symbolic(..)) => wanted,
+                    _ if !field(0).is_empty() => set.clone(),
+                    _ => wanted,
+                };
                 (prev.clone().into(), wanted.into(), display(&prev), shown)
             }
             "owner" | "group" if status != EventStatus::Failure => (

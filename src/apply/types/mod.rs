@@ -45,6 +45,10 @@ pub struct ParamError {
 pub trait Sources {
     /// The bytes of `uri` (`puppet:///modules/M/P`).
     fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError>;
+    /// The entries below `uri` when it names a directory, each with
+    /// whether it is a directory, relative paths sorted; `None` when it
+    /// names a file.
+    fn tree(&self, uri: &str) -> Result<Option<Vec<(String, bool)>>, SourceError>;
     /// The environment's name, for messages.
     fn environment(&self) -> &str;
 }

@@ -70,30 +70,81 @@ struct FsSources<'a> {
     environment: &'a str,
 }
 
-impl Sources for FsSources<'_> {
-    fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError> {
+impl FsSources<'_> {
+    /// The path of a `puppet:///modules/M/P` source on the modulepath,
+    /// file or directory.
+    fn locate(&self, uri: &str) -> Result<PathBuf, SourceError> {
         let Some(rest) = uri.strip_prefix("puppet:///modules/") else {
             return Err(SourceError::Unsupported(uri.into()));
         };
-        let (module, file) = rest
-            .split_once('/')
-            .ok_or_else(|| SourceError::NotFound(uri.into()))?;
-        if file.split('/').any(|s| s == ".." || s.is_empty()) || module.contains("..") {
+        let (module, file) = rest.split_once('/').unwrap_or((rest, ""));
+        if file.split('/').any(|s| s == "..") || module.is_empty() || module.contains("..") {
             return Err(SourceError::NotFound(uri.into()));
         }
-        let path = self
-            .modulepath
+        let file = file.trim_end_matches('/');
+        self.modulepath
             .iter()
             .map(|m| m.join(module).join("files").join(file))
-            .find(|p| p.is_file())
-            .ok_or_else(|| SourceError::NotFound(uri.into()))?;
-        std::fs::read(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SourceError::NotFound(uri.into()),
-            _ => SourceError::Io {
-                uri: uri.into(),
-                message: e.to_string(),
-            },
-        })
+            .find(|p| p.exists())
+            .ok_or_else(|| SourceError::NotFound(uri.into()))
+    }
+}
+
+fn io_error(uri: &str, e: std::io::Error) -> SourceError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => SourceError::NotFound(uri.into()),
+        _ => SourceError::Io {
+            uri: uri.into(),
+            message: e.to_string(),
+        },
+    }
+}
+
+impl Sources for FsSources<'_> {
+    fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError> {
+        let path = self.locate(uri)?;
+        if !path.is_file() {
+            return Err(SourceError::NotFound(uri.into()));
+        }
+        std::fs::read(&path).map_err(|e| io_error(uri, e))
+    }
+
+    fn tree(&self, uri: &str) -> Result<Option<Vec<(String, bool)>>, SourceError> {
+        let root = self.locate(uri)?;
+        if !root.is_dir() {
+            return Ok(None);
+        }
+        let mut entries = Vec::new();
+        let mut todo = vec![root.clone()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(|e| io_error(uri, e))? {
+                let entry = entry.map_err(|e| io_error(uri, e))?;
+                let path = entry.path();
+                let rel = path
+                    .strip_prefix(&root)
+                    .map_err(|e| SourceError::Io {
+                        uri: uri.into(),
+                        message: e.to_string(),
+                    })?
+                    .to_str()
+                    .ok_or_else(|| SourceError::Io {
+                        uri: uri.into(),
+                        message: format!("{} is not UTF-8", path.display()),
+                    })?
+                    .to_string();
+                // A link is copied as what it points to; a linked
+                // directory is not descended into (no link loop can make
+                // this walk endless).
+                let is_dir = path.is_dir();
+                let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                if is_dir && !is_link {
+                    todo.push(path);
+                }
+                entries.push((rel, is_dir));
+            }
+        }
+        entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        Ok(Some(entries))
     }
 
     fn environment(&self) -> &str {
