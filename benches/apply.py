@@ -477,14 +477,17 @@ class ApplyBench:
         self.notes: dict[str, str] = {}
 
     def _ferry_inventory(self) -> str:
-        """fleet.py's ferry inventory, with ferry's task cache on each
-        target's own tmpfs (the fleet's targets share one HOME)."""
+        """fleet.py's ferry inventory, with ferry's task cache and tmpdir
+        (where the apply lock is) on each target's own tmpfs: the fleet's
+        targets share one HOME and one /tmp, and ferry applies one catalog
+        at a time per machine."""
         path = os.path.join(self.f.dir, "inventory-apply.yaml")
         text = open(self.b.ferry_inv).read()
         marker = "    load-config: false\n"
         assert marker in text, "fleet.py's ferry inventory changed; update apply.py"
         with open(path, "w") as fh:
-            fh.write(text.replace(marker, marker + f"    cache-dir: {self.ferry_cache}\n", 1))
+            fh.write(text.replace(marker, marker + f"    cache-dir: {self.ferry_cache}\n"
+                                  f"    tmpdir: {self.f.dest_dir}\n", 1))
         return path
 
     # -- availability -----------------------------------------------------

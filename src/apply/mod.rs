@@ -124,8 +124,8 @@ impl Prepared {
         })
     }
 
-    /// The program for this run, its lines marked with `token`.
-    pub fn program(&self, token: &str) -> String {
+    /// The program for this catalog (its text needs the run's token).
+    pub fn program(&self) -> program::Program {
         let step_of: std::collections::HashMap<usize, usize> = self
             .order
             .steps
@@ -166,7 +166,6 @@ impl Prepared {
         program::build(
             &planned,
             &program::ProgramOptions {
-                token: token.to_string(),
                 tmpdir: self.options.tmpdir.clone(),
                 cache: self.options.content_cache.as_ref().map(|dir| {
                     let mut contents: Vec<(String, Vec<String>)> = Vec::new();

@@ -41,8 +41,6 @@ pub const SEP: char = '\t';
 /// Settings for a whole program.
 #[derive(Debug, Clone)]
 pub struct ProgramOptions {
-    /// The one-time token that starts every line the program reports.
-    pub token: String,
     /// The target's content cache and the contents that come from it.
     pub cache: Option<CacheUse>,
     /// The directory of the target's apply lock ([`lock_path`]).
@@ -117,15 +115,13 @@ pub fn printf_bytes(bytes: &[u8]) -> String {
 }
 
 /// The functions every program defines.
-fn preamble(token: &str) -> String {
-    format!(
-        "umask 022
-T={token}
+fn preamble() -> &'static str {
+    "umask 022
 _F=
-_e() {{ _l=$T; for _a; do _l=\"$_l\t$_a\"; done; printf '%s\\n' \"$_l\"; }}
-_fail() {{ _e \"$1\" fail \"$2\"; _F=\"$_F $1\"; }}
-_ev() {{ _n=$1; shift; _e \"$_n\" ev \"$@\"; case $2 in success) _c=$((_c + 1)) ;; noop) _o=$((_o + 1)) ;; failure) _F=\"$_F $_n\" ;; esac; }}
-_st() {{
+_e() { _l=$T; for _a; do _l=\"$_l\t$_a\"; done; printf '%s\\n' \"$_l\"; }
+_fail() { _e \"$1\" fail \"$2\"; _F=\"$_F $1\"; }
+_ev() { _n=$1; shift; _e \"$_n\" ev \"$@\"; case $2 in success) _c=$((_c + 1)) ;; noop) _o=$((_o + 1)) ;; failure) _F=\"$_F $_n\" ;; esac; }
+_st() {
 _ft=absent _fm= _fu= _fg= _fuid= _fgid=
 if [ -h \"$1\" ]; then _ft=link
 elif [ -d \"$1\" ]; then _ft=directory
@@ -135,13 +131,12 @@ else return 0
 fi
 set -- $(stat -c '%a %U %G %u %g' -- \"$1\" 2>/dev/null)
 _fm=$1 _fu=$2 _fg=$3 _fuid=$4 _fgid=$5
-}}
-_sum() {{ _h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${{_h%% *}}; }}
-_out() {{ printf '%s\\n' \"$2\" | while IFS= read -r _l; do _e \"$1\" out \"$_l\"; done; }}
-_x() {{ _out=$(\"$@\" </dev/null 2>&1); _rc=$?; }}
-_xs() {{ _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }}
+}
+_sum() { _h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${_h%% *}; }
+_out() { printf '%s\\n' \"$2\" | while IFS= read -r _l; do _e \"$1\" out \"$_l\"; done; }
+_x() { _out=$(\"$@\" </dev/null 2>&1); _rc=$?; }
+_xs() { _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }
 "
-    )
 }
 
 /// Takes the apply lock or reports who holds it and stops. A lock whose
@@ -199,10 +194,27 @@ _need=
     s
 }
 
+/// A program, but for the token of the run that sends it.
+#[derive(Debug, Clone)]
+pub struct Program {
+    body: String,
+}
+
+impl Program {
+    /// The program's text for a run whose lines start with `token`.
+    pub fn text(&self, token: &str) -> String {
+        let mut s = String::with_capacity(self.body.len() + token.len() + 8);
+        s.push_str("{\nT=");
+        s.push_str(token);
+        s.push('\n');
+        s.push_str(&self.body);
+        s
+    }
+}
+
 /// Writes the program for `steps`.
-pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
-    let mut s = String::from("{\n");
-    s.push_str(&preamble(&opts.token));
+pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> Program {
+    let mut s = preamble().to_string();
     s.push_str(&lock(&lock_path(opts.tmpdir.as_deref())));
     if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {
         s.push_str(&cache_part(cache));
@@ -211,7 +223,7 @@ pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> String {
         step(&mut s, p);
     }
     s.push_str("_e - end\n}\n");
-    s
+    Program { body: s }
 }
 
 fn step(s: &mut String, p: &Planned<'_>) {
@@ -313,8 +325,8 @@ mod tests {
             contents: Vec::new(),
         };
         let script = format!(
-            "{}{}_blob {sha} \"$1\"; echo rc=$?",
-            preamble("tok"),
+            "T=tok\n{}{}_blob {sha} \"$1\"; echo rc=$?",
+            preamble(),
             cache_part(&cache)
         );
         let run = |dest: &std::path::Path| {

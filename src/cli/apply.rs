@@ -108,6 +108,7 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
             ..Default::default()
         },
         modulepath: source_path,
+        prepared: Default::default(),
     };
     let summary = commands::run_action(Action::Apply(Arc::new(job)), &args.run).await?;
     if let Some(dir) = &args.report_dir {

@@ -143,6 +143,7 @@ pub fn apply_job(
             ..Default::default()
         },
         modulepath,
+        prepared: Default::default(),
     })
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::apply::events::{self, Line};
 use crate::apply::report::RunInfo;
 use crate::apply::types::{SourceError, Sources};
-use crate::apply::{ApplyCatalog, ApplyOptions, Prepared};
+use crate::apply::{ApplyCatalog, ApplyError, ApplyOptions, Prepared};
 use crate::catalog::{CompileOptions, CompileRequest, ManifestSource};
 use crate::inventory::Target;
 use crate::run::events::{Discard, Event, Sink};
@@ -48,6 +48,42 @@ pub struct ApplyJob {
     pub options: ApplyOptions,
     /// Where `puppet:///modules/M/P` sources are found.
     pub modulepath: Vec<PathBuf>,
+    /// A fixed catalog, prepared once for the targets that share settings.
+    pub prepared: PreparedCache,
+}
+
+/// A catalog ready to apply and its program.
+#[derive(Debug)]
+pub struct Ready {
+    pub prepared: Prepared,
+    pub program: crate::apply::program::Program,
+}
+
+/// Prepared catalogs by the target settings they depend on (content
+/// cache, tmpdir), so that a fixed catalog is ordered, read and written
+/// out once per run rather than once per target.
+#[derive(Debug, Clone, Default)]
+pub struct PreparedCache(Arc<std::sync::Mutex<Vec<PreparedEntry>>>);
+
+type PreparedEntry = ((Option<String>, Option<String>), Arc<Ready>);
+
+impl PreparedCache {
+    fn get_or_make(
+        &self,
+        options: &ApplyOptions,
+        make: impl FnOnce() -> Result<Arc<Ready>, ApplyError>,
+    ) -> Result<Arc<Ready>, ApplyError> {
+        let key = (options.content_cache.clone(), options.tmpdir.clone());
+        let Ok(mut entries) = self.0.lock() else {
+            return make();
+        };
+        if let Some((_, ready)) = entries.iter().find(|(k, _)| *k == key) {
+            return Ok(Arc::clone(ready));
+        }
+        let ready = make()?;
+        entries.push((key, Arc::clone(&ready)));
+        Ok(ready)
+    }
 }
 
 impl ApplyJob {
@@ -195,13 +231,38 @@ pub async fn run(
     sink: &dyn Sink,
     max_output: usize,
 ) -> Result<Outcome, TransportError> {
-    let catalog = match &job.source {
-        CatalogSource::Fixed(c) => (**c).clone(),
+    let settings = t.posix();
+    let mut options = job.options.clone();
+    // A run-as program runs in another user's home: its contents travel
+    // inside the program.
+    let cache_dir = settings
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| super::task::DEFAULT_CACHE.to_string());
+    options.content_cache = settings.run_as.is_none().then(|| cache_dir.clone());
+    options.tmpdir = settings.tmpdir.clone();
+    let prepare = |catalog: ApplyCatalog, options: ApplyOptions| {
+        let environment = catalog.environment.clone();
+        let sources = FsSources {
+            modulepath: &job.modulepath,
+            environment: &environment,
+        };
+        Prepared::new(catalog, options, &sources).map(|prepared| {
+            let program = prepared.program();
+            Arc::new(Ready { prepared, program })
+        })
+    };
+    let ready = match &job.source {
+        // One catalog for every target: prepared once per set of target
+        // settings it depends on, and shared.
+        CatalogSource::Fixed(c) => job
+            .prepared
+            .get_or_make(&options, || prepare((**c).clone(), options.clone())),
         CatalogSource::Compile {
             manifest,
             modulepath,
             environment,
-            options,
+            options: compile_options,
             facts_task,
         } => {
             let facts = match gather_facts(target, t, facts_task, max_output).await? {
@@ -215,59 +276,45 @@ pub async fn run(
                 node: target.name.clone(),
                 environment: environment.clone(),
             };
-            let options = CompileOptions {
+            let compile_options = CompileOptions {
                 trusted_authenticated: Some("remote".into()),
-                ..options.clone()
+                ..compile_options.clone()
             };
             let compiled = tokio::task::spawn_blocking(move || {
                 crate::catalog::compile_with_options(
                     &request,
                     &crate::lang::loader::FsLoader,
-                    &options,
+                    &compile_options,
                 )
             })
             .await
             .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
             match compiled {
-                Ok(c) => ApplyCatalog::from_compiled(&c),
+                Ok(c) => prepare(ApplyCatalog::from_compiled(&c), options),
                 Err(e) => return Ok(failed("ferry/apply-compile", e.to_string())),
             }
         }
     };
-    let environment = catalog.environment.clone();
-    let sources = FsSources {
-        modulepath: &job.modulepath,
-        environment: &environment,
-    };
-    let settings = t.posix();
-    let mut options = job.options.clone();
-    // A run-as program runs in another user's home: its contents travel
-    // inside the program.
-    let cache_dir = settings
-        .cache_dir
-        .clone()
-        .unwrap_or_else(|| super::task::DEFAULT_CACHE.to_string());
-    options.content_cache = settings.run_as.is_none().then(|| cache_dir.clone());
-    options.tmpdir = settings.tmpdir.clone();
-    let prepared = match Prepared::new(catalog, options, &sources) {
-        Ok(p) => p,
+    let ready = match ready {
+        Ok(r) => r,
         Err(e) => return Ok(failed("ferry/apply-catalog", e.to_string())),
     };
+    let prepared = &ready.prepared;
     let token = format!("ferry{}", nonce(&target.name));
     let command = Command::argv(["sh", "-s"])
-        .with_stdin(prepared.program(&token).into_bytes())
+        .with_stdin(ready.program.text(&token).into_bytes())
         .with_run_as(settings.run_as.clone());
 
     let started_wall = chrono::Utc::now();
     let started = Instant::now();
-    let mut live = |line: &Line| live_event(&prepared, &target.name, line, sink);
+    let mut live = |line: &Line| live_event(prepared, &target.name, line, sink);
     let mut run = execute(t, &command, &token, &mut live).await;
     let need = run.lines.iter().find_map(|(_, l)| match l {
         Line::Need { cache, shas } => Some((cache.clone(), shas.clone())),
         _ => None,
     });
     if let Some((cache, shas)) = need {
-        if let Err(e) = send_contents(t, &prepared, &cache_dir, &cache, &shas).await {
+        if let Err(e) = send_contents(t, prepared, &cache_dir, &cache, &shas).await {
             return Ok(failed("ferry/apply-contents", e.to_string()));
         }
         run = execute(t, &command, &token, &mut live).await;
