@@ -7,6 +7,7 @@
 //! [`Kind::Unsupported`]: that resource fails with a message naming the
 //! type, its dependents are skipped, and the rest is applied.
 
+pub mod augeas;
 pub mod concat;
 pub mod exec;
 pub mod file;
@@ -36,6 +37,7 @@ pub fn applies(r: &Resource) -> bool {
             | "service"
             | "concat_file"
             | "concat_fragment"
+            | "augeas"
     )
 }
 
@@ -127,6 +129,7 @@ pub enum Kind {
     /// concat_file, concat_fragment and the file a concat_file generates
     /// (made by [`concat::expand`], not by [`Kind::parse`]).
     Concat(concat::Concat),
+    Augeas(Box<augeas::Augeas>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -146,6 +149,7 @@ impl Kind {
             // Read with its fragments by concat::expand; here only when
             // the catalog was not expanded.
             "concat_file" => Kind::Concat(concat::Concat::File { error: None }),
+            "augeas" => Kind::Augeas(Box::new(augeas::Augeas::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -165,6 +169,7 @@ impl Kind {
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::Concat(c) => c.script(out, n, noop),
+            Kind::Augeas(a) => a.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -199,6 +204,7 @@ impl Kind {
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::Concat(c) => c.describe(property, status, previous, detail),
+            Kind::Augeas(a) => a.describe(status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -216,6 +222,7 @@ impl Kind {
             Kind::File(f) => f.failure(code),
             Kind::Exec(e) => e.failure(code),
             Kind::Concat(c) => c.failure(code),
+            Kind::Augeas(a) => a.failure(code),
             _ => code.to_string(),
         }
     }
@@ -230,6 +237,7 @@ impl Kind {
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
             Kind::Concat(c) => c.provider(),
+            Kind::Augeas(_) => Some("augeas"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
