@@ -82,11 +82,16 @@ impl Prepared {
         options: ApplyOptions,
         sources: &dyn Sources,
     ) -> Result<Prepared, ApplyError> {
+        // concat_files generate their files before the catalog is ordered.
+        let (catalog, mut generated) = types::concat::expand(catalog, sources)?;
         let order = graph::order(&catalog, &|r| !types::applies(r))?;
         let mut kinds = order
             .steps
             .iter()
-            .map(|s| Kind::parse(&catalog.resources[s.resource], sources))
+            .map(|s| match generated.remove(&s.resource) {
+                Some(kind) => Ok(kind),
+                None => Kind::parse(&catalog.resources[s.resource], sources),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if options.content_cache.is_some() {
             for kind in &mut kinds {

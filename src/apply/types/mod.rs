@@ -7,6 +7,8 @@
 //! [`Kind::Unsupported`]: that resource fails with a message naming the
 //! type, its dependents are skipped, and the rest is applied.
 
+pub mod augeas;
+pub mod concat;
 pub mod exec;
 pub mod file;
 pub mod group;
@@ -26,7 +28,16 @@ use super::catalog::Resource;
 pub fn applies(r: &Resource) -> bool {
     matches!(
         r.type_key().as_str(),
-        "file" | "exec" | "notify" | "user" | "group" | "package" | "service"
+        "file"
+            | "exec"
+            | "notify"
+            | "user"
+            | "group"
+            | "package"
+            | "service"
+            | "concat_file"
+            | "concat_fragment"
+            | "augeas"
     )
 }
 
@@ -123,6 +134,10 @@ pub enum Kind {
     Group(group::Group),
     Package(Box<package::Package>),
     Service(Box<service::Service>),
+    /// concat_file, concat_fragment and the file a concat_file generates
+    /// (made by [`concat::expand`], not by [`Kind::parse`]).
+    Concat(concat::Concat),
+    Augeas(Box<augeas::Augeas>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -138,6 +153,11 @@ impl Kind {
             "group" => Kind::Group(group::Group::parse(r)?),
             "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
+            "concat_fragment" => Kind::Concat(concat::Concat::parse_fragment(r)?),
+            // Read with its fragments by concat::expand; here only when
+            // the catalog was not expanded.
+            "concat_file" => Kind::Concat(concat::Concat::File { error: None }),
+            "augeas" => Kind::Augeas(Box::new(augeas::Augeas::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -156,6 +176,8 @@ impl Kind {
             Kind::Group(g) => g.script(out, n, noop),
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
+            Kind::Concat(c) => c.script(out, n, noop),
+            Kind::Augeas(a) => a.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -189,6 +211,8 @@ impl Kind {
             Kind::Group(g) => g.describe(property, status, previous, detail),
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
+            Kind::Concat(c) => c.describe(property, status, previous, detail),
+            Kind::Augeas(a) => a.describe(status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -205,6 +229,8 @@ impl Kind {
             Kind::Unsupported(m) => m.clone(),
             Kind::File(f) => f.failure(code),
             Kind::Exec(e) => e.failure(code),
+            Kind::Concat(c) => c.failure(code),
+            Kind::Augeas(a) => a.failure(code),
             _ => code.to_string(),
         }
     }
@@ -218,6 +244,8 @@ impl Kind {
             Kind::Group(_) => Some("groupadd"),
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
+            Kind::Concat(c) => c.provider(),
+            Kind::Augeas(_) => Some("augeas"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
@@ -231,7 +259,8 @@ impl Kind {
             (Kind::Exec(_), "returns") => "executed_command".into(),
             (Kind::Package(p), "ensure") => p.event_name().into(),
             (Kind::Service(sv), _) => sv.event_name(property).into(),
-            (Kind::File(_), "ensure") => match desired.as_str().unwrap_or("file") {
+            (Kind::File(_) | Kind::Concat(_), "ensure") => match desired.as_str().unwrap_or("file")
+            {
                 "absent" => "file_removed".into(),
                 "present" | "[redacted]" => "file_created".into(),
                 d => format!("{d}_created"),
