@@ -241,6 +241,10 @@ impl Prepared {
                         .collect(),
                     seconds,
                     time,
+                    generated_by: match kind {
+                        Kind::Concat(types::concat::Concat::Generated(_, by)) => Some(by.as_str()),
+                        _ => None,
+                    },
                 }
             })
             .collect()

@@ -199,6 +199,9 @@ pub struct StepInput<'a> {
     pub time: String,
     /// Tagged with what `--tags` asked for (or no tags asked for).
     pub tagged: bool,
+    /// The title of the resource that generated this one (a concat_file's
+    /// file): Puppet puts it in a whit of that resource.
+    pub generated_by: Option<&'a str>,
 }
 
 /// Everything about the run beyond the steps.
@@ -330,6 +333,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
             seconds: if k.is_some() { None } else { s.seconds },
             time: s.time.clone(),
             tagged: s.tagged,
+            generated_by: if k.is_some() { None } else { s.generated_by },
         });
     }
     let original = steps;
@@ -653,6 +657,38 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                     file: None,
                     line: None,
                 });
+            }
+        }
+        // A generated resource's whit (Puppet's completed marker of the
+        // resource that generated it) receives its events: "Would have
+        // triggered" when all are noop, and one more event passed to the
+        // container either way.
+        if let (Some(by), Some(last)) = (s.generated_by, passed_up.last_mut()) {
+            let (changes, noops, bad) = *last;
+            if changes == 0 && noops > 0 && !bad {
+                logs.push(Log {
+                    level: "notice",
+                    message: format!(
+                        "Would have triggered 'refresh' from {noops} {}",
+                        plural(noops)
+                    ),
+                    source: by.to_string(),
+                    tags: ["notice", "whit"]
+                        .into_iter()
+                        .map(String::from)
+                        .chain(r.tags.iter().cloned())
+                        .collect(),
+                    time: info.now.clone(),
+                    file: None,
+                    line: None,
+                });
+            }
+            if !bad {
+                *last = (
+                    changes + usize::from(changes > 0),
+                    noops + usize::from(changes == 0 && noops > 0),
+                    bad,
+                );
             }
         }
         // The group passes one event to its container (its whit's), not

@@ -36,8 +36,9 @@ pub enum Concat {
     File { error: Option<String> },
     /// A `concat_fragment`: read by its concat_file, nothing to apply.
     Fragment,
-    /// The `file` a concat_file generates, with its assembled content.
-    Generated(Box<File>),
+    /// The `file` a concat_file generates, with its assembled content,
+    /// and the concat_file's title (Puppet's whit for it names it).
+    Generated(Box<File>, String),
 }
 
 impl Concat {
@@ -53,7 +54,7 @@ impl Concat {
             Concat::File { error: Some(_) } => out.push_str(&format!("_fail {n} generate\n")),
             // Nothing to do (a step's body may not be empty in sh).
             Concat::File { error: None } | Concat::Fragment => out.push_str(":\n"),
-            Concat::Generated(f) => f.script(out, n, noop),
+            Concat::Generated(f, _) => f.script(out, n, noop),
         }
     }
 
@@ -65,7 +66,7 @@ impl Concat {
         detail: &str,
     ) -> EventText {
         match self {
-            Concat::Generated(f) => {
+            Concat::Generated(f, _) => {
                 let mut text = f.describe(property, status, previous, detail);
                 // A generated file's wanted checksum is reported as text
                 // (a file resource's from the catalog is base64).
@@ -91,14 +92,14 @@ impl Concat {
             Concat::File { error: Some(e) } => {
                 format!("Failed to generate additional resources using 'eval_generate': {e}")
             }
-            Concat::Generated(f) => f.failure(code),
+            Concat::Generated(f, _) => f.failure(code),
             _ => code.to_string(),
         }
     }
 
     pub fn provider(&self) -> Option<&'static str> {
         match self {
-            Concat::Generated(_) => Some("posix"),
+            Concat::Generated(..) => Some("posix"),
             _ => None,
         }
     }
@@ -574,7 +575,8 @@ pub fn expand(
             continue;
         };
         kinds.insert(new_index[i], Kind::Concat(m.kind));
-        let file = Kind::Concat(Concat::Generated(Box::new(m.file)));
+        let by = resources[new_index[i]].title.clone();
+        let file = Kind::Concat(Concat::Generated(Box::new(m.file), by));
         match m.target {
             Target::New(mut g) => {
                 let cf_ref = resources[new_index[i]].reference();
@@ -629,6 +631,12 @@ mod tests {
             } else {
                 Err(SourceError::NotFound(uri.into()))
             }
+        }
+        fn tree(&self, _: &str) -> Result<Option<Vec<(String, bool)>>, SourceError> {
+            Ok(None)
+        }
+        fn environment(&self) -> &str {
+            "production"
         }
     }
 
@@ -765,7 +773,7 @@ mod tests {
         assert_eq!(c.resources[2].reference(), "File[/t]");
         assert_eq!(c.contains, vec![(0, 1), (0, 3), (0, 4), (0, 2)]);
         match kinds.get(&2) {
-            Some(Kind::Concat(Concat::Generated(f))) => {
+            Some(Kind::Concat(Concat::Generated(f, _))) => {
                 assert_eq!(
                     f.content.as_ref().map(|c| c.bytes.clone()),
                     Some(b"ab".to_vec())
