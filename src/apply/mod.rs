@@ -93,6 +93,19 @@ impl Prepared {
                 None => Kind::parse(&catalog.resources[s.resource], sources),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Each path's state is read up front once, for the first step that
+        // manages it.
+        let mut seen = std::collections::HashSet::new();
+        for kind in &mut kinds {
+            let file = match kind {
+                Kind::File(f) => Some(&mut **f),
+                Kind::Concat(types::concat::Concat::Generated(f, _)) => Some(&mut **f),
+                _ => None,
+            };
+            if let Some(f) = file {
+                f.prefetch = !f.path.contains('\n') && seen.insert(f.path.clone());
+            }
+        }
         if options.content_cache.is_some() {
             for kind in &mut kinds {
                 if let Kind::File(f) = kind {
@@ -171,6 +184,27 @@ impl Prepared {
         program::build(
             &planned,
             &program::ProgramOptions {
+                prefetch: self
+                    .kinds
+                    .iter()
+                    .zip(&self.tagged)
+                    .enumerate()
+                    .filter_map(|(n, (k, tagged))| {
+                        let f = match k {
+                            Kind::File(f) => f,
+                            Kind::Concat(types::concat::Concat::Generated(f, _)) => f,
+                            _ => return None,
+                        };
+                        (*tagged && f.prefetch).then(|| {
+                            let body = f.content.is_some() || !f.local_sources.is_empty();
+                            (
+                                n,
+                                f.path.clone(),
+                                body && f.ensure != Some(types::file::Ensure::Absent),
+                            )
+                        })
+                    })
+                    .collect(),
                 tmpdir: self.options.tmpdir.clone(),
                 cache: self.options.content_cache.as_ref().map(|dir| {
                     let mut contents: Vec<(String, Vec<String>)> = Vec::new();

@@ -45,6 +45,9 @@ pub struct ProgramOptions {
     pub cache: Option<CacheUse>,
     /// The directory of the target's apply lock ([`lock_path`]).
     pub tmpdir: Option<String>,
+    /// Paths whose state the program reads up front ([`prefetch`]): the
+    /// step, the path, whether its checksum is wanted too.
+    pub prefetch: Vec<(usize, String, bool)>,
 }
 
 /// File contents the program takes from the target's cache.
@@ -120,9 +123,14 @@ fn preamble() -> &'static str {
 _F=
 _e() { _l=$T; for _a; do _l=\"$_l\t$_a\"; done; printf '%s\\n' \"$_l\"; }
 _fail() { _e \"$1\" fail \"$2\"; _F=\"$_F $1\"; }
-_ev() { _n=$1; shift; _e \"$_n\" ev \"$@\"; case $2 in success) _c=$((_c + 1)) ;; noop) _o=$((_o + 1)) ;; failure) _F=\"$_F $_n\" ;; esac; }
+_ev() { _n=$1; shift; _e \"$_n\" ev \"$@\"; case $2 in success) _c=$((_c + 1)); _pf= ;; noop) _o=$((_o + 1)) ;; failure) _F=\"$_F $_n\"; _pf= ;; esac; }
+_pf= _NL='
+'
 _st() {
 _ft=absent _fm= _fu= _fg= _fuid= _fgid=
+if [ -n \"${2-}\" ] && [ -n \"$_pf\" ]; then eval \"_v=\\${_S$2-}\"
+if [ -n \"$_v\" ]; then set -- $_v; [ \"$1\" = absent ] || { _ft=$1 _fm=$2 _fu=$3 _fg=$4 _fuid=$5 _fgid=$6; }; return 0; fi
+fi
 if [ -h \"$1\" ]; then _ft=link
 elif [ -d \"$1\" ]; then _ft=directory
 elif [ -f \"$1\" ]; then _ft=file
@@ -132,11 +140,66 @@ fi
 set -- $(stat -c '%a %U %G %u %g' -- \"$1\" 2>/dev/null)
 _fm=$1 _fu=$2 _fg=$3 _fuid=$4 _fgid=$5
 }
-_sum() { _h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${_h%% *}; }
+_sum() {
+if [ -n \"${2-}\" ] && [ -n \"$_pf\" ]; then eval \"_h=\\${_H$2-}\"; [ -z \"$_h\" ] || return 0; fi
+_h=$(sha256sum < \"$1\" 2>/dev/null) || _h=; _h=${_h%% *}
+}
 _out() { printf '%s\\n' \"$2\" | while IFS= read -r _l; do _e \"$1\" out \"$_l\"; done; }
 _x() { _out=$(\"$@\" </dev/null 2>&1); _rc=$?; }
 _xs() { _out=$( (eval \"$1\") </dev/null 2>&1); _rc=$?; }
 "
+}
+
+/// Reads the state of every path in `paths` with one `stat`, and the
+/// checksum of those that want content with one `sha256sum`, before the
+/// first step: `_S<step>` holds what `_st` would find, `_H<step>` what
+/// `_sum` would. Steps use them while `_pf` is set, that is until an
+/// event changes something (or fails to); then every check reads the
+/// target again. The tools print nothing for a path that does not exist,
+/// so each line is matched to its path by the name at its end; paths
+/// holding a newline are never prefetched (the caller leaves them out).
+fn prefetch(paths: &[(usize, String, bool)]) -> String {
+    if paths.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "_pre() {
+_l=${_pl%%\"$_NL\"*}
+case $_l in
+*\"|$2\")
+_pl=${_pl#\"$_l\"}; _pl=${_pl#\"$_NL\"}
+_t=${_l%%|*}; _r=${_l#*|}
+case $_t in \"regular file\"|\"regular empty file\") _t=file ;; directory) ;; \"symbolic link\") _t=link ;; *) _t=other ;; esac
+_m=${_r%%|*}; _r=${_r#*|}; _u=${_r%%|*}; _r=${_r#*|}; _g=${_r%%|*}; _r=${_r#*|}; _ui=${_r%%|*}; _r=${_r#*|}; _gi=${_r%%|*}
+eval \"_S$1=\\\"\\$_t \\$_m \\$_u \\$_g \\$_ui \\$_gi\\\"\" ;;
+*) eval \"_S$1=absent\" ;;
+esac
+}
+_preh() {
+_l=${_pl%%\"$_NL\"*}
+case $_l in *\"  $2\") _pl=${_pl#\"$_l\"}; _pl=${_pl#\"$_NL\"}; eval \"_H$1=\\${_l%% *}\" ;; esac
+}
+",
+    );
+    let all: Vec<String> = paths.iter().map(|(_, p, _)| q(p)).collect();
+    let _ = writeln!(
+        s,
+        "_pl=$(stat -c '%F|%a|%U|%G|%u|%g|%n' -- {} 2>/dev/null) || :",
+        all.join(" ")
+    );
+    for (n, p, _) in paths {
+        let _ = writeln!(s, "_pre {n} {}", q(p));
+    }
+    let sums: Vec<&(usize, String, bool)> = paths.iter().filter(|(_, _, c)| *c).collect();
+    if !sums.is_empty() {
+        let list: Vec<String> = sums.iter().map(|(_, p, _)| q(p)).collect();
+        let _ = writeln!(s, "_pl=$(sha256sum -- {} 2>/dev/null) || :", list.join(" "));
+        for (n, p, _) in sums {
+            let _ = writeln!(s, "_preh {n} {}", q(p));
+        }
+    }
+    s.push_str("_pf=1\n");
+    s
 }
 
 /// Takes the apply lock or reports who holds it and stops. A lock whose
@@ -219,6 +282,7 @@ pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> Program {
     if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {
         s.push_str(&cache_part(cache));
     }
+    s.push_str(&prefetch(&opts.prefetch));
     for p in steps {
         step(&mut s, p);
     }
@@ -264,7 +328,7 @@ fn step(s: &mut String, p: &Planned<'_>) {
             } else {
                 let _ = write!(
                     r,
-                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n{body}_c=$((_c + 1))\nelif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro; _o=$((_o + 1))\nfi\n"
+                    "if [ \"$_rc\" -gt 0 ]; then\n_e {n} refresh $_rc\n_pf=\n{body}_c=$((_c + 1))\nelif [ \"$_ro\" -gt 0 ]; then _e {n} refresh-noop $_ro; _o=$((_o + 1))\nfi\n"
                 );
             }
             match guard {
@@ -349,6 +413,65 @@ mod tests {
         assert_eq!(out, "rc=1\n");
         assert!(err.contains("missing or damaged"), "{err}");
         assert!(!entry.exists(), "the damaged entry was kept");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// What `_st` and `_sum` give from the prefetched state is what they
+    /// give reading the target, for every kind of path, a missing one
+    /// between others and a name with spaces and a `|`.
+    #[test]
+    fn prefetched_state_is_what_a_live_check_finds() {
+        let dir = std::env::temp_dir().join(format!("ferry-prefetch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub dir")).expect("dir");
+        std::fs::write(dir.join("a file"), b"one\n").expect("file");
+        std::fs::write(dir.join("odd|name"), b"").expect("file");
+        std::os::unix::fs::symlink("a file", dir.join("link")).expect("link");
+        let names = [
+            "a file", "missing", "sub dir", "link", "odd|name", "gone too",
+        ];
+        let paths: Vec<(usize, String, bool)> = names
+            .iter()
+            .enumerate()
+            .map(|(n, name)| (n, dir.join(name).display().to_string(), true))
+            .collect();
+        let mut script = format!(
+            "T=tok\n{}{}for _i in 0 1 2 3 4 5; do eval \"echo S$_i=\\$_S$_i\"; done; echo \"H0=$_H0\"\n",
+            preamble(),
+            prefetch(&paths)
+        );
+        for (n, p, _) in &paths {
+            let p = q(p);
+            script.push_str(&format!(
+                "_st {p} {n}; _a=\"$_ft $_fm $_fu $_fg $_fuid $_fgid\"; _sum {p} {n}; _a=\"$_a $_h\"\n\
+                 _k=$_pf; _pf=; _st {p}; _b=\"$_ft $_fm $_fu $_fg $_fuid $_fgid\"; _sum {p}; _b=\"$_b $_h\"; _pf=$_k\n\
+                 echo \"{n}: $_a\"; [ \"$_a\" = \"$_b\" ] || echo \"{n} differs: live $_b\"\n"
+            ));
+        }
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .expect("sh runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("differs"), "{text}");
+        assert!(text.contains("0: file 644"), "{text}");
+        assert!(text.contains("1: absent"), "{text}");
+        assert!(text.contains("2: directory"), "{text}");
+        assert!(text.contains("3: link"), "{text}");
+        // The prefetched values were there (not a fallback to live checks).
+        use sha2::Digest;
+        let sha = hex::encode(sha2::Sha256::digest(b"one\n"));
+        for expected in [
+            "S0=file 644".to_string(),
+            "S1=absent".into(),
+            "S2=directory".into(),
+            "S3=link".into(),
+            "S4=file".into(),
+            "S5=absent".into(),
+            format!("H0={sha}"),
+        ] {
+            assert!(text.contains(&expected), "{expected}: {text}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -83,6 +83,10 @@ pub struct File {
     /// `recurse` with a `puppet:///` source directory: the files and
     /// directories made under this one.
     pub recursion: Option<Recursion>,
+    /// The program reads this path's state (and checksum) once, with all
+    /// the others, before the first step ([`crate::apply::program`]'s
+    /// prefetch), for as long as nothing has changed.
+    pub prefetch: bool,
 }
 
 /// What a directory copied from a source (`recurse`) manages below it.
@@ -305,6 +309,7 @@ impl File {
             backup_suffix,
             cached: false,
             recursion: None,
+            prefetch: false,
         })
     }
 
@@ -398,6 +403,7 @@ impl File {
                 backup_suffix: self.backup_suffix.clone(),
                 cached: false,
                 recursion: None,
+                prefetch: false,
             });
         }
         children.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
@@ -420,6 +426,7 @@ impl File {
                 content: None,
                 local_sources: Vec::new(),
                 recursion: None,
+                prefetch: false,
                 ..self.clone()
             },
         }
@@ -436,7 +443,12 @@ impl File {
             return;
         }
         let p = q(&self.path);
-        let _ = writeln!(out, "_p={p}\n_st \"$_p\"");
+        let step = if self.prefetch {
+            format!(" {n}")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "_p={p}\n_st \"$_p\"{step}");
         // The wanted body's sha256 (`_ws`): the content's, or that of the
         // first source on the target that exists (`_src`).
         let mut close = "";
@@ -628,7 +640,12 @@ impl File {
         }
         let _ = writeln!(
             out,
-            "if [ \"$_ft\" = file ]; then _sum \"$_p\"; if [ \"$_h\" != \"$_ws\" ]; then"
+            "if [ \"$_ft\" = file ]; then _sum \"$_p\"{}; if [ \"$_h\" != \"$_ws\" ]; then",
+            if self.prefetch {
+                format!(" {n}")
+            } else {
+                String::new()
+            }
         );
         if noop {
             let _ = writeln!(out, "_ev {n} content noop \"$_h\" \"$_ws\"");
