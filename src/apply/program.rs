@@ -92,13 +92,29 @@ pub fn q(s: &str) -> String {
     crate::transport::command::quote(s).unwrap_or_else(|_| "''".into())
 }
 
+/// Text as one single-quoted shell word (a `'` becomes `'\''`); the text
+/// holds no NUL (the caller checked). The fast path for file contents,
+/// which can be large: no per-character decisions.
+pub fn single_quoted(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 2);
+    s.push('\'');
+    for (i, part) in text.split('\'').enumerate() {
+        if i > 0 {
+            s.push_str("'\\''");
+        }
+        s.push_str(part);
+    }
+    s.push('\'');
+    s
+}
+
 /// A `printf` builtin call that writes exactly `bytes` to stdout: printf
 /// is built into every POSIX shell, so the bytes never appear on a
 /// command line. Text goes as one `%s` argument; bytes that are not UTF-8
 /// or hold NUL go as octal escapes in the format.
 pub fn printf_bytes(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
-        Ok(text) if !text.contains('\0') => format!("printf '%s' {}", q(text)),
+        Ok(text) if !text.contains('\0') => format!("printf '%s' {}", single_quoted(text)),
         _ => {
             let mut fmt = String::with_capacity(bytes.len() * 2);
             for &b in bytes {

@@ -156,7 +156,7 @@ fn compile_inner(
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {
             let file: Arc<str> = Arc::from("");
-            crate::lang::syntax::parser::parse(code, &file)?
+            crate::lang::syntax::parser::parse_cached(code, &file)?
         }
         ManifestSource::File(path) if loader.is_dir(path) => {
             let mut all = Vec::new();

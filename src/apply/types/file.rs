@@ -19,7 +19,7 @@ use super::{
     param_error, text_param,
 };
 use crate::apply::catalog::Resource;
-use crate::apply::program::{printf_bytes, q};
+use crate::apply::program::{printf_bytes, q, single_quoted};
 
 /// What `ensure` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +130,13 @@ fn recurse_param(r: &Resource) -> Result<(bool, Option<u64>), ParamError> {
             }
         },
     })
+}
+
+/// A content a shell variable can hold: UTF-8 without NUL.
+fn text_content(c: &Content) -> Option<&str> {
+    std::str::from_utf8(&c.bytes)
+        .ok()
+        .filter(|t| !t.contains('\0'))
 }
 
 /// The path on the target a source names: an absolute path or a
@@ -468,6 +475,16 @@ impl File {
                 }
             }
         }
+        // Text content is in the program once, in `_cv`, whichever way
+        // the file is written.
+        if let Some(text) = self
+            .content
+            .as_ref()
+            .filter(|_| !self.cached && !noop)
+            .and_then(text_content)
+        {
+            let _ = writeln!(out, "_cv={}", single_quoted(text));
+        }
         self.script_body(out, n, noop);
         out.push_str(close);
         if let Some(rec) = &self.recursion {
@@ -563,6 +580,7 @@ impl File {
     fn write_new(&self, keep_owner: bool) -> String {
         let from_content = match &self.content {
             Some(c) if self.cached => format!("_blob {} \"$_t\"", c.sha256),
+            Some(c) if text_content(c).is_some() => "printf '%s' \"$_cv\" > \"$_t\"".to_string(),
             Some(c) => format!("{} > \"$_t\"", printf_bytes(&c.bytes)),
             None => ": > \"$_t\"".to_string(),
         };

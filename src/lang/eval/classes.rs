@@ -41,7 +41,7 @@ impl<'l> Evaluator<'l> {
             LangError::load(format!("Could not read manifest {}: {e}", path.display()))
         })?;
         let file: Arc<str> = Arc::from(path.display().to_string());
-        let stmts = crate::lang::syntax::parser::parse(&src, &file)?;
+        let stmts = crate::lang::syntax::parser::parse_cached(&src, &file)?;
         self.hoist(&stmts, "");
         Ok(Some(stmts))
     }

@@ -47,6 +47,38 @@ pub struct Parser {
     pub(crate) end_loc: (u32, u32),
 }
 
+/// The manifests parsed so far in this process, by file name, with the
+/// text they were parsed from: a run that compiles a catalog per target
+/// parses each manifest once. Bounded: past [`PARSED_MAX`] files it starts
+/// over.
+static PARSED: std::sync::OnceLock<std::sync::Mutex<Parsed>> = std::sync::OnceLock::new();
+
+/// File name → (its text, its statements).
+type Parsed = std::collections::HashMap<Arc<str>, (String, Vec<Expr>)>;
+
+/// How many files [`parse_cached`] keeps.
+const PARSED_MAX: usize = 4096;
+
+/// [`parse`], remembering the result for the same file and text (the text
+/// is compared whole, so a file changed on disk is parsed again).
+pub fn parse_cached(src: &str, file: &Arc<str>) -> LResult<Vec<Expr>> {
+    let cache = PARSED.get_or_init(Default::default);
+    if let Ok(map) = cache.lock()
+        && let Some((text, stmts)) = map.get(file)
+        && text == src
+    {
+        return Ok(stmts.clone());
+    }
+    let stmts = parse(src, file)?;
+    if let Ok(mut map) = cache.lock() {
+        if map.len() >= PARSED_MAX {
+            map.clear();
+        }
+        map.insert(Arc::clone(file), (src.to_string(), stmts.clone()));
+    }
+    Ok(stmts)
+}
+
 /// Parse a whole manifest.
 pub fn parse(src: &str, file: &Arc<str>) -> LResult<Vec<Expr>> {
     let toks = tokenize(src, file)?;
