@@ -263,6 +263,12 @@ pub fn autorequires(
                     }
                 }
             }
+            // stdlib's file_line: the file it edits.
+            "file_line" => {
+                if let Some(path) = text(r, "path") {
+                    add("file", &path);
+                }
+            }
             "cron" | "ssh_authorized_key" => {
                 if let Some(u) = text(r, "user") {
                     add("user", &u);

@@ -7,12 +7,15 @@
 //! [`Kind::Unsupported`]: that resource fails with a message naming the
 //! type, its dependents are skipped, and the rest is applied.
 
+pub mod edit;
 pub mod exec;
 pub mod file;
+pub mod file_line;
 pub mod group;
 pub mod mode;
 pub mod notify;
 pub mod package;
+pub mod ruby_regex;
 pub mod service;
 pub mod user;
 
@@ -26,7 +29,7 @@ use super::catalog::Resource;
 pub fn applies(r: &Resource) -> bool {
     matches!(
         r.type_key().as_str(),
-        "file" | "exec" | "notify" | "user" | "group" | "package" | "service"
+        "file" | "exec" | "notify" | "user" | "group" | "package" | "service" | "file_line"
     )
 }
 
@@ -115,6 +118,7 @@ pub enum Kind {
     Group(group::Group),
     Package(Box<package::Package>),
     Service(Box<service::Service>),
+    FileLine(Box<file_line::FileLine>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -130,6 +134,7 @@ impl Kind {
             "group" => Kind::Group(group::Group::parse(r)?),
             "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
+            "file_line" => Kind::FileLine(Box::new(file_line::FileLine::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -148,6 +153,7 @@ impl Kind {
             Kind::Group(g) => g.script(out, n, noop),
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
+            Kind::FileLine(f) => f.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -181,6 +187,7 @@ impl Kind {
             Kind::Group(g) => g.describe(property, status, previous, detail),
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
+            Kind::FileLine(f) => f.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -210,6 +217,7 @@ impl Kind {
             Kind::Group(_) => Some("groupadd"),
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
+            Kind::FileLine(_) => Some("ruby"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
