@@ -269,6 +269,14 @@ pub fn autorequires(
                     add("file", &path);
                 }
             }
+            // inifile's ini_setting: the directory the file is in.
+            "ini_setting" => {
+                if let Some(path) = text(r, "path")
+                    && let Some(parent) = std::path::Path::new(&path).parent()
+                {
+                    add("file", &parent.to_string_lossy());
+                }
+            }
             "cron" | "ssh_authorized_key" => {
                 if let Some(u) = text(r, "user") {
                     add("user", &u);

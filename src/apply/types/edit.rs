@@ -71,3 +71,46 @@ function written(verdict) { if (!NOOP) { emit(""); close(OUT) } print verdict; e
 { L[++N] = $0 }
 BEGIN { NOOP = ENVIRON["NOOP"] + 0; NL = ENVIRON["NL"] + 0; OUT = ENVIRON["OUT"] }
 "#;
+
+/// Runs step scripts against a file holding `content` with this
+/// machine's sh and awk, as the program would: what each step reported
+/// (`ev PROPERTY STATUS PREVIOUS DETAIL` or `fail MESSAGE`, the file's
+/// path shown as `PATH`) and the file after.
+#[cfg(test)]
+pub fn run_steps(
+    content: Option<&[u8]>,
+    steps: &[&dyn Fn(&mut String, &str)],
+) -> (Vec<String>, Option<Vec<u8>>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-edit-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("f");
+    if let Some(c) = content {
+        std::fs::write(&path, c).expect("write");
+    }
+    let path_text = path.display().to_string();
+    let mut s = String::from(
+        "_st() { set -- $(stat -c '%a %U %G %u %g' -- \"$1\"); _fm=$1 _fuid=$4 _fgid=$5; }\n\
+         _ev() { echo \"ev $2 $3 $4 $5\"; }\n_fail() { echo \"fail $2\"; }\n",
+    );
+    for step in steps {
+        step(&mut s, &path_text);
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&s)
+        .output()
+        .expect("sh");
+    let after = std::fs::read(&path).ok();
+    let _ = std::fs::remove_dir_all(&dir);
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.replace(&path_text, "PATH").trim_end().to_string())
+        .collect();
+    (lines, after)
+}

@@ -291,45 +291,18 @@ mod tests {
         }
     }
 
-    /// Applies `fl` to a file holding `content` with the machine's sh and
-    /// awk, as the program does; the verdict and the file after.
+    /// Applies `fl` to a file holding `content`: the verdict and the
+    /// file after.
     fn apply(fl: &FileLine, content: Option<&[u8]>, noop: bool) -> (String, Option<Vec<u8>>) {
-        let dir = std::env::temp_dir().join(format!(
-            "ferry-file-line-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("f");
-        if let Some(c) = content {
-            std::fs::write(&path, c).expect("write");
-        }
-        let fl = FileLine {
-            path: path.display().to_string(),
-            ..fl.clone()
+        let step = |s: &mut String, path: &str| {
+            let f = FileLine {
+                path: path.to_string(),
+                ..fl.clone()
+            };
+            f.script(s, 0, noop);
         };
-        let mut s = String::from(
-            "_st() { set -- $(stat -c '%a %U %G %u %g' -- \"$1\"); _fm=$1 _fuid=$4 _fgid=$5; }\n\
-             _ev() { echo \"ev $2 $3 $4 $5\"; }\n_fail() { echo \"fail $2\"; }\n",
-        );
-        fl.script(&mut s, 0, noop);
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&s)
-            .output()
-            .expect("sh");
-        let after = std::fs::read(&path).ok();
-        let _ = std::fs::remove_dir_all(&dir);
-        (
-            String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            after,
-        )
-    }
-
-    fn rand_suffix() -> u64 {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        N.fetch_add(1, Ordering::Relaxed)
+        let (lines, after) = edit::run_steps(content, &[&step]);
+        (lines.join("\n"), after)
     }
 
     fn fl(params: Value) -> FileLine {
@@ -426,12 +399,6 @@ mod tests {
         for (params, before, verdict, after) in cases {
             let f = fl(params.clone());
             let (got, file) = apply(&f, before.map(str::as_bytes), false);
-            let got = got.replace(&format!("{}", std::env::temp_dir().display()), "");
-            let got = if got.starts_with("fail") {
-                "fail No such file or directory @ rb_sysopen - PATH".to_string()
-            } else {
-                got
-            };
             assert_eq!(got, verdict, "{params}");
             assert_eq!(
                 file.as_deref(),

@@ -12,6 +12,8 @@ pub mod exec;
 pub mod file;
 pub mod file_line;
 pub mod group;
+pub mod ini_file;
+pub mod ini_setting;
 pub mod mode;
 pub mod notify;
 pub mod package;
@@ -119,6 +121,7 @@ pub enum Kind {
     Package(Box<package::Package>),
     Service(Box<service::Service>),
     FileLine(Box<file_line::FileLine>),
+    IniSetting(Box<ini_setting::IniSetting>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -135,6 +138,7 @@ impl Kind {
             "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
             "file_line" => Kind::FileLine(Box::new(file_line::FileLine::parse(r)?)),
+            "ini_setting" => Kind::IniSetting(Box::new(ini_setting::IniSetting::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -154,6 +158,7 @@ impl Kind {
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::FileLine(f) => f.script(out, n, noop),
+            Kind::IniSetting(i) => i.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -188,6 +193,7 @@ impl Kind {
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::FileLine(f) => f.describe(property, status, previous, detail),
+            Kind::IniSetting(i) => i.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -217,7 +223,7 @@ impl Kind {
             Kind::Group(_) => Some("groupadd"),
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
-            Kind::FileLine(_) => Some("ruby"),
+            Kind::FileLine(_) | Kind::IniSetting(_) => Some("ruby"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
