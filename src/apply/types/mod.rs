@@ -14,6 +14,7 @@ pub mod file_line;
 pub mod group;
 pub mod ini_file;
 pub mod ini_setting;
+pub mod ini_subsetting;
 pub mod mode;
 pub mod notify;
 pub mod package;
@@ -122,6 +123,7 @@ pub enum Kind {
     Service(Box<service::Service>),
     FileLine(Box<file_line::FileLine>),
     IniSetting(Box<ini_setting::IniSetting>),
+    IniSubsetting(Box<ini_subsetting::IniSubsetting>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -139,6 +141,9 @@ impl Kind {
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
             "file_line" => Kind::FileLine(Box::new(file_line::FileLine::parse(r)?)),
             "ini_setting" => Kind::IniSetting(Box::new(ini_setting::IniSetting::parse(r)?)),
+            "ini_subsetting" => {
+                Kind::IniSubsetting(Box::new(ini_subsetting::IniSubsetting::parse(r)?))
+            }
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -159,6 +164,7 @@ impl Kind {
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::FileLine(f) => f.script(out, n, noop),
             Kind::IniSetting(i) => i.script(out, n, noop),
+            Kind::IniSubsetting(i) => i.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -194,6 +200,7 @@ impl Kind {
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::FileLine(f) => f.describe(property, status, previous, detail),
             Kind::IniSetting(i) => i.describe(property, status, previous, detail),
+            Kind::IniSubsetting(i) => i.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -223,7 +230,7 @@ impl Kind {
             Kind::Group(_) => Some("groupadd"),
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
-            Kind::FileLine(_) | Kind::IniSetting(_) => Some("ruby"),
+            Kind::FileLine(_) | Kind::IniSetting(_) | Kind::IniSubsetting(_) => Some("ruby"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
