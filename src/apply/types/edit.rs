@@ -49,9 +49,19 @@ pub fn run_awk(out: &mut String, program: &str, env: &[(&str, String)], noop: bo
 }
 
 /// A command that puts the new content `$_t` in place of `$_p`, keeping
-/// the mode and (as root) the owner of the file there, or mode 0644 for
-/// a new file; `_err` holds what failed.
-pub const COMMIT: &str = "_err=$({ if [ -e \"$_p\" ]; then _st \"$_p\"; chmod \"$_fm\" \"$_t\" && { [ \"$(id -u)\" != 0 ] || chown \"$_fuid:$_fgid\" \"$_t\"; }; else chmod 644 \"$_t\"; fi && mv -f -- \"$_t\" \"$_p\"; } 2>&1) || { rm -f -- \"$_t\"; false; }";
+/// the mode and (as root) the owner of the file there, or giving a new
+/// file `new_mode`; `_err` holds what failed.
+pub fn commit(new_mode: &str) -> String {
+    format!(
+        "_err=$({{ if [ -e \"$_p\" ]; then _st \"$_p\"; chmod \"$_fm\" \"$_t\" && {{ [ \"$(id -u)\" != 0 ] || chown \"$_fuid:$_fgid\" \"$_t\"; }}; else chmod {new_mode} \"$_t\"; fi && mv -f -- \"$_t\" \"$_p\"; }} 2>&1) || {{ rm -f -- \"$_t\"; false; }}"
+    )
+}
+
+/// [`commit`] for types whose new files get mode 0644 (Ruby's
+/// `File.open` under Puppet's umask 022).
+pub fn commit_644() -> String {
+    commit("644")
+}
 
 /// awk functions every editing program may use: `emit(s)` writes `s`
 /// to the new file unless in noop; `puts(s)` writes it as Ruby's

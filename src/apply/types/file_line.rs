@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::edit::{self, AWK_LIB, COMMIT};
+use super::edit::{self, AWK_LIB};
 use super::ruby_regex::to_ere;
 use super::{
     EventStatus, EventText, ParamError, bool_param, generic_event, param_error, present_absent,
@@ -229,9 +229,10 @@ impl FileLine {
              insync) ;;\n\
              change) _ev {n} ensure noop {prev} ;;\n\
              touched) rm -f -- \"$_t\"; _ev {n} ensure success {prev} ;;\n\
-             written) if {COMMIT}; then _ev {n} ensure success {prev}; else _ev {n} ensure failure {prev} \"$_err\"; fi ;;\n\
+             written) if {commit}; then _ev {n} ensure success {prev}; else _ev {n} ensure failure {prev} \"$_err\"; fi ;;\n\
              *) rm -f -- \"$_t\"; _ev {n} ensure failure {prev} \"$_r\" ;;\n\
-             esac\nfi"
+             esac\nfi",
+            commit = edit::commit_644()
         );
     }
 

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::edit::{self, AWK_LIB, COMMIT};
+use super::edit::{self, AWK_LIB};
 use super::ini_file::{INI_LIB, regex_separator};
 use super::{
     EventStatus, EventText, ParamError, bool_param, generic_event, param_error, present_absent,
@@ -204,6 +204,7 @@ impl IniSetting {
             &format!("{AWK_LIB}{INI_LIB}{PROGRAM}"),
             &env,
             self.present,
+            ("value", "644"),
         );
     }
 
@@ -226,8 +227,11 @@ impl IniSetting {
     }
 }
 
-/// The shell around an ini program: locate the file, run the program,
-/// report its verdict.
+/// The shell around an ini program (and sysctl's): locate the file, run
+/// the program, report its verdict (`insync`, `change ensure`, `change
+/// value<TAB>OLD`, `written ...` likewise, `err ...`); `value_prop` names
+/// the value property, `new_mode` the mode of a file made new.
+#[allow(clippy::too_many_arguments)]
 pub fn script_with(
     out: &mut String,
     n: usize,
@@ -236,6 +240,7 @@ pub fn script_with(
     program: &str,
     env: &[(&str, String)],
     present: bool,
+    (value_prop, new_mode): (&str, &str),
 ) {
     edit::locate(out, path);
     let env: Vec<(&str, String)> = env.iter().filter(|(_, v)| !v.is_empty()).cloned().collect();
@@ -247,13 +252,14 @@ pub fn script_with(
         "case $_r in\n\
          insync) ;;\n\
          'change ensure') _ev {n} ensure noop {prev} ;;\n\
-         'change value'*) _ev {n} value noop \"${{_r#*\t}}\" ;;\n\
+         'change value'*) _ev {n} {value_prop} noop \"${{_r#*\t}}\" ;;\n\
          written*) _v=${{_r#*\t}}; _prop=ensure; _was={prev}\n\
-         case $_r in 'written value'*) _prop=value _was=$_v ;; esac\n\
+         case $_r in 'written value'*) _prop={value_prop} _was=$_v ;; esac\n\
          if [ -d \"$_p\" ]; then rm -f -- \"$_t\"; _ev {n} \"$_prop\" failure \"$_was\" {is_dir}\n\
-         elif {COMMIT}; then _ev {n} \"$_prop\" success \"$_was\"; else _ev {n} \"$_prop\" failure \"$_was\" \"$_err\"; fi ;;\n\
+         elif {commit}; then _ev {n} \"$_prop\" success \"$_was\"; else _ev {n} \"$_prop\" failure \"$_was\" \"$_err\"; fi ;;\n\
          *) rm -f -- \"$_t\"; _ev {n} ensure failure {prev} \"${{_r#err }}\" ;;\n\
-         esac"
+         esac",
+        commit = edit::commit(new_mode)
     );
 }
 

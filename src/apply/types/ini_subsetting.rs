@@ -253,6 +253,7 @@ impl IniSubsetting {
             &format!("{AWK_LIB}{INI_LIB}{PROGRAM}"),
             &env,
             self.present,
+            ("value", "644"),
         );
     }
 

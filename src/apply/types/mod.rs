@@ -20,6 +20,8 @@ pub mod notify;
 pub mod package;
 pub mod ruby_regex;
 pub mod service;
+pub mod sysctl;
+pub mod sysctl_runtime;
 pub mod user;
 
 use std::fmt::Write as _;
@@ -32,7 +34,18 @@ use super::catalog::Resource;
 pub fn applies(r: &Resource) -> bool {
     matches!(
         r.type_key().as_str(),
-        "file" | "exec" | "notify" | "user" | "group" | "package" | "service" | "file_line"
+        "file"
+            | "exec"
+            | "notify"
+            | "user"
+            | "group"
+            | "package"
+            | "service"
+            | "file_line"
+            | "ini_setting"
+            | "ini_subsetting"
+            | "sysctl"
+            | "sysctl_runtime"
     )
 }
 
@@ -124,6 +137,8 @@ pub enum Kind {
     FileLine(Box<file_line::FileLine>),
     IniSetting(Box<ini_setting::IniSetting>),
     IniSubsetting(Box<ini_subsetting::IniSubsetting>),
+    Sysctl(Box<sysctl::Sysctl>),
+    SysctlRuntime(Box<sysctl_runtime::SysctlRuntime>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -143,6 +158,10 @@ impl Kind {
             "ini_setting" => Kind::IniSetting(Box::new(ini_setting::IniSetting::parse(r)?)),
             "ini_subsetting" => {
                 Kind::IniSubsetting(Box::new(ini_subsetting::IniSubsetting::parse(r)?))
+            }
+            "sysctl" => Kind::Sysctl(Box::new(sysctl::Sysctl::parse(r)?)),
+            "sysctl_runtime" => {
+                Kind::SysctlRuntime(Box::new(sysctl_runtime::SysctlRuntime::parse(r)?))
             }
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
@@ -165,6 +184,8 @@ impl Kind {
             Kind::FileLine(f) => f.script(out, n, noop),
             Kind::IniSetting(i) => i.script(out, n, noop),
             Kind::IniSubsetting(i) => i.script(out, n, noop),
+            Kind::Sysctl(s) => s.script(out, n, noop),
+            Kind::SysctlRuntime(s) => s.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -201,6 +222,8 @@ impl Kind {
             Kind::FileLine(f) => f.describe(property, status, previous, detail),
             Kind::IniSetting(i) => i.describe(property, status, previous, detail),
             Kind::IniSubsetting(i) => i.describe(property, status, previous, detail),
+            Kind::Sysctl(s) => s.describe(property, status, previous, detail),
+            Kind::SysctlRuntime(s) => s.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -231,6 +254,8 @@ impl Kind {
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
             Kind::FileLine(_) | Kind::IniSetting(_) | Kind::IniSubsetting(_) => Some("ruby"),
+            Kind::Sysctl(_) => Some("parsed"),
+            Kind::SysctlRuntime(_) => Some("sysctl_runtime"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
