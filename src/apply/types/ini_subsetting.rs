@@ -361,6 +361,34 @@ mod tests {
         );
         assert_eq!(file, "[j]\na = 'x=1,y=3,w'\nb = n1\n");
         assert_eq!(ruby_to_i(" -2x"), -2);
+        let bad = |p: Value| {
+            let mut p = p;
+            p["path"] = json!("/x");
+            let r = Resource {
+                type_name: "Ini_subsetting".into(),
+                title: "t".into(),
+                tags: vec![],
+                file: None,
+                line: None,
+                exported: false,
+                kind: None,
+                params: p.as_object().cloned().unwrap_or_default(),
+                sensitive: Default::default(),
+            };
+            IniSubsetting::parse(&r).unwrap_err().message
+        };
+        assert_eq!(
+            bad(json!({"setting": "a", "subsetting": "b", "quote_char": "x"})),
+            ":quote_char valid values are '', '\"' and \"'\""
+        );
+        assert_eq!(
+            bad(json!({"setting": "a", "subsetting": "b", "insert_type": "middle"})),
+            "Invalid value \"middle\". Valid values are start, end, before, after, index."
+        );
+        assert_eq!(
+            bad(json!({"setting": "a"})),
+            "ferry needs subsetting for an ini_subsetting"
+        );
         assert_eq!(ruby_to_i("abc"), 0);
     }
 }
