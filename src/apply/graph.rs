@@ -263,6 +263,20 @@ pub fn autorequires(
                     }
                 }
             }
+            // stdlib's file_line: the file it edits.
+            "file_line" => {
+                if let Some(path) = text(r, "path") {
+                    add("file", &path);
+                }
+            }
+            // inifile's ini_setting: the directory the file is in.
+            "ini_setting" => {
+                if let Some(path) = text(r, "path")
+                    && let Some(parent) = std::path::Path::new(&path).parent()
+                {
+                    add("file", &parent.to_string_lossy());
+                }
+            }
             "cron" | "ssh_authorized_key" => {
                 if let Some(u) = text(r, "user") {
                     add("user", &u);

@@ -9,13 +9,21 @@
 
 pub mod augeas;
 pub mod concat;
+pub mod edit;
 pub mod exec;
 pub mod file;
+pub mod file_line;
 pub mod group;
+pub mod ini_file;
+pub mod ini_setting;
+pub mod ini_subsetting;
 pub mod mode;
 pub mod notify;
 pub mod package;
+pub mod ruby_regex;
 pub mod service;
+pub mod sysctl;
+pub mod sysctl_runtime;
 pub mod user;
 
 use std::fmt::Write as _;
@@ -38,6 +46,11 @@ pub fn applies(r: &Resource) -> bool {
             | "concat_file"
             | "concat_fragment"
             | "augeas"
+            | "file_line"
+            | "ini_setting"
+            | "ini_subsetting"
+            | "sysctl"
+            | "sysctl_runtime"
     )
 }
 
@@ -138,6 +151,11 @@ pub enum Kind {
     /// (made by [`concat::expand`], not by [`Kind::parse`]).
     Concat(concat::Concat),
     Augeas(Box<augeas::Augeas>),
+    FileLine(Box<file_line::FileLine>),
+    IniSetting(Box<ini_setting::IniSetting>),
+    IniSubsetting(Box<ini_subsetting::IniSubsetting>),
+    Sysctl(Box<sysctl::Sysctl>),
+    SysctlRuntime(Box<sysctl_runtime::SysctlRuntime>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -158,6 +176,15 @@ impl Kind {
             // the catalog was not expanded.
             "concat_file" => Kind::Concat(concat::Concat::File { error: None }),
             "augeas" => Kind::Augeas(Box::new(augeas::Augeas::parse(r)?)),
+            "file_line" => Kind::FileLine(Box::new(file_line::FileLine::parse(r)?)),
+            "ini_setting" => Kind::IniSetting(Box::new(ini_setting::IniSetting::parse(r)?)),
+            "ini_subsetting" => {
+                Kind::IniSubsetting(Box::new(ini_subsetting::IniSubsetting::parse(r)?))
+            }
+            "sysctl" => Kind::Sysctl(Box::new(sysctl::Sysctl::parse(r)?)),
+            "sysctl_runtime" => {
+                Kind::SysctlRuntime(Box::new(sysctl_runtime::SysctlRuntime::parse(r)?))
+            }
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -178,6 +205,11 @@ impl Kind {
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::Concat(c) => c.script(out, n, noop),
             Kind::Augeas(a) => a.script(out, n, noop),
+            Kind::FileLine(f) => f.script(out, n, noop),
+            Kind::IniSetting(i) => i.script(out, n, noop),
+            Kind::IniSubsetting(i) => i.script(out, n, noop),
+            Kind::Sysctl(s) => s.script(out, n, noop),
+            Kind::SysctlRuntime(s) => s.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -213,6 +245,11 @@ impl Kind {
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::Concat(c) => c.describe(property, status, previous, detail),
             Kind::Augeas(a) => a.describe(status, previous, detail),
+            Kind::FileLine(f) => f.describe(property, status, previous, detail),
+            Kind::IniSetting(i) => i.describe(property, status, previous, detail),
+            Kind::IniSubsetting(i) => i.describe(property, status, previous, detail),
+            Kind::Sysctl(s) => s.describe(property, status, previous, detail),
+            Kind::SysctlRuntime(s) => s.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -246,6 +283,9 @@ impl Kind {
             Kind::Service(sv) => Some(sv.provider()),
             Kind::Concat(c) => c.provider(),
             Kind::Augeas(_) => Some("augeas"),
+            Kind::FileLine(_) | Kind::IniSetting(_) | Kind::IniSubsetting(_) => Some("ruby"),
+            Kind::Sysctl(_) => Some("parsed"),
+            Kind::SysctlRuntime(_) => Some("sysctl_runtime"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }

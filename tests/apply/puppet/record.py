@@ -310,6 +310,13 @@ class Case:
         with open(os.path.join(var, "yaml", "facts", NODE + ".yaml"), "w") as f:
             f.write("--- !ruby/object:Puppet::Node::Facts\nname: %s\nvalues: %s\n"
                     % (NODE, json.dumps(facts)))
+        # The yaml terminus never runs Puppet.initialize_facts, which gives
+        # Facter itself the `puppetversion` fact on a real node; providers
+        # that ask Facter for it (sysctl_runtime) need it. $vardir/lib/facter
+        # is on the default factpath, where pluginsync puts module facts.
+        os.makedirs(os.path.join(var, "lib", "facter"))
+        with open(os.path.join(var, "lib", "facter", "puppetversion.rb"), "w") as f:
+            f.write("Facter.add(:puppetversion) { setcode { Puppet.version.to_s } }\n")
         return var
 
     def common(self, var):
