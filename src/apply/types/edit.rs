@@ -82,15 +82,16 @@ function written(verdict) { if (!NOOP) { emit(""); close(OUT) } print verdict; e
 BEGIN { NOOP = ENVIRON["NOOP"] + 0; NL = ENVIRON["NL"] + 0; OUT = ENVIRON["OUT"] }
 "#;
 
+/// A test step: writes a resource's script for the file at the path.
+#[cfg(test)]
+pub type StepScript<'a> = dyn Fn(&mut String, &str) + 'a;
+
 /// Runs step scripts against a file holding `content` with this
 /// machine's sh and awk, as the program would: what each step reported
 /// (`ev PROPERTY STATUS PREVIOUS DETAIL` or `fail MESSAGE`, the file's
 /// path shown as `PATH`) and the file after.
 #[cfg(test)]
-pub fn run_steps(
-    content: Option<&[u8]>,
-    steps: &[&dyn Fn(&mut String, &str)],
-) -> (Vec<String>, Option<Vec<u8>>) {
+pub fn run_steps(content: Option<&[u8]>, steps: &[&StepScript]) -> (Vec<String>, Option<Vec<u8>>) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(

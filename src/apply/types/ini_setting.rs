@@ -330,7 +330,7 @@ mod tests {
 
     /// Applies the settings in turn to `content`: the events and the file.
     fn apply(content: &str, settings: &[IniSetting]) -> (Vec<String>, String) {
-        let steps: Vec<Box<dyn Fn(&mut String, &str)>> = settings
+        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = settings
             .iter()
             .map(|s| {
                 let s = s.clone();
@@ -340,10 +340,11 @@ mod tests {
                         ..s.clone()
                     }
                     .script(out, 0, false)
-                }) as Box<dyn Fn(&mut String, &str)>
+                }) as Box<crate::apply::types::edit::StepScript>
             })
             .collect();
-        let refs: Vec<&dyn Fn(&mut String, &str)> = steps.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&crate::apply::types::edit::StepScript> =
+            steps.iter().map(|b| b.as_ref()).collect();
         let (events, file) = run_steps(Some(content.as_bytes()), &refs);
         (
             events,

@@ -315,7 +315,7 @@ mod tests {
     }
 
     fn apply(content: &str, subs: &[IniSubsetting]) -> (Vec<String>, String) {
-        let steps: Vec<Box<dyn Fn(&mut String, &str)>> = subs
+        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = subs
             .iter()
             .map(|s| {
                 let s = s.clone();
@@ -325,10 +325,11 @@ mod tests {
                         ..s.clone()
                     }
                     .script(out, 0, false)
-                }) as Box<dyn Fn(&mut String, &str)>
+                }) as Box<crate::apply::types::edit::StepScript>
             })
             .collect();
-        let refs: Vec<&dyn Fn(&mut String, &str)> = steps.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&crate::apply::types::edit::StepScript> =
+            steps.iter().map(|b| b.as_ref()).collect();
         let (events, file) = run_steps(Some(content.as_bytes()), &refs);
         (
             events,

@@ -252,7 +252,7 @@ mod tests {
             sysctl("kernel.shmmni", json!({"ensure": "absent"})),
             sysctl("kernel.domainname", json!({"val": "a"})),
         ];
-        let steps: Vec<Box<dyn Fn(&mut String, &str)>> = items
+        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = items
             .iter()
             .map(|s| {
                 let s = s.clone();
@@ -262,10 +262,11 @@ mod tests {
                         ..s.clone()
                     }
                     .script(out, 0, false)
-                }) as Box<dyn Fn(&mut String, &str)>
+                }) as Box<crate::apply::types::edit::StepScript>
             })
             .collect();
-        let refs: Vec<&dyn Fn(&mut String, &str)> = steps.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&crate::apply::types::edit::StepScript> =
+            steps.iter().map(|b| b.as_ref()).collect();
         let (events, file) = run_steps(
             Some(b"# comment\n\nkernel.msgmax = 100\nkernel.shmmni=200\n  kernel.sem = 1 2 3\nkernel.domainname = a = b\n# HEADER: x\n\n"),
             &refs,
