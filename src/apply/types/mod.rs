@@ -10,9 +10,11 @@
 pub mod exec;
 pub mod file;
 pub mod group;
+pub mod host;
 pub mod mode;
 pub mod notify;
 pub mod package;
+pub mod parsed;
 pub mod service;
 pub mod user;
 
@@ -26,7 +28,7 @@ use super::catalog::Resource;
 pub fn applies(r: &Resource) -> bool {
     matches!(
         r.type_key().as_str(),
-        "file" | "exec" | "notify" | "user" | "group" | "package" | "service"
+        "file" | "exec" | "notify" | "user" | "group" | "package" | "service" | "host"
     )
 }
 
@@ -115,6 +117,7 @@ pub enum Kind {
     Group(group::Group),
     Package(Box<package::Package>),
     Service(Box<service::Service>),
+    Host(Box<host::Host>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -130,6 +133,7 @@ impl Kind {
             "group" => Kind::Group(group::Group::parse(r)?),
             "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
+            "host" => Kind::Host(Box::new(host::Host::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -148,6 +152,7 @@ impl Kind {
             Kind::Group(g) => g.script(out, n, noop),
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
+            Kind::Host(h) => h.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -181,6 +186,7 @@ impl Kind {
             Kind::Group(g) => g.describe(property, status, previous, detail),
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
+            Kind::Host(h) => h.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -210,6 +216,7 @@ impl Kind {
             Kind::Group(_) => Some("groupadd"),
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
+            Kind::Host(_) => Some("parsed"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
