@@ -31,6 +31,9 @@ pub struct Host {
     pub target: String,
 }
 
+/// What the failure of a write says.
+const WHAT: &str = "could not write $_pf: $_o1";
+
 /// The awk functions that parse and render host lines (Puppet's
 /// `hosts_pattern` and `to_line`).
 const AWK_HOST: &str = r##"
@@ -174,7 +177,7 @@ impl Host {
         };
         if !self.present {
             out.push_str("if [ -n \"$_hf\" ]; then _chg=ensure _p_ensure=present; fi\n");
-            parsed::sync_changes(out, n, noop, &["ensure"], &write(true));
+            parsed::sync_changes(out, n, noop, &["ensure"], &write(true), WHAT);
             return;
         }
         out.push_str("if [ -z \"$_hf\" ]; then\n_chg=ensure _p_ensure=absent\n");
@@ -185,7 +188,7 @@ impl Host {
                     let _ = writeln!(out, "_hal={} _hals=1", q(&a));
                 }
                 let _ = writeln!(out, "_hco={}", q(self.comment.as_deref().unwrap_or("")));
-                parsed::sync_changes(out, n, noop, &["ensure"], &write(false));
+                parsed::sync_changes(out, n, noop, &["ensure"], &write(false), WHAT);
             }
             None if noop => parsed::events(out, n, &["ensure"], "noop"),
             None => {
@@ -219,7 +222,7 @@ impl Host {
                 q(c)
             );
         }
-        parsed::sync_changes(out, n, noop, &props, &write(false));
+        parsed::sync_changes(out, n, noop, &props, &write(false), WHAT);
         out.push_str("fi\n");
     }
 

@@ -7,6 +7,7 @@
 //! [`Kind::Unsupported`]: that resource fails with a message naming the
 //! type, its dependents are skipped, and the rest is applied.
 
+pub mod cron;
 pub mod exec;
 pub mod file;
 pub mod group;
@@ -118,6 +119,7 @@ pub enum Kind {
     Package(Box<package::Package>),
     Service(Box<service::Service>),
     Host(Box<host::Host>),
+    Cron(Box<cron::Cron>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -134,6 +136,7 @@ impl Kind {
             "package" => Kind::Package(Box::new(package::Package::parse(r)?)),
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
             "host" => Kind::Host(Box::new(host::Host::parse(r)?)),
+            "cron" => Kind::Cron(Box::new(cron::Cron::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -153,6 +156,7 @@ impl Kind {
             Kind::Package(p) => p.script(out, n, noop),
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::Host(h) => h.script(out, n, noop),
+            Kind::Cron(c) => c.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -187,6 +191,7 @@ impl Kind {
             Kind::Package(p) => p.describe(status, previous, detail),
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::Host(h) => h.describe(property, status, previous, detail),
+            Kind::Cron(c) => c.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -217,6 +222,7 @@ impl Kind {
             Kind::Package(p) => Some(p.provider()),
             Kind::Service(sv) => Some(sv.provider()),
             Kind::Host(_) => Some("parsed"),
+            Kind::Cron(_) => Some("crontab"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }

@@ -106,8 +106,17 @@ pub fn events(out: &mut String, n: usize, props: &[&str], status: &str) {
 /// are out of sync, noop events, or `write` (which leaves `_rc` and
 /// `_out`) and one success event per property, as Puppet reports them
 /// (its properties change in memory), then, when the write failed, the
-/// resource's failure (Puppet: "Could not evaluate: ... could not write").
-pub fn sync_changes(out: &mut String, n: usize, noop: bool, props: &[&str], write: &str) {
+/// resource's failure (Puppet: "Could not evaluate: ... could not write"):
+/// `what` (shell text inside double quotes, where `$_o1` is the error
+/// on one line).
+pub fn sync_changes(
+    out: &mut String,
+    n: usize,
+    noop: bool,
+    props: &[&str],
+    write: &str,
+    what: &str,
+) {
     out.push_str("if [ -n \"$_chg\" ]; then\n_out=\n");
     if noop {
         events(out, n, props, "noop");
@@ -116,7 +125,7 @@ pub fn sync_changes(out: &mut String, n: usize, noop: bool, props: &[&str], writ
         events(out, n, props, "success");
         let _ = writeln!(
             out,
-            "[ $_rc = 0 ] || _fail {n} \"could not write $_pf: $(printf '%s' \"$_out\" | tr '\\n' ' ')\""
+            "[ $_rc = 0 ] || {{ _o1=$(printf '%s' \"$_out\" | tr '\\n' ' '); _fail {n} \"{what}\"; }}"
         );
     }
     out.push_str("fi\n");
