@@ -17,6 +17,7 @@ pub mod notify;
 pub mod package;
 pub mod parsed;
 pub mod service;
+pub mod ssh_authorized_key;
 pub mod user;
 
 use std::fmt::Write as _;
@@ -29,7 +30,16 @@ use super::catalog::Resource;
 pub fn applies(r: &Resource) -> bool {
     matches!(
         r.type_key().as_str(),
-        "file" | "exec" | "notify" | "user" | "group" | "package" | "service" | "host"
+        "file"
+            | "exec"
+            | "notify"
+            | "user"
+            | "group"
+            | "package"
+            | "service"
+            | "host"
+            | "cron"
+            | "ssh_authorized_key"
     )
 }
 
@@ -120,6 +130,7 @@ pub enum Kind {
     Service(Box<service::Service>),
     Host(Box<host::Host>),
     Cron(Box<cron::Cron>),
+    SshAuthorizedKey(Box<ssh_authorized_key::SshAuthorizedKey>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -137,6 +148,9 @@ impl Kind {
             "service" => Kind::Service(Box::new(service::Service::parse(r)?)),
             "host" => Kind::Host(Box::new(host::Host::parse(r)?)),
             "cron" => Kind::Cron(Box::new(cron::Cron::parse(r)?)),
+            "ssh_authorized_key" => {
+                Kind::SshAuthorizedKey(Box::new(ssh_authorized_key::SshAuthorizedKey::parse(r)?))
+            }
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -157,6 +171,7 @@ impl Kind {
             Kind::Service(sv) => sv.script(out, n, noop),
             Kind::Host(h) => h.script(out, n, noop),
             Kind::Cron(c) => c.script(out, n, noop),
+            Kind::SshAuthorizedKey(k) => k.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -192,6 +207,7 @@ impl Kind {
             Kind::Service(sv) => sv.describe(property, status, previous, detail),
             Kind::Host(h) => h.describe(property, status, previous, detail),
             Kind::Cron(c) => c.describe(property, status, previous, detail),
+            Kind::SshAuthorizedKey(k) => k.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -223,6 +239,7 @@ impl Kind {
             Kind::Service(sv) => Some(sv.provider()),
             Kind::Host(_) => Some("parsed"),
             Kind::Cron(_) => Some("crontab"),
+            Kind::SshAuthorizedKey(_) => Some("parsed"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }

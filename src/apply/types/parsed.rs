@@ -64,10 +64,11 @@ pub fn awk_on_target(program: &str, env: &[(&str, String)]) -> String {
 /// Shell that writes the output of `content` (shell commands) to the file
 /// in `$_pf` atomically: a temporary file beside it, the old file's mode
 /// and owner (a new file gets `new_mode` and, with `new_owner`, that
-/// owner), then a rename. Leaves `_rc` and `_out` (the error text).
+/// owner, a shell word), then a rename. Leaves `_rc` and `_out` (the
+/// error text).
 pub fn write_file(content: &str, new_mode: &str, new_owner: Option<&str>) -> String {
     let owner = match new_owner {
-        Some(o) => format!(" && chown {} -- \"$_t\"", q(o)),
+        Some(o) => format!(" && chown {o} -- \"$_t\""),
         None => String::new(),
     };
     format!(
