@@ -13,6 +13,7 @@ pub mod file;
 pub mod group;
 pub mod host;
 pub mod mode;
+pub mod mount;
 pub mod notify;
 pub mod package;
 pub mod parsed;
@@ -40,6 +41,7 @@ pub fn applies(r: &Resource) -> bool {
             | "host"
             | "cron"
             | "ssh_authorized_key"
+            | "mount"
     )
 }
 
@@ -131,6 +133,7 @@ pub enum Kind {
     Host(Box<host::Host>),
     Cron(Box<cron::Cron>),
     SshAuthorizedKey(Box<ssh_authorized_key::SshAuthorizedKey>),
+    Mount(Box<mount::Mount>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -151,6 +154,7 @@ impl Kind {
             "ssh_authorized_key" => {
                 Kind::SshAuthorizedKey(Box::new(ssh_authorized_key::SshAuthorizedKey::parse(r)?))
             }
+            "mount" => Kind::Mount(Box::new(mount::Mount::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -172,6 +176,7 @@ impl Kind {
             Kind::Host(h) => h.script(out, n, noop),
             Kind::Cron(c) => c.script(out, n, noop),
             Kind::SshAuthorizedKey(k) => k.script(out, n, noop),
+            Kind::Mount(m) => m.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -183,6 +188,7 @@ impl Kind {
         match self {
             Kind::Exec(e) => e.refresh(n),
             Kind::Service(sv) => sv.refresh(n),
+            Kind::Mount(m) => m.refresh(n),
             _ => Refresh::Nothing,
         }
     }
@@ -208,6 +214,7 @@ impl Kind {
             Kind::Host(h) => h.describe(property, status, previous, detail),
             Kind::Cron(c) => c.describe(property, status, previous, detail),
             Kind::SshAuthorizedKey(k) => k.describe(property, status, previous, detail),
+            Kind::Mount(m) => m.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -239,7 +246,7 @@ impl Kind {
             Kind::Service(sv) => Some(sv.provider()),
             Kind::Host(_) => Some("parsed"),
             Kind::Cron(_) => Some("crontab"),
-            Kind::SshAuthorizedKey(_) => Some("parsed"),
+            Kind::SshAuthorizedKey(_) | Kind::Mount(_) => Some("parsed"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
@@ -252,6 +259,7 @@ impl Kind {
         match (self, property) {
             (Kind::Exec(_), "returns") => "executed_command".into(),
             (Kind::Package(p), "ensure") => p.event_name().into(),
+            (Kind::Mount(m), "ensure") => m.event_name(desired).into(),
             (Kind::Service(sv), _) => sv.event_name(property).into(),
             (Kind::File(_), "ensure") => match desired.as_str().unwrap_or("file") {
                 "absent" => "file_removed".into(),
