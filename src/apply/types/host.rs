@@ -7,6 +7,10 @@
 //! three `# HEADER` lines on top) when something is out of sync
 //! ([`super::parsed`]). Only the resource's own target file is searched
 //! (Puppet also looks for the name in `/etc/hosts` and moves the line).
+//! Aliases emptied with `host_aliases => []` are written as an empty
+//! field, which reads back as no aliases; the program remembers (`_hE`)
+//! which hosts it emptied so later rewrites in the same run keep the
+//! field, as Puppet's in-memory records do.
 
 use std::fmt::Write as _;
 
@@ -49,6 +53,9 @@ function rec(l,   r, i) {
   else { H_al = r; H_co = "" }
   gsub(/[[:space:]]+/, " ", H_al)
   H_als = (H_al != "")
+  # Emptied in this run (Puppet keeps its records in memory): written
+  # back with the empty field.
+  if (!H_als && index("\n" ENVIRON["_E"] "\n", "\n" ENVIRON["_PF"] "|" H_name "\n")) H_als = 1
   return 1
 }
 function render(ip, name, al, als, co,   s) {
@@ -156,7 +163,14 @@ impl Host {
         let _ = writeln!(
             out,
             "_hf= _hk= _hip= _hal= _hals= _haln= _hco= _chg=\neval \"$({})\"",
-            parsed::awk_on_target(&lookup, &[("_N", name.clone())])
+            parsed::awk_on_target(
+                &lookup,
+                &[
+                    ("_N", name.clone()),
+                    ("_E", "\"${_hE:-}\"".into()),
+                    ("_PF", "\"$_pf\"".into())
+                ]
+            )
         );
         let rewrite = parsed::awk_program(&format!("{AWK_HOST}{AWK_REWRITE}"));
         let write = |delete: bool| {
@@ -171,9 +185,24 @@ impl Host {
                     ("_AL", "\"$_hal\"".into()),
                     ("_ALS", "\"$_hals\"".into()),
                     ("_CO", "\"$_hco\"".into()),
+                    ("_E", "\"${_hE:-}\"".into()),
+                    ("_PF", "\"$_pf\"".into()),
                 ],
             );
-            parsed::write_file(&format!("{HEADER}; {awk}"), "600", None)
+            // Hosts whose aliases this run emptied: Puppet's records stay
+            // in memory for the run, so later writes keep the empty
+            // field, which the parser would read back as no aliases.
+            let keep = if delete {
+                String::new()
+            } else {
+                format!(
+                    "if [ -n \"$_hals\" ] && [ -z \"$_hal\" ]; then _hE=\"$_hE\n$_pf|\"{name}; fi; "
+                )
+            };
+            format!(
+                "{}if [ $_rc = 0 ]; then _hE=$(printf '%s\\n' \"${{_hE:-}}\" | grep -vxF -e \"$_pf|\"{name}); {keep}fi\n",
+                parsed::write_file(&format!("{HEADER}; {awk}"), "600", None)
+            )
         };
         if !self.present {
             out.push_str("if [ -n \"$_hf\" ]; then _chg=ensure _p_ensure=present; fi\n");
