@@ -497,14 +497,14 @@ impl Cron {
                 Value::String(if self.present { "present" } else { "absent" }.into()),
                 detail,
             ),
-            "command" => generic_event(
+            "command" => parsed::property_event(
                 property,
                 status,
                 Value::String(previous.into()),
                 plain(&self.command),
                 detail,
             ),
-            "special" => generic_event(
+            "special" => parsed::property_event(
                 property,
                 status,
                 if previous.is_empty() {
@@ -526,7 +526,13 @@ impl Cron {
                     EventStatus::Failure => {
                         format!("change from {is} to {should} failed: {}", detail.trim())
                     }
-                    EventStatus::Success => format!("{property} changed {is} to {should}"),
+                    EventStatus::Success => parsed::changed(
+                        property,
+                        prev.as_str() == Some("absent"),
+                        false,
+                        &is,
+                        &should,
+                    ),
                 };
                 EventText {
                     previous: prev,
@@ -538,7 +544,7 @@ impl Cron {
             time => {
                 let i = FIELDS.iter().position(|f| f.0 == time).unwrap_or(0);
                 let wanted = self.times[i].clone().unwrap_or_default();
-                generic_event(
+                parsed::property_event(
                     property,
                     status,
                     as_list(previous, ','),

@@ -271,14 +271,14 @@ impl Host {
                 Value::String(if self.present { "present" } else { "absent" }.into()),
                 detail,
             ),
-            "ip" => generic_event(
+            "ip" => parsed::property_event(
                 property,
                 status,
                 Value::String(previous.into()),
                 text(&self.ip),
                 detail,
             ),
-            "comment" => generic_event(
+            "comment" => parsed::property_event(
                 property,
                 status,
                 Value::String(previous.into()),
@@ -308,7 +308,9 @@ impl Host {
                     EventStatus::Failure => {
                         format!("change from {is} to {should} failed: {}", detail.trim())
                     }
-                    EventStatus::Success => format!("{property} changed {is} to {should}"),
+                    EventStatus::Success => {
+                        parsed::changed(property, previous.is_empty(), false, &is, &should)
+                    }
                 };
                 EventText {
                     previous: prev_value,

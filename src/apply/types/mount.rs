@@ -463,11 +463,13 @@ impl Mount {
                     redacted: false,
                 }
             }
-            "device" => generic_event(property, status, prev, text(&self.device), detail),
-            "fstype" => generic_event(property, status, prev, text(&self.fstype), detail),
-            "options" => generic_event(property, status, prev, text(&self.options), detail),
-            "pass" => generic_event(property, status, prev, self.pass.clone(), detail),
-            _ => generic_event(property, status, prev, self.dump.clone(), detail),
+            "device" => parsed::property_event(property, status, prev, text(&self.device), detail),
+            "fstype" => parsed::property_event(property, status, prev, text(&self.fstype), detail),
+            "options" => {
+                parsed::property_event(property, status, prev, text(&self.options), detail)
+            }
+            "pass" => parsed::property_event(property, status, prev, self.pass.clone(), detail),
+            _ => parsed::property_event(property, status, prev, self.dump.clone(), detail),
         }
     }
 }

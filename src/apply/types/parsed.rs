@@ -20,6 +20,9 @@
 
 use std::fmt::Write as _;
 
+use serde_json::Value;
+
+use super::{EventStatus, EventText, generic_event, show};
 use crate::apply::program::q;
 
 /// The awk loop that reads a file as Puppet's ParsedFile does and calls
@@ -130,6 +133,48 @@ pub fn sync_changes(
         );
     }
     out.push_str("fi\n");
+}
+
+/// Puppet's message for a property (not `ensure`) that changed, with
+/// the values as shown: `defined 'P' as SHOULD` from absent, `undefined
+/// 'P' from IS` to absent, else `P changed IS to SHOULD`.
+pub fn changed(
+    property: &str,
+    is_absent: bool,
+    should_absent: bool,
+    is: &str,
+    should: &str,
+) -> String {
+    if is_absent {
+        format!("defined '{property}' as {should}")
+    } else if should_absent {
+        format!("undefined '{property}' from {is}")
+    } else {
+        format!("{property} changed {is} to {should}")
+    }
+}
+
+/// [`generic_event`] for a property (not `ensure`), with Puppet's
+/// messages for a change from or to `absent` ([`changed`]).
+pub fn property_event(
+    property: &str,
+    status: EventStatus,
+    previous: Value,
+    desired: Value,
+    detail: &str,
+) -> EventText {
+    let mut e = generic_event(property, status, previous, desired, detail);
+    if status == EventStatus::Success {
+        let absent = |v: &Value| v.as_str() == Some("absent");
+        e.message = changed(
+            property,
+            absent(&e.previous),
+            absent(&e.desired),
+            &show(&e.previous),
+            &show(&e.desired),
+        );
+    }
+    e
 }
 
 #[cfg(test)]

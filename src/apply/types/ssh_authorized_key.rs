@@ -321,14 +321,14 @@ impl SshAuthorizedKey {
                 Value::String(if self.present { "present" } else { "absent" }.into()),
                 detail,
             ),
-            "type" => generic_event(
+            "type" => parsed::property_event(
                 property,
                 status,
                 Value::String(previous.into()),
                 text(&self.key_type),
                 detail,
             ),
-            "key" => generic_event(
+            "key" => parsed::property_event(
                 property,
                 status,
                 Value::String(previous.into()),
@@ -350,7 +350,7 @@ impl SshAuthorizedKey {
                 } else {
                     previous.split('\u{1f}').map(String::from).collect()
                 });
-                generic_event(property, status, prev, list(self.options.clone()), detail)
+                parsed::property_event(property, status, prev, list(self.options.clone()), detail)
             }
         }
     }
