@@ -205,7 +205,8 @@ fn relationships(c: &ApplyCatalog, index: &Index) -> Result<Vec<RelEdge>, GraphE
 /// The edges a type adds by itself (Puppet's autorequire): a file needs
 /// its nearest managed parent directory, and the user and group that own
 /// it; an exec its cwd, user and group; anything with `user`/`group`
-/// parameters the user and group resources of those names.
+/// parameters the user and group resources of those names; a mount the
+/// mounts above it, and it comes before the files below it.
 pub fn autorequires(
     c: &ApplyCatalog,
     index_of: &dyn Fn(&str, &str) -> Option<usize>,
@@ -283,9 +284,26 @@ pub fn autorequires(
                 }
             }
             "mount" => {
+                // Every mount above it; and it comes before the files
+                // below it (Puppet's autobefore).
                 let name = text(r, "name").unwrap_or_else(|| r.title.clone());
-                if let Some(parent) = std::path::Path::new(&name).parent() {
+                let name = name.trim_end_matches('/');
+                let mut p = std::path::Path::new(name);
+                while let Some(parent) = p.parent() {
                     add("mount", &parent.to_string_lossy());
+                    p = parent;
+                }
+                if !name.is_empty() {
+                    let below = format!("{name}/");
+                    for (j, f) in c.resources.iter().enumerate() {
+                        let path = text(f, "path").unwrap_or_else(|| f.title.clone());
+                        if f.type_key() == "file"
+                            && path.len() > below.len()
+                            && path.starts_with(&below)
+                        {
+                            out.push((i, j));
+                        }
+                    }
                 }
             }
             _ => {}
@@ -582,4 +600,34 @@ fn tarjan(edges: &[BTreeSet<usize>], on: &[bool]) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mounts_come_after_the_mounts_above_them_and_before_the_files_below() {
+        let c = ApplyCatalog::from_json(
+            r#"{"resources": [
+                {"type": "File", "title": "/srv/data/x"},
+                {"type": "File", "title": "/srv/database"},
+                {"type": "Mount", "title": "/srv/data/"},
+                {"type": "Mount", "title": "/srv"}
+            ]}"#,
+            "test",
+        )
+        .expect("a catalog");
+        let order = order(&c, &|_| false).expect("ordered");
+        let titles: Vec<&str> = order
+            .steps
+            .iter()
+            .map(|s| c.resources[s.resource].title.as_str())
+            .collect();
+        // `/srv/database` is below `/srv` only; ties go by catalog order.
+        assert_eq!(
+            titles,
+            ["/srv", "/srv/database", "/srv/data/", "/srv/data/x"]
+        );
+    }
 }

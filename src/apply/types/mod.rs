@@ -9,19 +9,24 @@
 
 pub mod augeas;
 pub mod concat;
+pub mod cron;
 pub mod edit;
 pub mod exec;
 pub mod file;
 pub mod file_line;
 pub mod group;
+pub mod host;
 pub mod ini_file;
 pub mod ini_setting;
 pub mod ini_subsetting;
 pub mod mode;
+pub mod mount;
 pub mod notify;
 pub mod package;
+pub mod parsed;
 pub mod ruby_regex;
 pub mod service;
+pub mod ssh_authorized_key;
 pub mod sysctl;
 pub mod sysctl_runtime;
 pub mod user;
@@ -51,6 +56,10 @@ pub fn applies(r: &Resource) -> bool {
             | "ini_subsetting"
             | "sysctl"
             | "sysctl_runtime"
+            | "host"
+            | "cron"
+            | "ssh_authorized_key"
+            | "mount"
     )
 }
 
@@ -156,6 +165,10 @@ pub enum Kind {
     IniSubsetting(Box<ini_subsetting::IniSubsetting>),
     Sysctl(Box<sysctl::Sysctl>),
     SysctlRuntime(Box<sysctl_runtime::SysctlRuntime>),
+    Host(Box<host::Host>),
+    Cron(Box<cron::Cron>),
+    SshAuthorizedKey(Box<ssh_authorized_key::SshAuthorizedKey>),
+    Mount(Box<mount::Mount>),
     /// A type ferry cannot apply: the resource fails with this message.
     Unsupported(String),
 }
@@ -185,6 +198,12 @@ impl Kind {
             "sysctl_runtime" => {
                 Kind::SysctlRuntime(Box::new(sysctl_runtime::SysctlRuntime::parse(r)?))
             }
+            "host" => Kind::Host(Box::new(host::Host::parse(r)?)),
+            "cron" => Kind::Cron(Box::new(cron::Cron::parse(r)?)),
+            "ssh_authorized_key" => {
+                Kind::SshAuthorizedKey(Box::new(ssh_authorized_key::SshAuthorizedKey::parse(r)?))
+            }
+            "mount" => Kind::Mount(Box::new(mount::Mount::parse(r)?)),
             other => Kind::Unsupported(format!(
                 "ferry cannot apply resources of type '{other}' yet ({} was not applied)",
                 r.reference()
@@ -210,6 +229,10 @@ impl Kind {
             Kind::IniSubsetting(i) => i.script(out, n, noop),
             Kind::Sysctl(s) => s.script(out, n, noop),
             Kind::SysctlRuntime(s) => s.script(out, n, noop),
+            Kind::Host(h) => h.script(out, n, noop),
+            Kind::Cron(c) => c.script(out, n, noop),
+            Kind::SshAuthorizedKey(k) => k.script(out, n, noop),
+            Kind::Mount(m) => m.script(out, n, noop),
             Kind::Unsupported(_) => {
                 out.push_str(&format!("_fail {n} unsupported\n"));
             }
@@ -221,6 +244,7 @@ impl Kind {
         match self {
             Kind::Exec(e) => e.refresh(n),
             Kind::Service(sv) => sv.refresh(n),
+            Kind::Mount(m) => m.refresh(n),
             _ => Refresh::Nothing,
         }
     }
@@ -250,6 +274,10 @@ impl Kind {
             Kind::IniSubsetting(i) => i.describe(property, status, previous, detail),
             Kind::Sysctl(s) => s.describe(property, status, previous, detail),
             Kind::SysctlRuntime(s) => s.describe(property, status, previous, detail),
+            Kind::Host(h) => h.describe(property, status, previous, detail),
+            Kind::Cron(c) => c.describe(property, status, previous, detail),
+            Kind::SshAuthorizedKey(k) => k.describe(property, status, previous, detail),
+            Kind::Mount(m) => m.describe(property, status, previous, detail),
             Kind::Unsupported(_) => EventText {
                 previous: Value::String(previous.into()),
                 desired: Value::Null,
@@ -286,6 +314,9 @@ impl Kind {
             Kind::FileLine(_) | Kind::IniSetting(_) | Kind::IniSubsetting(_) => Some("ruby"),
             Kind::Sysctl(_) => Some("parsed"),
             Kind::SysctlRuntime(_) => Some("sysctl_runtime"),
+            Kind::Host(_) => Some("parsed"),
+            Kind::Cron(_) => Some("crontab"),
+            Kind::SshAuthorizedKey(_) | Kind::Mount(_) => Some("parsed"),
             Kind::Notify(_) | Kind::Unsupported(_) => None,
         }
     }
@@ -298,6 +329,7 @@ impl Kind {
         match (self, property) {
             (Kind::Exec(_), "returns") => "executed_command".into(),
             (Kind::Package(p), "ensure") => p.event_name().into(),
+            (Kind::Mount(m), "ensure") => m.event_name(desired).into(),
             (Kind::Service(sv), _) => sv.event_name(property).into(),
             (Kind::File(_) | Kind::Concat(_), "ensure") => match desired.as_str().unwrap_or("file")
             {
