@@ -441,7 +441,7 @@ mod tests {
             awk(AWK_LOOKUP, KEYS, &[("_N", "bob@desk")]),
             "_kf=1 _kk=1 _kt='ssh-rsa' _kkey='AAAB' _ko='from=\"a,b\"\x1fno-pty'\n"
         );
-        assert_eq!(awk(AWK_LOOKUP, KEYS, &[("_N", "x y ")]).len() > 0, true);
+        assert!(!awk(AWK_LOOKUP, KEYS, &[("_N", "x y ")]).is_empty());
         assert_eq!(
             awk(
                 AWK_REWRITE,
