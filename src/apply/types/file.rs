@@ -87,6 +87,11 @@ pub struct File {
     /// the others, before the first step ([`crate::apply::program`]'s
     /// prefetch), for as long as nothing has changed.
     pub prefetch: bool,
+    /// `links => follow`: a link at the path is read through (its target's
+    /// type, mode, owner and content), and modes and owners are set
+    /// through it; a new body still replaces the link, as Puppet's
+    /// rename over the path does.
+    pub follow_links: bool,
 }
 
 /// What a directory copied from a source (`recurse`) manages below it.
@@ -317,6 +322,19 @@ impl File {
             cached: false,
             recursion: None,
             prefetch: false,
+            follow_links: match text_param(r, "links")?.as_deref() {
+                None | Some("manage") | Some("ignore") => false,
+                Some("follow") => true,
+                Some(other) => {
+                    return Err(param_error(
+                        r,
+                        "links",
+                        &format!(
+                            "Invalid value \"{other}\". Valid values are follow, manage, ignore."
+                        ),
+                    ));
+                }
+            },
         })
     }
 
@@ -411,6 +429,7 @@ impl File {
                 cached: false,
                 recursion: None,
                 prefetch: false,
+                follow_links: self.follow_links,
             });
         }
         children.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
@@ -456,6 +475,14 @@ impl File {
             String::new()
         };
         let _ = writeln!(out, "_p={p}\n_st \"$_p\"{step}");
+        if self.follow_links {
+            out.push_str(
+                "if [ \"$_ft\" = link ] && [ -e \"$_p\" ]; then\n\
+                 if [ -d \"$_p\" ]; then _ft=directory; elif [ -f \"$_p\" ]; then _ft=file; else _ft=other; fi\n\
+                 set -- $(stat -L -c '%a %U %G %u %g' -- \"$_p\" 2>/dev/null); _fm=$1 _fu=$2 _fg=$3 _fuid=$4 _fgid=$5\n\
+                 fi\n",
+            );
+        }
         // The wanted body's sha256 (`_ws`): the content's, or that of the
         // first source on the target that exists (`_src`).
         let mut close = "";
@@ -719,7 +746,8 @@ impl File {
             } else {
                 let _ = writeln!(
                     out,
-                    "if _err=$({tool} -h \"$_wid\" \"$_p\" 2>&1); then _ev {n} {prop} success {fields}; else _ev {n} {prop} failure \"${cur_name}\" \"$_err\"; fi"
+                    "if _err=$({tool}{h} \"$_wid\" \"$_p\" 2>&1); then _ev {n} {prop} success {fields}; else _ev {n} {prop} failure \"${cur_name}\" \"$_err\"; fi",
+                    h = if self.follow_links { "" } else { " -h" }
                 );
             }
             out.push_str("fi; fi; fi\n");
