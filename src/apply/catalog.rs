@@ -29,6 +29,15 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// A resource with the parameters of a JSON object (anything else:
+    /// none), no tags and no source position; for tests of the types.
+    pub fn with_params(type_name: &str, title: &str, params: &Value) -> Resource {
+        Resource {
+            params: params.as_object().cloned().unwrap_or_default(),
+            ..Resource::made(type_name, title.to_string(), Vec::new())
+        }
+    }
+
     /// A resource no catalog declared (a generated file, a container named
     /// in a message): no parameters, no source position.
     pub fn made(type_name: &str, title: String, tags: Vec<String>) -> Resource {

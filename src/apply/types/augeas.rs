@@ -794,17 +794,7 @@ mod tests {
     }
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Augeas".into(),
-            title: "t".into(),
-            tags: vec![],
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Augeas", "t", &params)
     }
 
     #[test]

@@ -17,8 +17,7 @@ use serde_json::Value;
 
 use super::parsed;
 use super::{
-    EventStatus, EventText, ParamError, generic_event, list_param, param_error, present_absent,
-    show, text_param,
+    EventStatus, EventText, ParamError, list_param, param_error, present_absent, show, text_param,
 };
 use crate::apply::catalog::Resource;
 use crate::apply::program::q;
@@ -490,13 +489,7 @@ impl Cron {
             Some(s) => Value::String(s.into()),
         };
         match property {
-            "ensure" => generic_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                Value::String(if self.present { "present" } else { "absent" }.into()),
-                detail,
-            ),
+            "ensure" => parsed::ensure_event(status, previous, self.present, detail),
             "command" => parsed::property_event(
                 property,
                 status,
@@ -562,17 +555,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Cron".into(),
-            title: "job".into(),
-            tags: Vec::new(),
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Cron", "job", &params)
     }
 
     #[test]

@@ -279,17 +279,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "File_line".into(),
-            title: "t".into(),
-            tags: vec![],
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("File_line", "t", &params)
     }
 
     /// Applies `fl` to a file holding `content`: the verdict and the

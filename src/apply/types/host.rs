@@ -18,8 +18,7 @@ use serde_json::Value;
 
 use super::parsed::{self, HEADER};
 use super::{
-    EventStatus, EventText, ParamError, generic_event, list_param, param_error, present_absent,
-    text_param,
+    EventStatus, EventText, ParamError, list_param, param_error, present_absent, text_param,
 };
 use crate::apply::catalog::Resource;
 use crate::apply::program::q;
@@ -262,29 +261,10 @@ impl Host {
         previous: &str,
         detail: &str,
     ) -> EventText {
-        let text = |v: &Option<String>| v.clone().map(Value::String).unwrap_or(Value::Null);
         match property {
-            "ensure" => generic_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                Value::String(if self.present { "present" } else { "absent" }.into()),
-                detail,
-            ),
-            "ip" => parsed::property_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                text(&self.ip),
-                detail,
-            ),
-            "comment" => parsed::property_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                text(&self.comment),
-                detail,
-            ),
+            "ensure" => parsed::ensure_event(status, previous, self.present, detail),
+            "ip" => parsed::text_event(property, status, previous, &self.ip, detail),
+            "comment" => parsed::text_event(property, status, previous, &self.comment, detail),
             // An ordered list: the current value is an array shown joined
             // with spaces, unquoted; the wanted one is the joined string.
             _ => {
@@ -350,17 +330,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Host".into(),
-            title: "web1.example.com".into(),
-            tags: Vec::new(),
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Host", "web1.example.com", &params)
     }
 
     #[test]

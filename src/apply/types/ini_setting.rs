@@ -309,17 +309,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Ini_setting".into(),
-            title: "t".into(),
-            tags: vec![],
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Ini_setting", "t", &params)
     }
 
     fn ini(params: Value) -> IniSetting {

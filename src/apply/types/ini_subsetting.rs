@@ -300,17 +300,7 @@ mod tests {
     fn sub(params: Value) -> IniSubsetting {
         let mut p = params;
         p["path"] = json!("/x");
-        let r = Resource {
-            type_name: "Ini_subsetting".into(),
-            title: "t".into(),
-            tags: vec![],
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: p.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        };
+        let r = Resource::with_params("Ini_subsetting", "t", &p);
         IniSubsetting::parse(&r).expect("parses")
     }
 
@@ -365,17 +355,7 @@ mod tests {
         let bad = |p: Value| {
             let mut p = p;
             p["path"] = json!("/x");
-            let r = Resource {
-                type_name: "Ini_subsetting".into(),
-                title: "t".into(),
-                tags: vec![],
-                file: None,
-                line: None,
-                exported: false,
-                kind: None,
-                params: p.as_object().cloned().unwrap_or_default(),
-                sensitive: Default::default(),
-            };
+            let r = Resource::with_params("Ini_subsetting", "t", &p);
             IniSubsetting::parse(&r).unwrap_err().message
         };
         assert_eq!(

@@ -488,17 +488,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Mount".into(),
-            title: "/mnt/x/".into(),
-            tags: Vec::new(),
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Mount", "/mnt/x/", &params)
     }
 
     #[test]

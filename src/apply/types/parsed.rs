@@ -177,6 +177,36 @@ pub fn property_event(
     e
 }
 
+/// [`property_event`] for a text property, `previous` as the target
+/// reported it and `wanted` as the resource gives it (`None`: unset).
+pub fn text_event(
+    property: &str,
+    status: EventStatus,
+    previous: &str,
+    wanted: &Option<String>,
+    detail: &str,
+) -> EventText {
+    let desired = wanted.clone().map(Value::String).unwrap_or(Value::Null);
+    property_event(
+        property,
+        status,
+        Value::String(previous.into()),
+        desired,
+        detail,
+    )
+}
+
+/// The `ensure` event of a parsed-file record: `present` or `absent`.
+pub fn ensure_event(status: EventStatus, previous: &str, present: bool, detail: &str) -> EventText {
+    generic_event(
+        "ensure",
+        status,
+        Value::String(previous.into()),
+        Value::String(if present { "present" } else { "absent" }.into()),
+        detail,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,8 @@ use serde_json::Value;
 
 use super::parsed::{self, HEADER};
 use super::{
-    EventStatus, EventText, ParamError, bool_param, generic_event, list_param, param_error,
-    present_absent, text_param,
+    EventStatus, EventText, ParamError, bool_param, list_param, param_error, present_absent,
+    text_param,
 };
 use crate::apply::catalog::Resource;
 use crate::apply::program::q;
@@ -312,29 +312,10 @@ impl SshAuthorizedKey {
         previous: &str,
         detail: &str,
     ) -> EventText {
-        let text = |v: &Option<String>| v.clone().map(Value::String).unwrap_or(Value::Null);
         match property {
-            "ensure" => generic_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                Value::String(if self.present { "present" } else { "absent" }.into()),
-                detail,
-            ),
-            "type" => parsed::property_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                text(&self.key_type),
-                detail,
-            ),
-            "key" => parsed::property_event(
-                property,
-                status,
-                Value::String(previous.into()),
-                text(&self.key),
-                detail,
-            ),
+            "ensure" => parsed::ensure_event(status, previous, self.present, detail),
+            "type" => parsed::text_event(property, status, previous, &self.key_type, detail),
+            "key" => parsed::text_event(property, status, previous, &self.key, detail),
             // Lists, `['absent']` when there are none.
             _ => {
                 let list = |items: Vec<String>| {
@@ -375,17 +356,7 @@ mod tests {
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
-        Resource {
-            type_name: "Ssh_authorized_key".into(),
-            title: "k@h".into(),
-            tags: Vec::new(),
-            file: None,
-            line: None,
-            exported: false,
-            kind: None,
-            params: params.as_object().cloned().unwrap_or_default(),
-            sensitive: Default::default(),
-        }
+        Resource::with_params("Ssh_authorized_key", "k@h", &params)
     }
 
     #[test]
