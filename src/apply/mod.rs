@@ -207,11 +207,12 @@ impl Prepared {
                     .collect(),
                 tmpdir: self.options.tmpdir.clone(),
                 cache: self.options.content_cache.as_ref().map(|dir| {
-                    let mut contents: Vec<(String, Vec<String>)> = Vec::new();
-                    for (sha, path) in self.cached_contents().map(|(sha, path, _)| (sha, path)) {
+                    let mut contents: Vec<(String, program::Holders)> = Vec::new();
+                    for (sha, path, _, step) in self.cached_contents() {
+                        let at = (path.to_string(), step);
                         match contents.iter_mut().find(|(s, _)| s == sha) {
-                            Some((_, paths)) => paths.push(path.to_string()),
-                            None => contents.push((sha.to_string(), vec![path.to_string()])),
+                            Some((_, paths)) => paths.push(at),
+                            None => contents.push((sha.to_string(), vec![at])),
                         }
                     }
                     program::CacheUse {
@@ -224,35 +225,42 @@ impl Prepared {
     }
 
     /// The contents that come from the target's cache: sha256, the path
-    /// that wants it, the bytes.
-    pub fn cached_contents(&self) -> impl Iterator<Item = (&str, &str, &[u8])> {
+    /// that wants it, the bytes, and the step whose prefetched checksum is
+    /// that path's (a file of its own; not a recursive copy's).
+    pub fn cached_contents(&self) -> impl Iterator<Item = (&str, &str, &[u8], Option<usize>)> {
         let wanted = !self.options.noop;
         let tagged = self.tagged.iter().copied().chain(std::iter::repeat(true));
         self.kinds
             .iter()
             .zip(tagged)
-            .filter(move |(_, t)| *t && wanted)
-            .filter_map(|(k, _)| match k {
-                Kind::File(f) => Some(&**f),
+            .enumerate()
+            .filter(move |(_, (_, t))| *t && wanted)
+            .filter_map(|(n, (k, _))| match k {
+                Kind::File(f) => Some((n, &**f)),
                 _ => None,
             })
-            .flat_map(|f| {
+            .flat_map(|(n, f)| {
                 let children = f.recursion.iter().flat_map(|r| r.children.iter());
-                std::iter::once(f).chain(children)
+                std::iter::once((Some(n), f)).chain(children.map(|c| (None, c)))
             })
-            .filter(|f| f.cached)
-            .filter_map(|f| {
-                f.content
-                    .as_ref()
-                    .map(|c| (c.sha256.as_str(), f.path.as_str(), c.bytes.as_slice()))
+            .filter(|(_, f)| f.cached)
+            .filter_map(|(n, f)| {
+                f.content.as_ref().map(|c| {
+                    (
+                        c.sha256.as_str(),
+                        f.path.as_str(),
+                        c.bytes.as_slice(),
+                        n.filter(|_| f.prefetch),
+                    )
+                })
             })
     }
 
     /// The bytes of a cached content, by sha256.
     pub fn cached_content(&self, sha: &str) -> Option<&[u8]> {
         self.cached_contents()
-            .find(|(s, _, _)| *s == sha)
-            .map(|(_, _, b)| b)
+            .find(|(s, _, _, _)| *s == sha)
+            .map(|(_, _, b, _)| b)
     }
 
     /// The steps as the report builder takes them, with their timings.

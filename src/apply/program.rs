@@ -55,9 +55,14 @@ pub struct ProgramOptions {
 pub struct CacheUse {
     /// The cache directory: absolute, or relative to the home directory.
     pub dir: String,
-    /// Each content's sha256 with the paths that should hold it.
-    pub contents: Vec<(String, Vec<String>)>,
+    /// Each content's sha256 with the paths that should hold it, each
+    /// with the step whose prefetched checksum is its own, if any.
+    pub contents: Vec<(String, Holders)>,
 }
+
+/// The paths that should hold a cached content, each with the step whose
+/// prefetched checksum is its own, if any.
+pub type Holders = Vec<(String, Option<usize>)>;
 
 /// The path of the target's apply lock: `ferry-apply.lock` in the
 /// target's `tmpdir` (`/tmp` unless the inventory says otherwise).
@@ -259,12 +264,18 @@ _need=
 "
     );
     for (sha, paths) in &cache.contents {
-        let list: Vec<String> = paths.iter().map(|p| q(p)).collect();
+        let checks: Vec<String> = paths
+            .iter()
+            .map(|(p, step)| {
+                let step = step.map(|n| format!(" {n}")).unwrap_or_default();
+                format!("_sum {}{step}; [ \"$_h\" = {sha} ] || _k=1", q(p))
+            })
+            .collect();
         let _ = writeln!(
             s,
-            "_k=; for _q in {}; do _sum \"$_q\"; [ \"$_h\" = {sha} ] || _k=1; done\n\
+            "_k=; {}\n\
              if [ -n \"$_k\" ]; then _sum \"$C/{sha}/{CACHE_FILE}\"; [ \"$_h\" = {sha} ] || {{ rm -f -- \"$C/{sha}/{CACHE_FILE}\"; _need=\"$_need {sha}\"; }}; fi",
-            list.join(" ")
+            checks.join("; ")
         );
     }
     s.push_str(
@@ -295,10 +306,11 @@ impl Program {
 pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> Program {
     let mut s = preamble().to_string();
     s.push_str(&lock(&lock_path(opts.tmpdir.as_deref())));
+    // The checksums read up front serve the cache check too.
+    s.push_str(&prefetch(&opts.prefetch));
     if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {
         s.push_str(&cache_part(cache));
     }
-    s.push_str(&prefetch(&opts.prefetch));
     for p in steps {
         step(&mut s, p);
     }
