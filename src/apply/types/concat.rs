@@ -366,14 +366,7 @@ struct ConcatFile {
 
 impl ConcatFile {
     fn parse(r: &Resource) -> Result<ConcatFile, ParamError> {
-        let path = text_param(r, "path")?.unwrap_or_else(|| r.title.clone());
-        if !path.starts_with('/') {
-            return Err(param_error(
-                r,
-                "path",
-                &format!("File paths must be fully qualified, not '{path}'"),
-            ));
-        }
+        let path = super::path_param(r, true)?;
         let absent = match text_param(r, "ensure")?.as_deref() {
             None | Some("present") => false,
             Some("absent") => true,

@@ -613,21 +613,7 @@ mod tests {
 
     /// Runs the crontab parser on `text` as the lookup and the rewrite do.
     fn awk(program: &str, text: &str, env: &[(&str, &str)]) -> String {
-        let mut cmd = std::process::Command::new("awk");
-        cmd.arg(parsed::awk_program(&format!("{AWK_CRON}{program}")));
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = cmd.spawn().expect("awk runs");
-        {
-            use std::io::Write as _;
-            let mut stdin = child.stdin.take().expect("stdin");
-            stdin.write_all(text.as_bytes()).expect("write");
-        }
-        let out = child.wait_with_output().expect("awk ends");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        parsed::run_awk_on(&format!("{AWK_CRON}{program}"), text, env).0
     }
 
     const TAB: &str = "# HEADER: old\n# kept\n15  4 * * *   /usr/bin/true  x\n# Puppet Name: a\nB=2\nA=1\n\n0 1 * * * /bin/echo a\nMAILTO=x\n@daily /bin/b\n";

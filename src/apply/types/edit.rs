@@ -86,6 +86,25 @@ BEGIN { NOOP = ENVIRON["NOOP"] + 0; NL = ENVIRON["NL"] + 0; OUT = ENVIRON["OUT"]
 #[cfg(test)]
 pub type StepScript<'a> = dyn Fn(&mut String, &str) + 'a;
 
+/// [`run_steps`] with one step per item, each writing `script(item, path)`.
+#[cfg(test)]
+pub fn run_each<T>(
+    content: Option<&[u8]>,
+    items: &[T],
+    script: impl Fn(&T, &str, &mut String),
+) -> (Vec<String>, Option<Vec<u8>>) {
+    let steps: Vec<Box<StepScript<'_>>> = items
+        .iter()
+        .map(|item| {
+            let script = &script;
+            Box::new(move |out: &mut String, path: &str| script(item, path, out))
+                as Box<StepScript<'_>>
+        })
+        .collect();
+    let refs: Vec<&StepScript<'_>> = steps.iter().map(|b| b.as_ref()).collect();
+    run_steps(content, &refs)
+}
+
 /// Runs step scripts against a file holding `content` with this
 /// machine's sh and awk, as the program would: what each step reported
 /// (`ev PROPERTY STATUS PREVIOUS DETAIL` or `fail MESSAGE`, the file's

@@ -157,14 +157,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 impl File {
     pub fn parse(r: &Resource, sources: &dyn Sources) -> Result<File, ParamError> {
-        let path = text_param(r, "path")?.unwrap_or_else(|| r.title.clone());
-        if !path.starts_with('/') {
-            return Err(param_error(
-                r,
-                "path",
-                &format!("File paths must be fully qualified, not '{path}'"),
-            ));
-        }
+        let path = super::path_param(r, true)?;
         let path = if path.len() > 1 {
             path.trim_end_matches('/').to_string()
         } else {

@@ -112,16 +112,7 @@ END {
 
 impl FileLine {
     pub fn parse(r: &Resource) -> Result<FileLine, ParamError> {
-        let Some(path) = text_param(r, "path")? else {
-            return Err(param_error(r, "path", "path is a required attribute"));
-        };
-        if !path.starts_with('/') {
-            return Err(param_error(
-                r,
-                "path",
-                &format!("File paths must be fully qualified, not '{path}'"),
-            ));
-        }
+        let path = super::path_param(r, false)?;
         let present = present_absent(r, "present")? == "present";
         let regex = |name: &str| -> Result<Option<(String, String)>, ParamError> {
             match text_param(r, name)? {

@@ -80,21 +80,6 @@ pub fn strip(s: &str) -> &str {
     s.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b' || c == '\0')
 }
 
-/// A path parameter the module requires fully qualified.
-pub fn path_param(r: &Resource) -> Result<String, ParamError> {
-    let Some(path) = text_param(r, "path")? else {
-        return Err(param_error(r, "path", "path is a required attribute"));
-    };
-    if !path.starts_with('/') {
-        return Err(param_error(
-            r,
-            "path",
-            &format!("File paths must be fully qualified, not '{path}'"),
-        ));
-    }
-    Ok(path)
-}
-
 /// `show_diff` is checked as the module checks it, then has no effect:
 /// Puppet's own `show_diff` setting is off by default.
 pub fn check_show_diff(r: &Resource) -> Result<(), ParamError> {
@@ -113,7 +98,7 @@ pub fn check_show_diff(r: &Resource) -> Result<(), ParamError> {
 
 impl IniSetting {
     pub fn parse(r: &Resource) -> Result<IniSetting, ParamError> {
-        let path = path_param(r)?;
+        let path = super::path_param(r, false)?;
         check_show_diff(r)?;
         if bool_param(r, "refreshonly", false)? {
             return Err(param_error(
@@ -305,7 +290,7 @@ pub fn describe_ini(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::types::edit::run_steps;
+    use crate::apply::types::edit::run_each;
     use serde_json::json;
 
     fn resource(params: Value) -> Resource {
@@ -320,22 +305,13 @@ mod tests {
 
     /// Applies the settings in turn to `content`: the events and the file.
     fn apply(content: &str, settings: &[IniSetting]) -> (Vec<String>, String) {
-        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = settings
-            .iter()
-            .map(|s| {
-                let s = s.clone();
-                Box::new(move |out: &mut String, path: &str| {
-                    IniSetting {
-                        path: path.into(),
-                        ..s.clone()
-                    }
-                    .script(out, 0, false)
-                }) as Box<crate::apply::types::edit::StepScript>
-            })
-            .collect();
-        let refs: Vec<&crate::apply::types::edit::StepScript> =
-            steps.iter().map(|b| b.as_ref()).collect();
-        let (events, file) = run_steps(Some(content.as_bytes()), &refs);
+        let (events, file) = run_each(Some(content.as_bytes()), settings, |s, path, out| {
+            IniSetting {
+                path: path.into(),
+                ..s.clone()
+            }
+            .script(out, 0, false)
+        });
         (
             events,
             String::from_utf8_lossy(&file.unwrap_or_default()).into_owned(),

@@ -15,7 +15,7 @@
 
 use super::edit::AWK_LIB;
 use super::ini_file::{INI_LIB, regex_separator};
-use super::ini_setting::{check_show_diff, describe_ini, path_param, script_with};
+use super::ini_setting::{check_show_diff, describe_ini, script_with};
 use super::{
     EventStatus, EventText, ParamError, bool_param, param_error, present_absent, text_param,
 };
@@ -145,7 +145,7 @@ END {
 
 impl IniSubsetting {
     pub fn parse(r: &Resource) -> Result<IniSubsetting, ParamError> {
-        let path = path_param(r)?;
+        let path = super::path_param(r, false)?;
         check_show_diff(r)?;
         let required = |name: &str| -> Result<String, ParamError> {
             match text_param(r, name)? {
@@ -294,7 +294,7 @@ fn ruby_to_i(s: &str) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::types::edit::run_steps;
+    use crate::apply::types::edit::run_each;
     use serde_json::{Value, json};
 
     fn sub(params: Value) -> IniSubsetting {
@@ -305,22 +305,13 @@ mod tests {
     }
 
     fn apply(content: &str, subs: &[IniSubsetting]) -> (Vec<String>, String) {
-        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = subs
-            .iter()
-            .map(|s| {
-                let s = s.clone();
-                Box::new(move |out: &mut String, path: &str| {
-                    IniSubsetting {
-                        path: path.into(),
-                        ..s.clone()
-                    }
-                    .script(out, 0, false)
-                }) as Box<crate::apply::types::edit::StepScript>
-            })
-            .collect();
-        let refs: Vec<&crate::apply::types::edit::StepScript> =
-            steps.iter().map(|b| b.as_ref()).collect();
-        let (events, file) = run_steps(Some(content.as_bytes()), &refs);
+        let (events, file) = run_each(Some(content.as_bytes()), subs, |s, path, out| {
+            IniSubsetting {
+                path: path.into(),
+                ..s.clone()
+            }
+            .script(out, 0, false)
+        });
         (
             events,
             String::from_utf8_lossy(&file.unwrap_or_default()).into_owned(),

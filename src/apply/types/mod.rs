@@ -544,6 +544,25 @@ pub fn redacted_event(status: EventStatus, detail: &str) -> EventText {
     }
 }
 
+/// The `path` parameter (the title when it is unset and `title_default`;
+/// else it is required), refused unless fully qualified, as Puppet's file
+/// types word it.
+pub fn path_param(r: &Resource, title_default: bool) -> Result<String, ParamError> {
+    let path = match text_param(r, "path")? {
+        Some(p) => p,
+        None if title_default => r.title.clone(),
+        None => return Err(param_error(r, "path", "path is a required attribute")),
+    };
+    if !path.starts_with('/') {
+        return Err(param_error(
+            r,
+            "path",
+            &format!("File paths must be fully qualified, not '{path}'"),
+        ));
+    }
+    Ok(path)
+}
+
 /// `ensure` for types whose ensure is present or absent.
 pub fn present_absent(r: &Resource, default: &str) -> Result<String, ParamError> {
     match text_param(r, "ensure")?.as_deref() {

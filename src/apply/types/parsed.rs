@@ -207,6 +207,32 @@ pub fn ensure_event(status: EventStatus, previous: &str, present: bool, detail: 
     )
 }
 
+/// Runs `program` (awk source) on `text` with this machine's awk and the
+/// environment `env`, as a step's lookup or rewrite runs on the target:
+/// its stdout and whether it exited 0. For the types' tests.
+#[cfg(test)]
+pub fn run_awk_on(program: &str, text: &str, env: &[(&str, &str)]) -> (String, bool) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("awk");
+    cmd.arg(awk_program(program));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("awk runs");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(text.as_bytes()).expect("write");
+    }
+    let out = child.wait_with_output().expect("awk ends");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.success(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -386,21 +386,7 @@ mod tests {
     }
 
     fn awk(program: &str, text: &str, env: &[(&str, &str)]) -> String {
-        let mut cmd = std::process::Command::new("awk");
-        cmd.arg(parsed::awk_program(&format!("{AWK_KEYS}{program}")));
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = cmd.spawn().expect("awk runs");
-        {
-            use std::io::Write as _;
-            let mut stdin = child.stdin.take().expect("stdin");
-            stdin.write_all(text.as_bytes()).expect("write");
-        }
-        let out = child.wait_with_output().expect("awk ends");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        parsed::run_awk_on(&format!("{AWK_KEYS}{program}"), text, env).0
     }
 
     const KEYS: &str =

@@ -200,7 +200,7 @@ impl Sysctl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::types::edit::run_steps;
+    use crate::apply::types::edit::run_each;
     use serde_json::json;
 
     fn sysctl(name: &str, params: Value) -> Sysctl {
@@ -252,24 +252,10 @@ mod tests {
             sysctl("kernel.shmmni", json!({"ensure": "absent"})),
             sysctl("kernel.domainname", json!({"val": "a"})),
         ];
-        let steps: Vec<Box<crate::apply::types::edit::StepScript>> = items
-            .iter()
-            .map(|s| {
-                let s = s.clone();
-                Box::new(move |out: &mut String, path: &str| {
-                    Sysctl {
-                        target: path.into(),
-                        ..s.clone()
-                    }
-                    .script(out, 0, false)
-                }) as Box<crate::apply::types::edit::StepScript>
-            })
-            .collect();
-        let refs: Vec<&crate::apply::types::edit::StepScript> =
-            steps.iter().map(|b| b.as_ref()).collect();
-        let (events, file) = run_steps(
+        let (events, file) = run_each(
             Some(b"# comment\n\nkernel.msgmax = 100\nkernel.shmmni=200\n  kernel.sem = 1 2 3\nkernel.domainname = a = b\n# HEADER: x\n\n"),
-            &refs,
+            &items,
+            |s, path, out| Sysctl { target: path.into(), ..s.clone() }.script(out, 0, false),
         );
         assert_eq!(
             events,
