@@ -34,20 +34,27 @@ fn inventory(s: &Scratch, sshd: &Sshd, user: &str, extra: &str) -> std::path::Pa
 }
 
 fn apply(s: &Scratch, inv: &Path, code: &str) -> Run {
+    apply_to(s, inv, code, "node1", &[])
+}
+
+/// `ferry apply -e CODE -t TARGETS` with `extra` arguments.
+fn apply_to(s: &Scratch, inv: &Path, code: &str, targets: &str, extra: &[&str]) -> Run {
     let modules = s.path().join("modules");
-    s.ferry(&[
+    let mut args = vec![
         "apply",
         "-e",
         code,
         "-t",
-        "node1",
+        targets,
         "-i",
         inv.to_str().unwrap(),
         "--modulepath",
         modules.to_str().unwrap(),
         "--format",
         "json",
-    ])
+    ];
+    args.extend_from_slice(extra);
+    s.ferry(&args)
 }
 
 /// Puts `bytes` in module `delivery` of the scratch modulepath; the
@@ -287,4 +294,59 @@ fn sources_that_are_paths_are_read_on_the_target_as_an_agent_reads_them() {
     let event = &report(&again)["resource_statuses"]["File[/tmp/ferry-copy]"]["events"][0];
     assert_eq!(event["property"], "content", "{event}");
     assert_eq!(read("/tmp/ferry-copy"), "changed\n");
+}
+
+#[test]
+fn targets_get_their_own_catalog_and_identity_when_one_program_serves_several() {
+    let sshd = Sshd::builder().sandboxed().start();
+    let s = Scratch::new();
+    let key = key_line(&client_keys().path(KeyType::Ed25519));
+    let mut text = String::from("targets:\n");
+    for name in ["node1", "node2", "node3"] {
+        let one = one_target(&sshd, name, "root", &key);
+        text.push_str(&one["targets:\n".len()..]);
+    }
+    let inv = s.inventory(&text);
+    // node1 and node3 compile the same catalog; node2 another. One after
+    // the other on the same host: each must apply its own content.
+    let code = "file { '/tmp/ferry-shared': content => $trusted['certname'] ? { 'node2' => \"two\\n\", default => \"one\\n\" } }";
+    let run = apply_to(&s, &inv, code, "all", &["--concurrency", "1"]);
+    assert_eq!(run.code, 0, "{}", run.all_text());
+    // In the order they ran, each target finds what the one before left.
+    let mut reports: Vec<(String, Value)> = ["node1", "node2", "node3"]
+        .iter()
+        .map(|n| (n.to_string(), run.item(n)["value"]["report"].clone()))
+        .collect();
+    reports.sort_by(|a, b| a.1["time"].as_str().cmp(&b.1["time"].as_str()));
+    let mut before: Option<&str> = None;
+    for (name, r) in &reports {
+        let own = if name == "node2" { "two" } else { "one" };
+        assert_eq!(r["host"], name.as_str(), "{r}");
+        let events = &r["resource_statuses"]["File[/tmp/ferry-shared]"]["events"];
+        let message = events[0]["message"].as_str().unwrap_or_default();
+        match before {
+            None => assert!(message.starts_with("defined content as"), "{name}: {r}"),
+            Some(b) if b == own => assert_eq!(r["status"], "unchanged", "{name}: {r}"),
+            Some(b) => assert_eq!(
+                message,
+                format!(
+                    "content changed '{{sha256}}{}' to '{{sha256}}{}'",
+                    sha256_hex(format!("{b}\n").as_bytes()),
+                    sha256_hex(format!("{own}\n").as_bytes())
+                ),
+                "{name}: {r}"
+            ),
+        }
+        before = Some(own);
+    }
+    let uuid = |n: &str| run.item(n)["value"]["report"]["catalog_uuid"].clone();
+    assert_ne!(
+        uuid("node1"),
+        uuid("node3"),
+        "each target keeps its own catalog_uuid"
+    );
+    assert_eq!(
+        sshd.sandbox().read_to_string("/tmp/ferry-shared").unwrap(),
+        format!("{}\n", before.unwrap_or_default())
+    );
 }

@@ -48,7 +48,8 @@ pub struct ApplyJob {
     pub options: ApplyOptions,
     /// Where `puppet:///modules/M/P` sources are found.
     pub modulepath: Vec<PathBuf>,
-    /// A fixed catalog, prepared once for the targets that share settings.
+    /// Prepared catalogs shared by the targets whose catalogs and settings
+    /// are the same.
     pub prepared: PreparedCache,
 }
 
@@ -60,28 +61,71 @@ pub struct Ready {
 }
 
 /// Prepared catalogs by the target settings they depend on (content
-/// cache, tmpdir), so that a fixed catalog is ordered, read and written
-/// out once per run rather than once per target.
+/// cache, tmpdir) and, for compiled catalogs, by what the catalog holds:
+/// a catalog is ordered, read and written out once per run for all the
+/// targets it is the same for (a fixed catalog: all of them; a manifest:
+/// those whose facts do not change what it declares), rather than once per
+/// target. Its identity (certname, version, uuid) stays each target's own.
 #[derive(Debug, Clone, Default)]
 pub struct PreparedCache(Arc<std::sync::Mutex<Vec<PreparedEntry>>>);
 
-type PreparedEntry = ((Option<String>, Option<String>), Arc<Ready>);
+struct PreparedEntry {
+    settings: (Option<String>, Option<String>),
+    /// The compiled catalog it was prepared from (none for a fixed one).
+    compiled: Option<ApplyCatalog>,
+    ready: Arc<Ready>,
+}
+
+impl std::fmt::Debug for PreparedEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedEntry")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many different prepared catalogs a run keeps: past it, targets
+/// whose catalogs all differ are prepared each on their own.
+const PREPARED_MAX: usize = 8;
+
+/// Whether two compiled catalogs declare the same thing, whatever node
+/// they were compiled for.
+fn same_content(a: &ApplyCatalog, b: &ApplyCatalog) -> bool {
+    a.environment == b.environment && a.contains == b.contains && a.resources == b.resources
+}
 
 impl PreparedCache {
+    /// The prepared catalog for these settings and (for a compiled
+    /// catalog) this content, made by `make` when there is none yet.
     fn get_or_make(
         &self,
         options: &ApplyOptions,
+        compiled: Option<&ApplyCatalog>,
         make: impl FnOnce() -> Result<Arc<Ready>, ApplyError>,
     ) -> Result<Arc<Ready>, ApplyError> {
-        let key = (options.content_cache.clone(), options.tmpdir.clone());
+        let settings = (options.content_cache.clone(), options.tmpdir.clone());
         let Ok(mut entries) = self.0.lock() else {
             return make();
         };
-        if let Some((_, ready)) = entries.iter().find(|(k, _)| *k == key) {
-            return Ok(Arc::clone(ready));
+        let found = entries.iter().find(|e| {
+            e.settings == settings
+                && match (&e.compiled, compiled) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => same_content(a, b),
+                    _ => false,
+                }
+        });
+        if let Some(e) = found {
+            return Ok(Arc::clone(&e.ready));
         }
         let ready = make()?;
-        entries.push((key, Arc::clone(&ready)));
+        if entries.len() < PREPARED_MAX {
+            entries.push(PreparedEntry {
+                settings,
+                compiled: compiled.cloned(),
+                ready: Arc::clone(&ready),
+            });
+        }
         Ok(ready)
     }
 }
@@ -252,12 +296,14 @@ pub async fn run(
             Arc::new(Ready { prepared, program })
         })
     };
+    // A compiled catalog keeps its own identity for the report.
+    let mut own_catalog = None;
     let ready = match &job.source {
         // One catalog for every target: prepared once per set of target
         // settings it depends on, and shared.
         CatalogSource::Fixed(c) => job
             .prepared
-            .get_or_make(&options, || prepare((**c).clone(), options.clone())),
+            .get_or_make(&options, None, || prepare((**c).clone(), options.clone())),
         CatalogSource::Compile {
             manifest,
             modulepath,
@@ -290,7 +336,14 @@ pub async fn run(
             .await
             .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
             match compiled {
-                Ok(c) => prepare(ApplyCatalog::from_compiled(&c), options),
+                Ok(c) => {
+                    let catalog = ApplyCatalog::from_compiled(&c);
+                    let ready = job.prepared.get_or_make(&options, Some(&catalog), || {
+                        prepare(catalog.clone(), options.clone())
+                    });
+                    own_catalog = Some(catalog);
+                    ready
+                }
                 Err(e) => return Ok(failed("ferry/apply-compile", e.to_string())),
             }
         }
@@ -377,7 +430,7 @@ pub async fn run(
     let only_lines: Vec<Line> = lines.into_iter().map(|(_, l)| l).collect();
     let info = RunInfo {
         host: &target.name,
-        catalog: &prepared.catalog,
+        catalog: own_catalog.as_ref().unwrap_or(&prepared.catalog),
         transaction_uuid: &prepared
             .options
             .transaction_uuid
@@ -570,4 +623,87 @@ fn uuid(token: &str) -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(name: &str, message: &str) -> ApplyCatalog {
+        let text = serde_json::json!({
+            "name": name, "version": name, "environment": "production",
+            "resources": [{"type": "Notify", "title": "hello", "tags": ["notify"],
+                           "exported": false, "parameters": {"message": message}}],
+            "edges": [], "classes": []
+        });
+        ApplyCatalog::from_json(&text.to_string(), "test.json").unwrap()
+    }
+
+    fn ready(c: &ApplyCatalog) -> Result<Arc<Ready>, ApplyError> {
+        struct NoSources;
+        impl Sources for NoSources {
+            fn read(&self, uri: &str) -> Result<Vec<u8>, SourceError> {
+                Err(SourceError::NotFound(uri.into()))
+            }
+            fn tree(&self, _: &str) -> Result<Option<Vec<(String, bool)>>, SourceError> {
+                Ok(None)
+            }
+            fn environment(&self) -> &str {
+                "production"
+            }
+        }
+        let prepared = Prepared::new(c.clone(), ApplyOptions::default(), &NoSources)?;
+        let program = prepared.program();
+        Ok(Arc::new(Ready { prepared, program }))
+    }
+
+    #[test]
+    fn targets_whose_catalogs_declare_the_same_share_one_prepared_catalog() {
+        let cache = PreparedCache::default();
+        let options = ApplyOptions::default();
+        let (a, b) = (catalog("node1", "hi"), catalog("node2", "hi"));
+        let first = cache.get_or_make(&options, Some(&a), || ready(&a)).unwrap();
+        let second = cache
+            .get_or_make(&options, Some(&b), || panic!("not made again"))
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+    }
+
+    #[test]
+    fn a_catalog_that_differs_or_other_settings_get_their_own() {
+        let cache = PreparedCache::default();
+        let options = ApplyOptions::default();
+        let (a, b) = (catalog("node1", "hi"), catalog("node2", "bye"));
+        let first = cache.get_or_make(&options, Some(&a), || ready(&a)).unwrap();
+        let other = cache.get_or_make(&options, Some(&b), || ready(&b)).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(other.prepared.catalog.name, "node2");
+        // Another tmpdir, or a fixed catalog, is never served a compiled one.
+        let elsewhere = ApplyOptions {
+            tmpdir: Some("/var/tmp".into()),
+            ..ApplyOptions::default()
+        };
+        let moved = cache
+            .get_or_make(&elsewhere, Some(&a), || ready(&a))
+            .unwrap();
+        assert!(!Arc::ptr_eq(&first, &moved));
+        let fixed = cache.get_or_make(&options, None, || ready(&a)).unwrap();
+        assert!(!Arc::ptr_eq(&first, &fixed));
+    }
+
+    #[test]
+    fn a_catalog_that_cannot_be_prepared_is_not_kept() {
+        let cache = PreparedCache::default();
+        let options = ApplyOptions::default();
+        let a = catalog("node1", "hi");
+        let failed = cache.get_or_make(&options, Some(&a), || {
+            Err(ApplyError::from(crate::apply::graph::GraphError::Cycle {
+                count: 1,
+                cycles: "x".into(),
+            }))
+        });
+        assert!(failed.is_err());
+        let made = cache.get_or_make(&options, Some(&a), || ready(&a));
+        assert!(made.is_ok());
+    }
 }
