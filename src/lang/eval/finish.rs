@@ -441,20 +441,19 @@ impl<'l> Evaluator<'l> {
     }
 
     /// The result of a finished compilation (after [`Evaluator::run`]).
-    pub fn into_output(self) -> Output {
-        let resources = self
-            .resources
-            .iter()
+    pub fn into_output(mut self) -> Output {
+        let resources = std::mem::take(&mut self.resources)
+            .into_iter()
             .map(|r| OutputResource {
                 namevar: self.namevar(&r.type_name),
-                type_name: r.type_name.clone(),
-                title: r.title.clone(),
-                params: r.params.clone(),
-                loc: r.loc.clone(),
+                type_name: r.type_name,
+                title: r.title,
+                params: r.params,
+                loc: r.loc,
                 kind: r.kind,
                 virtual_: r.virtual_,
                 exported: r.exported,
-                tags: r.tags.clone(),
+                tags: r.tags,
             })
             .collect();
         Output {

@@ -301,7 +301,14 @@ impl<'l> Evaluator<'l> {
                 )
                 .into());
             }
-            for title in ts {
+            let last = ts.len() - 1;
+            for (i, title) in ts.into_iter().enumerate() {
+                // The last title takes the parameters; the others a copy.
+                let params = if i == last {
+                    std::mem::take(&mut params)
+                } else {
+                    params.clone()
+                };
                 let container = if lower == "stage" {
                     None
                 } else {
@@ -310,7 +317,7 @@ impl<'l> Evaluator<'l> {
                 let idx = self.create_resource(
                     &cap,
                     &title,
-                    params.clone(),
+                    params,
                     Some(loc.clone()),
                     kind,
                     virt,
