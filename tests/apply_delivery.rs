@@ -166,7 +166,7 @@ fn large_contents_come_from_the_checked_cache_and_a_damaged_entry_is_sent_again(
     // Nothing of the run is left in /tmp: no temporary file, no lock.
     let left = sshd
         .sandbox()
-        .sh("ls -a /tmp | grep -e ferrytmp -e ferry-apply.lock || true");
+        .sh("ls -a /tmp | grep -e ferrytmp -e ferry-apply-0.lock || true");
     assert_eq!(left.trim(), "", "left behind in /tmp");
 }
 
@@ -178,7 +178,7 @@ fn a_second_apply_while_one_runs_is_refused_and_a_stale_lock_is_taken_over() {
     let slow = "exec { 'hold': command => '/bin/sleep 4' }";
     let first = std::thread::scope(|scope| {
         let first = scope.spawn(|| apply(&s, &inv, slow));
-        wait_for(&sshd, "/tmp/ferry-apply.lock/pid");
+        wait_for(&sshd, "/tmp/ferry-apply-0.lock/pid");
         let second = apply(&s, &inv, "notify { 'second': }");
         assert_eq!(second.code, 2, "{}", second.all_text());
         let text = second.all_text();
@@ -190,14 +190,14 @@ fn a_second_apply_while_one_runs_is_refused_and_a_stale_lock_is_taken_over() {
     });
     assert_eq!(first.code, 0, "{}", first.all_text());
     assert_eq!(report(&first)["status"], "changed");
-    assert!(!sshd.sandbox().exists("/tmp/ferry-apply.lock"));
+    assert!(!sshd.sandbox().exists("/tmp/ferry-apply-0.lock"));
 
     // A lock whose process is gone is stale: the next apply takes it.
     sshd.sandbox()
-        .sh("mkdir /tmp/ferry-apply.lock && echo 999999 > /tmp/ferry-apply.lock/pid");
+        .sh("mkdir /tmp/ferry-apply-0.lock && echo 999999 > /tmp/ferry-apply-0.lock/pid");
     let after = apply(&s, &inv, "notify { 'after': }");
     assert_eq!(after.code, 0, "{}", after.all_text());
-    assert!(!sshd.sandbox().exists("/tmp/ferry-apply.lock"));
+    assert!(!sshd.sandbox().exists("/tmp/ferry-apply-0.lock"));
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn a_connection_that_drops_during_the_apply_fails_the_target() {
         "exec { 'hold': command => '/bin/sleep 3' } -> file { '/tmp/ferry-after': content => 'x' }";
     let run = std::thread::scope(|scope| {
         let run = scope.spawn(|| apply(&s, &inv, code));
-        wait_for(&sshd, "/tmp/ferry-apply.lock/pid");
+        wait_for(&sshd, "/tmp/ferry-apply-0.lock/pid");
         // Every connection's processes, not the listener.
         sshd.sandbox().sh("pkill -KILL -f '^sshd: root' || true");
         run.join().unwrap()
@@ -349,4 +349,37 @@ fn targets_get_their_own_catalog_and_identity_when_one_program_serves_several() 
         sshd.sandbox().read_to_string("/tmp/ferry-shared").unwrap(),
         format!("{}\n", before.unwrap_or_default())
     );
+}
+
+#[test]
+fn a_lock_another_user_made_in_the_shared_tmp_is_never_trusted() {
+    let sshd = Sshd::builder().sandboxed().start();
+    let s = Scratch::new();
+    let uid = sshd.sandbox().sh(&format!("id -u {NOPW_USER}"));
+    let uid = uid.trim();
+    // Someone else (here root) made the lock named for the login user,
+    // holding a live process's id: the user's apply is refused, clearly.
+    sshd.sandbox().sh(&format!(
+        "mkdir /tmp/ferry-apply-{uid}.lock && echo 1 > /tmp/ferry-apply-{uid}.lock/pid"
+    ));
+    let inv = inventory(&s, &sshd, NOPW_USER, "");
+    let refused = apply(&s, &inv, "file { '/tmp/ferry-lock-user': content => 'x' }");
+    assert_eq!(refused.code, 2, "{}", refused.all_text());
+    let text = refused.all_text();
+    assert!(
+        text.contains(&format!(
+            "the apply lock /tmp/ferry-apply-{uid}.lock belongs to user id 0, not to the user the apply runs as (user id {uid})"
+        )),
+        "{text}"
+    );
+    assert!(!sshd.sandbox().exists("/tmp/ferry-lock-user"));
+    // A local user made root's lock: root removes it and applies.
+    sshd.sandbox().sh(&format!(
+        "su -s /bin/sh -c 'mkdir /tmp/ferry-apply-0.lock && echo 1 > /tmp/ferry-apply-0.lock/pid' {NOPW_USER}"
+    ));
+    let inv = inventory(&s, &sshd, "root", "");
+    let taken = apply(&s, &inv, "file { '/tmp/ferry-lock-root': content => 'x' }");
+    assert_eq!(taken.code, 0, "{}", taken.all_text());
+    assert!(sshd.sandbox().exists("/tmp/ferry-lock-root"));
+    assert!(!sshd.sandbox().exists("/tmp/ferry-apply-0.lock"));
 }

@@ -47,9 +47,17 @@ pub enum Line {
     /// Nothing was applied: these contents (by sha256) are not in the
     /// target's cache directory `cache` (as the target names it) intact.
     Need { cache: String, shas: Vec<String> },
-    /// Nothing was applied: another apply holds the target's lock (its
-    /// process id, when it wrote one).
-    Busy { pid: Option<u32> },
+    /// Nothing was applied: another apply holds the target's lock for the
+    /// user `uid` (its process id, when it wrote one).
+    Busy { pid: Option<u32>, uid: String },
+    /// Nothing was applied: the lock for the user `uid` is a directory
+    /// that user does not own (`owner`, a uid, or `-` when unknown).
+    Foreign { uid: String, owner: String },
+}
+
+/// Whether `s` is a numeric user id, as `id -u` prints it.
+fn is_uid(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A line with this run's token that is not one the program writes.
@@ -69,9 +77,16 @@ pub fn parse(token: &str, line: &str) -> Option<Result<Line, ProtocolError>> {
         let rest: Vec<&str> = fields.collect();
         return Some(match (what, rest.as_slice()) {
             ("end", []) => Ok(Line::End),
-            ("busy", [pid]) => Ok(Line::Busy {
+            ("busy", [pid, uid]) if is_uid(uid) => Ok(Line::Busy {
                 pid: pid.parse().ok(),
+                uid: uid.to_string(),
             }),
+            ("foreign", [uid, owner]) if is_uid(uid) && (*owner == "-" || is_uid(owner)) => {
+                Ok(Line::Foreign {
+                    uid: uid.to_string(),
+                    owner: owner.to_string(),
+                })
+            }
             ("need", [cache, shas @ ..])
                 if !shas.is_empty()
                     && shas
@@ -187,12 +202,37 @@ mod tests {
         assert!(matches!(parse(t, "tok\t-\tneed\t/c\t../x"), Some(Err(_))));
         assert!(matches!(parse(t, "tok\t-\tneed\t/c"), Some(Err(_))));
         assert_eq!(
-            parse(t, "tok\t-\tbusy\t42"),
-            Some(Ok(Line::Busy { pid: Some(42) }))
+            parse(t, "tok\t-\tbusy\t42\t0"),
+            Some(Ok(Line::Busy {
+                pid: Some(42),
+                uid: "0".into()
+            }))
         );
         assert_eq!(
-            parse(t, "tok\t-\tbusy\t-"),
-            Some(Ok(Line::Busy { pid: None }))
+            parse(t, "tok\t-\tbusy\t-\t1000"),
+            Some(Ok(Line::Busy {
+                pid: None,
+                uid: "1000".into()
+            }))
+        );
+        assert_eq!(
+            parse(t, "tok\t-\tforeign\t1000\t1001"),
+            Some(Ok(Line::Foreign {
+                uid: "1000".into(),
+                owner: "1001".into()
+            }))
+        );
+        assert!(matches!(
+            parse(t, "tok\t-\tforeign\t1000\t../x"),
+            Some(Err(_))
+        ));
+        assert!(matches!(parse(t, "tok\t-\tbusy\t42"), Some(Err(_))));
+        assert_eq!(
+            parse(t, "tok\t-\tforeign\t0\t-"),
+            Some(Ok(Line::Foreign {
+                uid: "0".into(),
+                owner: "-".into()
+            }))
         );
         assert!(matches!(parse(t, "tok\t-\tend\textra"), Some(Err(_))));
     }

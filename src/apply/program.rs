@@ -20,10 +20,11 @@
 //! The whole program is one brace group, so the shell parses all of it
 //! before it runs any of it: a connection that drops while the program is
 //! sent runs nothing, never the first half of a command. Before any step
-//! the program takes the target's apply lock (a directory in the target's
-//! `tmpdir`, [`lock_path`], that
-//! holds the owner's pid): while another apply holds it, it reports
-//! `TOKEN - busy PID` and changes nothing. Large file contents are not in
+//! the program takes the target's apply lock for its user (a directory in
+//! the target's `tmpdir`, [`lock_path`], that holds the owner's pid): while
+//! another apply holds it, it reports `TOKEN - busy PID UID` and changes
+//! nothing; a lock of that name another user made (a shared `/tmp`) is
+//! never trusted: `TOKEN - foreign UID OWNER` (root takes it over). Large file contents are not in
 //! the program but in the target's content-addressed cache (the one task
 //! files use), checked by sha256 before use; when a content some file
 //! still needs is not there intact, the program reports `TOKEN - need
@@ -64,11 +65,14 @@ pub struct CacheUse {
 /// prefetched checksum is its own, if any.
 pub type Holders = Vec<(String, Option<usize>)>;
 
-/// The path of the target's apply lock: `ferry-apply.lock` in the
-/// target's `tmpdir` (`/tmp` unless the inventory says otherwise).
-pub fn lock_path(tmpdir: Option<&str>) -> String {
+/// The path of the target's apply lock for the user `uid` (the user the
+/// program runs as): `ferry-apply-UID.lock` in the target's `tmpdir`
+/// (`/tmp` unless the inventory says otherwise). A lock there that this
+/// user does not own was not made by ferry for it: a user other than root
+/// refuses to apply, root removes it and takes the lock.
+pub fn lock_path(tmpdir: Option<&str>, uid: &str) -> String {
     format!(
-        "{}/ferry-apply.lock",
+        "{}/ferry-apply-{uid}.lock",
         tmpdir.unwrap_or("/tmp").trim_end_matches('/')
     )
 }
@@ -227,15 +231,22 @@ case $_l in *\"  $2\") _pl=${_pl#\"$_l\"}; _pl=${_pl#\"$_NL\"}; eval \"_H$1=\\${
 /// owner is gone (or that never got a pid within a minute) is stale and
 /// taken over; the lock is released when the program exits, however it
 /// exits.
-fn lock(path: &str) -> String {
+fn lock(dir: &str) -> String {
     format!(
-        "_L={lock}
+        "_u=$(id -u)
+_L={dir}/ferry-apply-$_u.lock
 _lk() {{ mkdir -m 755 \"$_L\" 2>/dev/null && echo $$ >\"$_L/pid\"; }}
 if ! _lk; then
+if [ -z \"$(find \"$_L\" -prune -type d -user \"$_u\" 2>/dev/null)\" ]; then
+_lo=$(ls -ldn \"$_L\" 2>/dev/null | awk '{{print $3}}')
+if [ \"$_u\" != 0 ]; then _e - foreign \"$_u\" \"${{_lo:--}}\"; exit 0; fi
+rm -rf -- \"$_L\"; _lk || {{ _e - busy - \"$_u\"; exit 0; }}
+else
 _lp=$(cat \"$_L/pid\" 2>/dev/null) || _lp=
-if [ -n \"$_lp\" ] && {{ [ -d \"/proc/$_lp\" ] || kill -0 \"$_lp\" 2>/dev/null; }}; then _e - busy \"$_lp\"; exit 0; fi
-if [ -z \"$_lp\" ] && [ -z \"$(find \"$_L\" -prune -mmin +1 2>/dev/null)\" ]; then _e - busy -; exit 0; fi
-rm -rf -- \"$_L\"; _lk || {{ _e - busy -; exit 0; }}
+if [ -n \"$_lp\" ] && {{ [ -d \"/proc/$_lp\" ] || kill -0 \"$_lp\" 2>/dev/null; }}; then _e - busy \"$_lp\" \"$_u\"; exit 0; fi
+if [ -z \"$_lp\" ] && [ -z \"$(find \"$_L\" -prune -mmin +1 2>/dev/null)\" ]; then _e - busy - \"$_u\"; exit 0; fi
+rm -rf -- \"$_L\"; _lk || {{ _e - busy - \"$_u\"; exit 0; }}
+fi
 fi
 _ul() {{ [ \"$(cat \"$_L/pid\" 2>/dev/null)\" != $$ ] || rm -rf -- \"$_L\"; }}
 trap _ul EXIT
@@ -243,7 +254,7 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 ",
-        lock = q(path)
+        dir = q(dir.trim_end_matches('/'))
     )
 }
 
@@ -305,7 +316,7 @@ impl Program {
 /// Writes the program for `steps`.
 pub fn build(steps: &[Planned<'_>], opts: &ProgramOptions) -> Program {
     let mut s = preamble().to_string();
-    s.push_str(&lock(&lock_path(opts.tmpdir.as_deref())));
+    s.push_str(&lock(opts.tmpdir.as_deref().unwrap_or("/tmp")));
     // The checksums read up front serve the cache check too.
     s.push_str(&prefetch(&opts.prefetch));
     if let Some(cache) = opts.cache.as_ref().filter(|c| !c.contents.is_empty()) {

@@ -270,7 +270,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                     .push((rel.clone(), Vec::new()));
                 continue;
             }
-            Line::End | Line::Need { .. } | Line::Busy { .. } => continue,
+            Line::End | Line::Need { .. } | Line::Busy { .. } | Line::Foreign { .. } => continue,
         };
         match generated.get_mut(&step).and_then(|g| g.last_mut()) {
             Some((_, mine)) => mine.push(l),
@@ -607,6 +607,7 @@ pub fn build(info: &RunInfo<'_>, steps: &[StepInput<'_>], lines: &[Line]) -> Rep
                 | Line::End
                 | Line::Need { .. }
                 | Line::Busy { .. }
+                | Line::Foreign { .. }
                 | Line::Gen { .. } => {}
             }
         }

@@ -383,18 +383,35 @@ pub async fn run(
             ));
         }
     }
-    if let Some(pid) = run.lines.iter().find_map(|(_, l)| match l {
-        Line::Busy { pid } => Some(*pid),
-        _ => None,
-    }) {
-        let holder = pid.map(|p| format!(" (process {p})")).unwrap_or_default();
-        return Ok(failed(
-            "ferry/apply-busy",
-            format!(
-                "another apply is running on this target{holder}: refused (its lock is {})",
-                crate::apply::program::lock_path(prepared.options.tmpdir.as_deref())
-            ),
-        ));
+    let lock =
+        |uid: &str| crate::apply::program::lock_path(prepared.options.tmpdir.as_deref(), uid);
+    for (_, line) in &run.lines {
+        match line {
+            Line::Busy { pid, uid } => {
+                let holder = pid.map(|p| format!(" (process {p})")).unwrap_or_default();
+                return Ok(failed(
+                    "ferry/apply-busy",
+                    format!(
+                        "another apply is running on this target{holder}: refused (its lock is {})",
+                        lock(uid)
+                    ),
+                ));
+            }
+            Line::Foreign { uid, owner } => {
+                let owner = match owner.as_str() {
+                    "-" => "another user".to_string(),
+                    o => format!("user id {o}"),
+                };
+                return Ok(failed(
+                    "ferry/apply-lock",
+                    format!(
+                        "the apply lock {} belongs to {owner}, not to the user the apply runs as (user id {uid}): ferry did not make it and will not trust it; refused (remove it, or set a tmpdir only that user can write)",
+                        lock(uid)
+                    ),
+                ));
+            }
+            _ => {}
+        }
     }
     let Execution {
         lines,
