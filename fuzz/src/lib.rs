@@ -143,9 +143,9 @@ pub fn inventory(data: &[u8]) {
     }
 }
 
-/// A YAML plan file: loaded (with positions), then its parameters checked
-/// with their defaults and the `return` value resolved, as `ferry plan run`
-/// does before any step runs.
+/// A YAML plan file: loaded (with positions, its embedded Puppet code
+/// parsed), then its parameters checked with their defaults and every
+/// value of its steps and its `return` computed with them.
 pub fn plan(data: &[u8]) {
     let path = scratch_file("plan.yaml", data);
     let Ok(plan) = ferry::plan::load(&path, "fuzz::plan") else {
@@ -154,23 +154,22 @@ pub fn plan(data: &[u8]) {
     let Ok(vars) = ferry::plan::run::check_params(&plan, Map::new()) else {
         return;
     };
+    let vars: ferry::plan::expr::Vars = vars
+        .into_iter()
+        .map(|(k, v)| (k, ferry::plan::Val::Data(v)))
+        .collect();
     if let Some(ret) = &plan.returns {
-        let _ = ferry::plan::run::resolve(ret, &vars);
+        let _ = ret.eval(&vars);
     }
     for step in &plan.steps {
-        use ferry::plan::StepKind;
-        let values: Vec<&Value> = match &step.kind {
-            StepKind::Task { parameters, .. } => vec![parameters],
-            StepKind::Command { command } => vec![command],
-            StepKind::Script { script, arguments } => vec![script, arguments],
-            StepKind::Upload {
-                source,
-                destination,
-            } => vec![source, destination],
-            StepKind::Message { message } => vec![message],
+        let inner = match &step.kind {
+            ferry::plan::StepKind::Parallel { steps } => steps.iter().collect(),
+            _ => vec![step],
         };
-        for v in values.into_iter().chain(step.targets.as_ref()) {
-            let _ = ferry::plan::run::resolve(v, &vars);
+        for s in inner {
+            for e in s.exprs() {
+                let _ = e.eval(&vars);
+            }
         }
     }
 }

@@ -174,6 +174,16 @@ pub enum PlanAction {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// List plans, or show one plan's description and parameters.
+    Show {
+        /// The plan to show (module::plan); without it, every plan that is not private.
+        name: Option<String>,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        /// human (readable text) or json (Bolt's shape).
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -403,6 +413,14 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                     run,
                 },
         } => plans::run(&name, &params, &modules, &run).await,
+        Top::Plan {
+            action:
+                PlanAction::Show {
+                    name,
+                    modules,
+                    format,
+                },
+        } => plans::show(name.as_deref(), &modules, format),
         Top::Catalog {
             action:
                 CatalogAction::Compile {

@@ -1,8 +1,15 @@
-//! `ferry plan run`: load the plan, check its parameters before anything
-//! connects, run its steps with the chosen printer, print its result.
+//! `ferry plan run` and `ferry plan show`, printed as Bolt prints them.
+//!
+//! `plan run`: the plan is read and its parameters checked before anything
+//! connects. With `--format human`, Bolt's "Starting:"/"Finished:" lines
+//! for the plan and each step, messages on stdout, then the plan's result
+//! (results as blocks with a summary, other values as JSON). With
+//! `--format json`, only the plan's value on stdout — the return value
+//! alone, or the error that ended the plan (`{kind, msg, details}`), also
+//! for a plan that cannot be read — and messages on stderr.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,11 +20,101 @@ use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
-use ferry::plan::run::{Context, check_params};
-use ferry::run::events::{Discard, Sink};
-use ferry::run::{self, RunOptions};
+use ferry::plan::run::{Context, Reporter, check_params};
+use ferry::plan::{Failure, Located, Plan, PlanError, Val};
+use ferry::run::events::{Discard, Event, Sink};
+use ferry::run::{self, RunOptions, Summary};
 use ferry::task::params::parse_assignments;
 use ferry::transport::Overrides;
+
+fn modulepath(modules: &ModuleArgs) -> Vec<PathBuf> {
+    modules
+        .modulepath
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Bolt's duration text: `0.52 sec`, `3 min, 2 sec`, `1 hr, 0 min, 5 sec`.
+fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    let (hrs, mins) = ((secs / 3600.0).floor(), ((secs % 3600.0) / 60.0).floor());
+    if hrs > 0.0 {
+        format!("{hrs} hr, {mins} min, {} sec", (secs % 60.0).round())
+    } else if mins > 0.0 {
+        format!("{mins} min, {} sec", (secs % 60.0).round())
+    } else {
+        format!("{} sec", (secs * 100.0).round() / 100.0)
+    }
+}
+
+/// The human output's plan and step lines, and messages, on stdout.
+struct HumanReport;
+
+impl HumanReport {
+    fn line(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+impl Reporter for HumanReport {
+    fn plan_started(&self, plan: &str) {
+        self.line(&format!("Starting: plan {plan}"));
+    }
+    fn plan_finished(&self, plan: &str, elapsed: Duration) {
+        self.line(&format!("Finished: plan {plan} in {}", duration(elapsed)));
+    }
+    fn step_started(&self, description: &str, targets: &[String]) {
+        let on = if targets.len() > 5 {
+            format!("{} targets", targets.len())
+        } else {
+            targets.join(", ")
+        };
+        self.line(&format!("Starting: {description} on {on}"));
+    }
+    fn step_finished(&self, description: &str, failures: usize, elapsed: Duration) {
+        let plural = if failures == 1 { "" } else { "s" };
+        let secs = (elapsed.as_secs_f64() * 100.0).round() / 100.0;
+        self.line(&format!(
+            "Finished: {description} with {failures} failure{plural} in {secs} sec"
+        ));
+    }
+    fn message(&self, text: &str) {
+        self.line(text);
+    }
+    fn verbose(&self, text: &str) {
+        tracing::info!("{text}");
+    }
+}
+
+/// JSON output: only messages, on stderr (stdout holds the value alone).
+struct JsonReport;
+
+impl Reporter for JsonReport {
+    fn plan_started(&self, _: &str) {}
+    fn plan_finished(&self, _: &str, _: Duration) {}
+    fn step_started(&self, _: &str, _: &[String]) {}
+    fn step_finished(&self, _: &str, _: usize, _: Duration) {}
+    fn message(&self, text: &str) {
+        eprintln!("{text}");
+    }
+    fn verbose(&self, text: &str) {
+        tracing::info!("{text}");
+    }
+}
+
+/// A plan that cannot start: as JSON on stdout (exit 1) in JSON mode,
+/// otherwise returned as the command's error.
+fn refused(format: Format, e: PlanError) -> Result<ExitCode> {
+    if format == Format::Json {
+        println!("{}", e.to_failure().to_json());
+        return Ok(ExitCode::from(1));
+    }
+    Err(e.into())
+}
 
 pub async fn run(
     name: &str,
@@ -25,20 +122,23 @@ pub async fn run(
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    let modulepath: Vec<PathBuf> = modules
-        .modulepath
-        .split(':')
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .collect();
+    let modulepath = modulepath(modules);
     super::commands::check_output_flags(args)?;
-    let path = ferry::plan::find(name, &modulepath)?;
-    let plan = ferry::plan::load(&path, name)?;
-    let mut given = parse_assignments(words)?;
-    if let Some(spec) = &args.select.targets {
-        given.insert("targets".into(), serde_json::Value::String(spec.clone()));
-    }
-    let params = check_params(&plan, given)?;
+    let format = args.format;
+    let loaded = (|| -> Result<(Plan, serde_json::Map<String, serde_json::Value>), PlanError> {
+        let path = ferry::plan::find(name, &modulepath)?;
+        let plan = ferry::plan::load(&path, name)?;
+        let mut given = parse_assignments(words).map_err(|e| PlanError::Param(e.to_string()))?;
+        if let Some(spec) = &args.select.targets {
+            given.insert("targets".into(), serde_json::Value::String(spec.clone()));
+        }
+        let params = check_params(&plan, given)?;
+        Ok((plan, params))
+    })();
+    let (plan, params) = match loaded {
+        Ok(p) => p,
+        Err(e) => return refused(format, e),
+    };
     let inventory = load_inventory(args.select.inventory.as_deref())?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
@@ -50,60 +150,175 @@ pub async fn run(
             identities: ferry::transport::Identities::UserDefaults,
         },
     };
-    let format = args.format;
     let stream = args.stream;
     let sink = move || -> Arc<dyn Sink> {
-        match format {
-            Format::Human => Arc::new(HumanPrinter::new(Box::new(std::io::stdout()), stream)),
-            Format::Json => Arc::new(Discard),
+        if format == Format::Human && stream {
+            Arc::new(HumanPrinter::new(Box::new(std::io::stdout()), true))
+        } else {
+            Arc::new(Discard)
         }
     };
-    let message = move |m: &str| {
-        if format == Format::Human {
-            println!("{m}");
-        }
+    let report: &dyn Reporter = match format {
+        Format::Human => &HumanReport,
+        Format::Json => &JsonReport,
     };
     let ctx = Context {
         inventory: &inventory,
         modulepath,
         options,
         sink: &sink,
-        message: &message,
+        report,
+        downloads: PathBuf::from("downloads"),
     };
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let outcome = ferry::plan::run::run(&plan, &dir, params, &ctx).await;
-    let mut out = std::io::stdout().lock();
+    let outcome = ferry::plan::run::run(&plan, params, &ctx).await;
     match format {
         Format::Json => {
-            let steps: serde_json::Map<String, serde_json::Value> = outcome
-                .steps
-                .iter()
-                .map(|(n, s)| (n.clone(), s.to_json()))
-                .collect();
-            let doc = serde_json::json!({
-                "plan": plan.name,
-                "status": if outcome.ok { "success" } else { "failure" },
-                "steps": steps,
-                "value": outcome.value,
-            });
+            let doc = match &outcome {
+                Ok(v) => v.to_json(),
+                Err(f) => f.to_json(),
+            };
+            let mut out = std::io::stdout().lock();
             writeln!(out, "{}", serde_json::to_string(&doc)?)?;
         }
-        Format::Human => {
-            let verdict = if outcome.ok { "Finished" } else { "Failed" };
-            writeln!(
-                out,
-                "{verdict}: plan {} ({} step(s))",
-                plan.name,
-                outcome.steps.len()
-            )?;
-            if !outcome.value.is_null() {
-                writeln!(out, "{}", serde_json::to_string_pretty(&outcome.value)?)?;
-            }
-        }
+        Format::Human => print_human(&outcome)?,
     }
-    Ok(if outcome.ok {
+    Ok(if outcome.is_ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
+}
+
+/// Results as the human printer shows a run: a block each, then the summary.
+fn print_results(results: &[ferry::run::TargetResult]) {
+    let printer = HumanPrinter::new(Box::new(std::io::stdout()), false);
+    for r in results {
+        printer.event(&Event::TargetFinished(r));
+    }
+    printer.event(&Event::RunFinished(&Summary {
+        results: results.to_vec(),
+        elapsed: Duration::ZERO,
+    }));
+}
+
+/// The plan's result as Bolt's human output prints it.
+fn print_human(outcome: &Result<Val, Failure>) -> Result<()> {
+    match outcome {
+        Ok(Val::Data(serde_json::Value::Null)) => {
+            println!("Plan completed successfully with no result");
+        }
+        Ok(Val::ResultSet(rs)) => print_results(rs),
+        Ok(Val::Result(r)) => print_results(std::slice::from_ref(r.as_ref())),
+        Ok(other) => println!("{}", serde_json::to_string_pretty(&other.to_json())?),
+        Err(Failure {
+            result_set: Some(rs),
+            ..
+        }) => print_results(rs),
+        Err(f) => {
+            let mut text = f.msg.clone();
+            if let Some(file) = f.details.get("file").and_then(|v| v.as_str()) {
+                text.push_str(&format!("\n  (file: {file}"));
+                for key in ["line", "column"] {
+                    if let Some(n) = f.details.get(key) {
+                        text.push_str(&format!(", {key}: {n}"));
+                    }
+                }
+                text.push(')');
+            }
+            println!("{text}");
+        }
+    }
+    Ok(())
+}
+
+/// `ferry plan show [NAME]`: one plan's description and parameters, or
+/// every plan that is not private.
+pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<ExitCode> {
+    let modulepath = modulepath(modules);
+    let mut out = std::io::stdout().lock();
+    let Some(name) = name else {
+        let mut plans = Vec::new();
+        for (name, located) in ferry::plan::load::list(&modulepath) {
+            let description = match &located {
+                Located::Yaml(path) => match ferry::plan::load(path, &name) {
+                    Ok(p) if p.private => continue,
+                    Ok(p) => p.description,
+                    Err(_) => None,
+                },
+                Located::Puppet(_) => None,
+            };
+            plans.push((name, description));
+        }
+        match format {
+            Format::Json => {
+                let doc = serde_json::json!({
+                    "plans": plans.iter().map(|(n, d)| serde_json::json!([n, d])).collect::<Vec<_>>(),
+                    "modulepath": modulepath,
+                });
+                writeln!(out, "{doc}")?;
+            }
+            Format::Human => {
+                writeln!(out, "Plans")?;
+                if plans.is_empty() {
+                    writeln!(out, "  No available plans")?;
+                }
+                let width = plans.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+                for (n, d) in &plans {
+                    let d = d.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                    writeln!(out, "  {n:width$}   {d}")?;
+                }
+                writeln!(out, "\nModulepath")?;
+                let shown: Vec<String> =
+                    modulepath.iter().map(|p| p.display().to_string()).collect();
+                writeln!(out, "  {}", shown.join(":"))?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let path = ferry::plan::find(name, &modulepath)?;
+    let plan = ferry::plan::load(&path, name)?;
+    // <module>/plans/[sub/]name.yaml → <module>
+    let module_dir = path
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "plans"))
+        .and_then(|p| p.parent())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    match format {
+        Format::Json => writeln!(out, "{}", plan.info(&module_dir))?,
+        Format::Human => {
+            writeln!(out, "{}", plan.name)?;
+            let desc = plan
+                .description
+                .as_deref()
+                .unwrap_or("No description available.");
+            for l in desc.trim().lines() {
+                writeln!(out, "  {l}")?;
+            }
+            let mut usage = format!("ferry plan run {}", plan.name);
+            for (n, p) in &plan.parameters {
+                if p.default.is_some() {
+                    usage.push_str(&format!(" [{n}=<value>]"));
+                } else {
+                    usage.push_str(&format!(" {n}=<value>"));
+                }
+            }
+            writeln!(out, "\nUsage\n  {usage}\n")?;
+            if !plan.parameters.is_empty() {
+                writeln!(out, "Parameters")?;
+                for (n, p) in &plan.parameters {
+                    writeln!(out, "  {n}  {}", p.ty.as_deref().unwrap_or("Any"))?;
+                    if let Some(d) = &p.description {
+                        writeln!(out, "    {d}")?;
+                    }
+                    if let Some(d) = p.default.as_ref().filter(|d| !d.is_null()) {
+                        writeln!(out, "    Default: {d}")?;
+                    }
+                    writeln!(out)?;
+                }
+            }
+            writeln!(out, "Module\n  {module_dir}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

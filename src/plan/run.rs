@@ -1,44 +1,62 @@
 //! Running a plan: parameters checked, then each step in order on its
-//! targets through the shared executor, with one connection per target kept
-//! for the whole plan. A step that fails on any target ends the plan.
+//! targets through the shared executor, with one connection per target
+//! (and run-as user) kept for the whole plan and the plans it runs. A
+//! step that fails on any target ends the plan with Bolt's
+//! `bolt/run-failure`, unless the step has `catch_errors`. What happens is
+//! told to a [`Reporter`] (Bolt's "Starting:" and "Finished:" lines, the
+//! messages); the plan's value is the caller's to print.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
 
-use super::{Plan, PlanError, StepKind};
-use crate::inventory::Inventory;
+use super::expr::{EvalError, Expr, Vars};
+use super::{Failure, Located, Plan, PlanError, Step, StepKind, Val};
+use crate::inventory::{Inventory, Target};
 use crate::run::events::Sink;
-use crate::run::{self, Action, Connections, RunOptions, Summary};
+use crate::run::{self, Action, Connections, RunOptions, TargetResult};
 use crate::task::{Loader, params};
+use crate::yaml::Origin;
+
+/// How deeply plans may run plans.
+const MAX_PLAN_DEPTH: usize = 64;
+
+/// Hears what a plan does, as Bolt's outputters do.
+pub trait Reporter: Send + Sync {
+    fn plan_started(&self, plan: &str);
+    fn plan_finished(&self, plan: &str, elapsed: Duration);
+    /// A step that runs on targets begins (`description` is the step's, or
+    /// Bolt's default such as `command 'hostname'`).
+    fn step_started(&self, description: &str, targets: &[String]);
+    fn step_finished(&self, description: &str, failures: usize, elapsed: Duration);
+    /// A `message` step's text.
+    fn message(&self, text: &str);
+    /// A `verbose` step's text.
+    fn verbose(&self, text: &str);
+}
 
 /// What a plan needs from its surroundings.
 pub struct Context<'a> {
     pub inventory: &'a Inventory,
     pub modulepath: Vec<PathBuf>,
     pub options: RunOptions,
-    /// A fresh sink for each step's events.
+    /// A fresh sink for each step's executor events.
     pub sink: &'a (dyn Fn() -> Arc<dyn Sink> + Sync),
-    /// Where `message` steps are printed.
-    pub message: &'a (dyn Fn(&str) + Sync),
-}
-
-/// How a plan ended.
-#[derive(Debug)]
-pub struct Outcome {
-    pub ok: bool,
-    /// Each step's name (or number) and its results.
-    pub steps: Vec<(String, Summary)>,
-    /// The plan's `return` value, or the error that ended it.
-    pub value: Value,
+    pub report: &'a dyn Reporter,
+    /// Where `download` steps save files: `<downloads>/<destination>/<target>/`.
+    pub downloads: PathBuf,
 }
 
 fn is_target_spec(ty: &str) -> bool {
     ty.contains("TargetSpec")
 }
 
-/// Checks and completes the parameters a plan is given.
+/// Checks and completes the parameters a plan is given, as Puppet checks
+/// a plan's arguments: no unknown names, a value for every parameter
+/// without a default, each value of its type.
 pub fn check_params(
     plan: &Plan,
     given: Map<String, Value>,
@@ -46,19 +64,18 @@ pub fn check_params(
     let mut problems = Vec::new();
     for name in given.keys() {
         if !plan.parameters.contains_key(name) {
-            problems.push(format!(
-                "plan {} has no parameter named '{name}'",
-                plan.name
-            ));
+            problems.push(format!("has no parameter named '{name}'"));
         }
     }
     let mut out = Map::new();
     for (name, p) in &plan.parameters {
-        let value = given
-            .get(name)
-            .cloned()
-            .or_else(|| p.default.clone())
-            .unwrap_or(Value::Null);
+        let value = match given.get(name).cloned().or_else(|| p.default.clone()) {
+            Some(v) => v,
+            None => {
+                problems.push(format!("expects a value for parameter '{name}'"));
+                continue;
+            }
+        };
         let ty = p.ty.as_deref().unwrap_or("Any");
         let ok = if is_target_spec(ty) {
             let optional = ty.starts_with("Optional[");
@@ -89,276 +106,519 @@ pub fn check_params(
     }
 }
 
-/// Replaces `$name` (a whole string) by that variable's value and
-/// `${name}` inside strings by its text.
-pub fn resolve(v: &Value, vars: &Map<String, Value>) -> Result<Value, PlanError> {
-    Ok(match v {
-        Value::String(s) => {
-            if let Some(name) = s.strip_prefix('$').filter(|n| {
-                !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            }) {
-                return vars
-                    .get(name)
-                    .cloned()
-                    .ok_or_else(|| PlanError::Invalid(format!("unknown variable ${name}")));
-            }
-            let mut out = String::new();
-            let mut rest = s.as_str();
-            while let Some(start) = rest.find("${") {
-                out.push_str(&rest[..start]);
-                let after = &rest[start + 2..];
-                let end = after
-                    .find('}')
-                    .ok_or_else(|| PlanError::Invalid(format!("unclosed ${{ in '{s}'")))?;
-                let name = &after[..end];
-                let value = vars.get(name).ok_or_else(|| {
-                    PlanError::Invalid(format!("unknown variable ${name} in '{s}'"))
-                })?;
-                match value {
-                    Value::String(text) => out.push_str(text),
-                    other => out.push_str(&other.to_string()),
-                }
-                rest = &after[end + 1..];
-            }
-            out.push_str(rest);
-            Value::String(out)
-        }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|i| resolve(i, vars))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| Ok((k.clone(), resolve(v, vars)?)))
-                .collect::<Result<_, PlanError>>()?,
-        ),
-        other => other.clone(),
-    })
-}
-
-fn spec_of(v: &Value) -> Result<String, PlanError> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                Value::String(s) => Ok(s.clone()),
-                // A result item from an earlier step names its target.
-                Value::Object(o) => o
-                    .get("target")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .ok_or_else(|| PlanError::Invalid(format!("not a target: {i}"))),
-                other => Err(PlanError::Invalid(format!("not a target: {other}"))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(|v| v.join(",")),
-        other => Err(PlanError::Invalid(format!(
-            "targets must be a string or a list, got {other}"
-        ))),
-    }
-}
-
 /// A module-relative file (`mymod/script.sh` → `<modulepath>/mymod/files/script.sh`),
-/// or a path relative to the plan file.
-fn module_file(rel: &str, modulepath: &[PathBuf], plan_dir: &Path) -> Result<PathBuf, PlanError> {
+/// an absolute path, or a path relative to the plan file.
+fn module_file(rel: &str, modulepath: &[PathBuf], plan_dir: &Path) -> Result<PathBuf, String> {
+    if Path::new(rel).is_absolute() {
+        return Ok(PathBuf::from(rel));
+    }
     let direct = plan_dir.join(rel);
-    if Path::new(rel).is_absolute() || direct.exists() {
-        return Ok(if Path::new(rel).is_absolute() {
-            PathBuf::from(rel)
-        } else {
-            direct
-        });
+    if direct.exists() {
+        return Ok(direct);
     }
     let (module, rest) = rel
         .split_once('/')
-        .ok_or_else(|| PlanError::Invalid(format!("file '{rel}' not found")))?;
+        .ok_or_else(|| format!("No such file or directory: {rel}"))?;
     if rest.split('/').any(|s| s == "..") {
-        return Err(PlanError::Invalid(format!(
-            "file '{rel}' must stay inside its module"
-        )));
+        return Err(format!("file '{rel}' must stay inside its module"));
     }
     modulepath
         .iter()
         .map(|d| d.join(module).join("files").join(rest))
         .find(|p| p.exists())
-        .ok_or_else(|| PlanError::Invalid(format!("file '{rel}' not found in any module's files/")))
+        .ok_or_else(|| format!("No such file or directory: {rel} (looked in each module's files/)"))
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Runs a plan whose parameters were checked with [`check_params`].
+/// Runs a plan whose parameters were checked with [`check_params`]: its
+/// return value, or the error that ended it.
 pub async fn run(
     plan: &Plan,
-    plan_dir: &Path,
     params: Map<String, Value>,
     ctx: &Context<'_>,
-) -> Outcome {
-    let conns = Arc::new(Connections::default());
-    let outcome = steps(plan, plan_dir, params, ctx, &conns).await;
-    conns.close_all().await;
+) -> Result<Val, Failure> {
+    let runner = Runner {
+        ctx,
+        conns: Arc::new(Connections::default()),
+        loader: Loader::new(ctx.modulepath.clone()),
+    };
+    let vars: Vars = params.into_iter().map(|(k, v)| (k, Val::Data(v))).collect();
+    let outcome = runner
+        .plan(plan, vars, ctx.options.overrides.run_as.clone(), 0)
+        .await;
+    runner.conns.close_all().await;
     outcome
 }
 
-async fn steps(
-    plan: &Plan,
-    plan_dir: &Path,
-    params: Map<String, Value>,
-    ctx: &Context<'_>,
-    conns: &Arc<Connections>,
-) -> Outcome {
-    let mut vars = params;
-    let mut done = Vec::new();
-    let fail = |done, msg: String| Outcome {
-        ok: false,
-        steps: done,
-        value: json!({"_error": {"kind": "ferry/plan-failed", "msg": msg, "details": {}}}),
-    };
-    let loader = Loader::new(ctx.modulepath.clone());
-    for (i, step) in plan.steps.iter().enumerate() {
-        let label = step
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("step {}", i + 1));
-        let action = match step_action(&step.kind, &vars, &loader, &ctx.modulepath, plan_dir) {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                if let StepKind::Message { message } = &step.kind {
-                    match resolve(message, &vars) {
-                        Ok(m) => (ctx.message)(&text(&m)),
-                        Err(e) => return fail(done, format!("{}: {e}", step.origin)),
+struct Runner<'a> {
+    ctx: &'a Context<'a>,
+    conns: Arc<Connections>,
+    loader: Loader,
+}
+
+fn eval_failure(e: EvalError) -> Failure {
+    Failure::new("bolt/evaluation-error", e.msg, Some(&e.at))
+}
+
+/// How one step ended: its value, or the error that ends the plan.
+type StepResult = Result<Val, Failure>;
+
+impl<'a> Runner<'a> {
+    fn plan<'b>(
+        &'b self,
+        plan: &'b Plan,
+        mut vars: Vars,
+        run_as: Option<String>,
+        depth: usize,
+    ) -> BoxFuture<'b, Result<Val, Failure>> {
+        Box::pin(async move {
+            let report = self.ctx.report;
+            report.plan_started(&plan.name);
+            let started = Instant::now();
+            let outcome = async {
+                for step in &plan.steps {
+                    if let StepKind::Parallel { steps } = &step.kind {
+                        let all = futures_util::future::join_all(
+                            steps
+                                .iter()
+                                .map(|s| self.step(plan, s, &vars, &run_as, depth)),
+                        )
+                        .await;
+                        let mut named = Vec::new();
+                        for (s, done) in steps.iter().zip(all) {
+                            let value = done?;
+                            if let Some(name) = &s.name {
+                                named.push((name.clone(), value));
+                            }
+                        }
+                        vars.extend(named);
+                        continue;
+                    }
+                    let value = self.step(plan, step, &vars, &run_as, depth).await?;
+                    if let Some(name) = &step.name {
+                        vars.insert(name.clone(), value);
                     }
                 }
-                continue;
+                match &plan.returns {
+                    Some(r) => r.eval(&vars).map_err(eval_failure),
+                    None => Ok(Val::Data(Value::Null)),
+                }
             }
-            Err(e) => return fail(done, format!("{}: {e}", step.origin)),
+            .await;
+            report.plan_finished(&plan.name, started.elapsed());
+            outcome
+        })
+    }
+
+    async fn step(
+        &self,
+        plan: &Plan,
+        step: &Step,
+        vars: &Vars,
+        run_as: &Option<String>,
+        depth: usize,
+    ) -> StepResult {
+        let at = &step.origin;
+        let ev = |e: &Expr| e.eval(vars).map_err(eval_failure);
+        let text = |e: &Expr, what: &str| -> Result<String, Failure> {
+            match ev(e)? {
+                Val::Data(Value::String(s)) if !s.is_empty() => Ok(s),
+                other => Err(invalid(
+                    at,
+                    format!(
+                        "{what} expects a non-empty String, got {}",
+                        other.type_name()
+                    ),
+                )),
+            }
         };
-        let targets = match step
-            .targets
+        let flag = |e: &Option<Expr>, what: &str| -> Result<bool, Failure> {
+            match e {
+                None => Ok(false),
+                Some(e) => ev(e)?
+                    .as_bool()
+                    .ok_or_else(|| invalid(at, format!("{what} expects a Boolean"))),
+            }
+        };
+        let mut catch = flag(&step.catch_errors, "catch_errors")?;
+        let mut user = match &step.run_as {
+            Some(e) => Some(text(e, "run_as")?),
+            None => run_as.clone(),
+        };
+        let description = step
+            .description
             .as_ref()
-            .map(|t| resolve(t, &vars).and_then(|v| spec_of(&v)))
-        {
-            Some(Ok(spec)) => match ctx.inventory.select(&spec) {
-                Ok(t) => t,
-                Err(e) => return fail(done, format!("{}: {e}", step.origin)),
-            },
-            Some(Err(e)) => return fail(done, format!("{}: {e}", step.origin)),
-            None => Vec::new(),
+            .map(|d| ev(d).map(|v| v.to_text()))
+            .transpose()?;
+        let targets = |step: &Step| -> Result<Vec<Target>, Failure> {
+            let Some(e) = &step.targets else {
+                return Ok(Vec::new());
+            };
+            let mut words = Vec::new();
+            ev(e)?
+                .target_words(&mut words)
+                .map_err(|m| invalid(at, format!("targets {m}")))?;
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            self.ctx
+                .inventory
+                .select(&words.join(","))
+                .map_err(|e| Failure::new("bolt/inventory-error", e.to_string(), Some(at)))
         };
-        if let Err(e) = crate::transport::check_options(&targets, &ctx.options.overrides) {
-            return fail(done, e.to_string());
+        let dir = plan.dir();
+        let file = |rel: &str| {
+            module_file(rel, &self.ctx.modulepath, &dir)
+                .map_err(|m| Failure::new("bolt/file-not-found", m, Some(at)))
+        };
+        let env = |e: &Option<Expr>| -> Result<Vec<(String, String)>, Failure> {
+            let Some(e) = e else {
+                return Ok(Vec::new());
+            };
+            match ev(e)? {
+                Val::Data(Value::Object(m)) => Ok(m
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::String(s) => s,
+                            Value::Null => String::new(),
+                            other => other.to_string(),
+                        };
+                        (k, v)
+                    })
+                    .collect()),
+                other => Err(invalid(
+                    at,
+                    format!(
+                        "Option 'env_vars' must be a hash, got {}",
+                        other.type_name()
+                    ),
+                )),
+            }
+        };
+        let with_env = |action: Action, vars: Vec<(String, String)>| {
+            if vars.is_empty() {
+                action
+            } else {
+                Action::Env {
+                    vars,
+                    action: Box::new(action),
+                }
+            }
+        };
+        match &step.kind {
+            StepKind::Message { message } => {
+                self.ctx.report.message(&ev(message)?.message());
+                Ok(Val::Data(Value::Null))
+            }
+            StepKind::Verbose { verbose } => {
+                self.ctx.report.verbose(&ev(verbose)?.message());
+                Ok(Val::Data(Value::Null))
+            }
+            StepKind::Eval { eval } => ev(eval),
+            StepKind::Command { command, env_vars } => {
+                let line = text(command, "command")?;
+                let action = with_env(Action::Command { line: line.clone() }, env(env_vars)?);
+                let desc = description.unwrap_or_else(|| format!("command '{line}'"));
+                self.act(
+                    action,
+                    targets(step)?,
+                    user,
+                    desc,
+                    "run_command",
+                    &line,
+                    catch,
+                )
+                .await
+            }
+            StepKind::Script {
+                script,
+                arguments,
+                env_vars,
+            } => {
+                let name = text(script, "script")?;
+                let path = file(&name)?;
+                let args = match arguments.as_ref().map(ev).transpose()? {
+                    None | Some(Val::Data(Value::Null)) => Vec::new(),
+                    Some(Val::Data(Value::Array(a))) => {
+                        a.into_iter().map(|v| Val::Data(v).to_text()).collect()
+                    }
+                    Some(other) => {
+                        return Err(invalid(
+                            at,
+                            format!("arguments must be an Array, got {}", other.type_name()),
+                        ));
+                    }
+                };
+                let desc = description.unwrap_or_else(|| format!("script {}", path.display()));
+                let action = with_env(Action::Script { path, args }, env(env_vars)?);
+                self.act(
+                    action,
+                    targets(step)?,
+                    user,
+                    desc,
+                    "run_script",
+                    &name,
+                    catch,
+                )
+                .await
+            }
+            StepKind::Task {
+                task,
+                parameters,
+                noop,
+            } => {
+                let name = text(task, "task")?;
+                let mut given = self.parameters(parameters, vars, at)?;
+                // Metaparameters in `parameters`, as run_task takes them.
+                if let Some(v) = given.remove("_catch_errors") {
+                    catch = v.as_bool().unwrap_or(catch);
+                }
+                if let Some(Value::String(u)) = given.remove("_run_as") {
+                    user = Some(u);
+                }
+                let mut noop = flag(noop, "noop")?;
+                if let Some(v) = given.remove("_noop") {
+                    noop = v.as_bool().unwrap_or(noop);
+                }
+                let loaded = self.loader.load(&name).map_err(|e| {
+                    Failure::new(
+                        "bolt/unknown-task",
+                        format!("Could not find a task named '{name}': {e}"),
+                        Some(at),
+                    )
+                })?;
+                let prepared = params::prepare(loaded, given, noop, &self.loader)
+                    .map_err(|e| Failure::new("bolt/pal-error", e.to_string(), Some(at)))?;
+                let desc = description.unwrap_or_else(|| format!("task {name}"));
+                let action = Action::Task(Arc::new(prepared));
+                self.act(action, targets(step)?, user, desc, "run_task", &name, catch)
+                    .await
+            }
+            StepKind::Upload {
+                upload,
+                destination,
+            } => {
+                let source = text(upload, "upload")?;
+                let src = file(&source)?;
+                let dest = text(destination, "destination")?;
+                let desc = description
+                    .unwrap_or_else(|| format!("file upload from {} to {dest}", src.display()));
+                let action = Action::Upload { src, dest };
+                self.act(
+                    action,
+                    targets(step)?,
+                    user,
+                    desc,
+                    "upload_file",
+                    &source,
+                    catch,
+                )
+                .await
+            }
+            StepKind::Download {
+                download,
+                destination,
+            } => {
+                let src = text(download, "download")?;
+                let dest = text(destination, "destination")?;
+                let dir = self.download_dir(&dest, at)?;
+                let desc = description
+                    .unwrap_or_else(|| format!("file download from {src} to {}", dir.display()));
+                let action = Action::Download {
+                    src: src.clone(),
+                    dest: dir,
+                };
+                self.act(
+                    action,
+                    targets(step)?,
+                    user,
+                    desc,
+                    "download_file",
+                    &src,
+                    catch,
+                )
+                .await
+            }
+            StepKind::Plan {
+                plan: p,
+                parameters,
+            } => {
+                let name = text(p, "plan")?;
+                let mut given = self.parameters(parameters, vars, at)?;
+                if let Some(v) = given.remove("_catch_errors") {
+                    catch = v.as_bool().unwrap_or(catch);
+                }
+                if let Some(Value::String(u)) = given.remove("_run_as") {
+                    user = Some(u);
+                }
+                if let Some(e) = &step.targets {
+                    given.insert("targets".into(), ev(e)?.to_json());
+                }
+                let done = self.sub_plan(&name, given, user, depth, at).await;
+                match done {
+                    Err(f) if catch => Ok(Val::Error(Arc::new(f))),
+                    other => other,
+                }
+            }
+            StepKind::Parallel { .. } => Err(invalid(at, "a parallel step inside a parallel step")),
         }
+    }
+
+    /// A step's `parameters` mapping, computed.
+    fn parameters(
+        &self,
+        parameters: &Option<Expr>,
+        vars: &Vars,
+        at: &Origin,
+    ) -> Result<Map<String, Value>, Failure> {
+        match parameters.as_ref().map(|p| p.eval(vars)).transpose() {
+            Err(e) => Err(eval_failure(e)),
+            Ok(None) | Ok(Some(Val::Data(Value::Null))) => Ok(Map::new()),
+            Ok(Some(Val::Data(Value::Object(m)))) => Ok(m),
+            Ok(Some(other)) => Err(invalid(
+                at,
+                format!("parameters must be a Hash, got {}", other.type_name()),
+            )),
+        }
+    }
+
+    /// `<downloads>/<destination>`, checked and emptied as Bolt's
+    /// download_file does.
+    fn download_dir(&self, dest: &str, at: &Origin) -> Result<PathBuf, Failure> {
+        let fail = |m: String| Failure::new("bolt/validation-error", m, Some(at));
+        let dest = dest.trim();
+        if dest.is_empty() {
+            return Err(fail("Destination cannot be an empty string".into()));
+        }
+        let path = Path::new(dest);
+        if path.is_absolute() {
+            return Err(fail(format!(
+                "Destination must be a relative path, received absolute path {dest}"
+            )));
+        }
+        if path
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            || dest.split('/').any(|s| s == ".")
+        {
+            return Err(fail(format!(
+                "Destination must not include path traversal, received {dest}"
+            )));
+        }
+        let dir = self.ctx.downloads.join(path);
+        empty_dir(&dir).map_err(|e| {
+            Failure::new(
+                "bolt/file-error",
+                format!("{}: {e}", dir.display()),
+                Some(at),
+            )
+        })?;
+        Ok(dir)
+    }
+
+    async fn sub_plan(
+        &self,
+        name: &str,
+        given: Map<String, Value>,
+        run_as: Option<String>,
+        depth: usize,
+        at: &Origin,
+    ) -> StepResult {
+        if depth + 1 >= MAX_PLAN_DEPTH {
+            return Err(invalid(
+                at,
+                format!("plans run plans more than {MAX_PLAN_DEPTH} deep (at {name})"),
+            ));
+        }
+        let modulepath = &self.ctx.modulepath;
+        let fail = |e: PlanError| {
+            let mut f = e.to_failure();
+            if f.details.is_empty() {
+                f.details = super::origin_details(at);
+            }
+            f
+        };
+        let path = match super::locate(name, modulepath).map_err(fail)? {
+            Located::Yaml(p) => p,
+            Located::Puppet(p) => {
+                return Err(Failure::new(
+                    "bolt/pal-error",
+                    format!(
+                        "plan {name} ({}) is in the Puppet language, which this runner does not run yet",
+                        p.display()
+                    ),
+                    Some(at),
+                ));
+            }
+        };
+        let sub = super::load(&path, name).map_err(fail)?;
+        let params = check_params(&sub, given).map_err(fail)?;
+        let vars = params.into_iter().map(|(k, v)| (k, Val::Data(v))).collect();
+        self.plan(&sub, vars, run_as, depth + 1).await
+    }
+
+    /// Runs an action on a step's targets, as Bolt's plan functions do: no
+    /// targets, no run (an empty ResultSet); a failure on any target is the
+    /// plan's end unless the step catches errors.
+    #[allow(clippy::too_many_arguments)]
+    async fn act(
+        &self,
+        action: Action,
+        targets: Vec<Target>,
+        run_as: Option<String>,
+        description: String,
+        function: &str,
+        object: &str,
+        catch: bool,
+    ) -> StepResult {
+        if targets.is_empty() {
+            return Ok(Val::ResultSet(Arc::new(Vec::new())));
+        }
+        let mut options = self.ctx.options.clone();
+        options.overrides.run_as = run_as;
+        if let Err(e) = crate::transport::check_options(&targets, &options.overrides) {
+            return Err(Failure::new(e.kind(), e.to_string(), None));
+        }
+        let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+        let report = self.ctx.report;
+        report.step_started(&description, &names);
+        let started = Instant::now();
         let summary = run::run_on(
             targets,
             action,
-            &ctx.options,
-            (ctx.sink)(),
-            Some(Arc::clone(conns)),
+            &options,
+            (self.ctx.sink)(),
+            Some(Arc::clone(&self.conns)),
         )
         .await;
-        let failed = summary.failed().count();
-        if let Some(name) = &step.name {
-            vars.insert(
-                name.clone(),
-                serde_json::to_value(&summary.results).unwrap_or(Value::Null),
-            );
+        let mut results: Vec<TargetResult> = summary.results;
+        // Bolt's ResultSet follows the targets' order.
+        results.sort_by_key(|r| names.iter().position(|n| *n == r.target));
+        let failures = results.iter().filter(|r| !r.ok()).count();
+        report.step_finished(&description, failures, started.elapsed());
+        let results = Arc::new(results);
+        if failures > 0 && !catch {
+            return Err(Failure::run_failure(function, object, results));
         }
-        done.push((label.clone(), summary));
-        if failed > 0 {
-            return fail(done, format!("{label} failed on {failed} target(s)"));
-        }
-    }
-    let value = match plan.returns.as_ref().map(|r| resolve(r, &vars)) {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => return fail(done, format!("return: {e}")),
-        None => Value::Null,
-    };
-    Outcome {
-        ok: true,
-        steps: done,
-        value,
+        Ok(Val::ResultSet(results))
     }
 }
 
-fn step_action(
-    kind: &StepKind,
-    vars: &Map<String, Value>,
-    loader: &Loader,
-    modulepath: &[PathBuf],
-    plan_dir: &Path,
-) -> Result<Option<Action>, PlanError> {
-    Ok(Some(match kind {
-        StepKind::Message { .. } => return Ok(None),
-        StepKind::Command { command } => Action::Command {
-            line: text(&resolve(command, vars)?),
-        },
-        StepKind::Task { name, parameters } => {
-            let task = loader
-                .load(name)
-                .map_err(|e| PlanError::Invalid(e.to_string()))?;
-            let given = match resolve(parameters, vars)? {
-                Value::Object(m) => m,
-                Value::Null => Map::new(),
-                other => {
-                    return Err(PlanError::Invalid(format!(
-                        "task parameters must be a mapping, got {other}"
-                    )));
-                }
-            };
-            let prepared = params::prepare(task, given, false, loader)
-                .map_err(|e| PlanError::Invalid(e.to_string()))?;
-            Action::Task(Arc::new(prepared))
-        }
-        StepKind::Script { script, arguments } => {
-            let path = module_file(&text(&resolve(script, vars)?), modulepath, plan_dir)?;
-            let args = match resolve(arguments, vars)? {
-                Value::Array(a) => a.iter().map(text).collect(),
-                Value::Null => Vec::new(),
-                other => vec![text(&other)],
-            };
-            Action::Script { path, args }
-        }
-        StepKind::Upload {
-            source,
-            destination,
-        } => Action::Upload {
-            src: module_file(&text(&resolve(source, vars)?), modulepath, plan_dir)?,
-            dest: text(&resolve(destination, vars)?),
-        },
-    }))
+fn invalid(at: &Origin, msg: impl Into<String>) -> Failure {
+    Failure::new("bolt/pal-error", msg, Some(at))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_and_interpolation() {
-        let vars: Map<String, Value> =
-            serde_json::from_value(json!({"a": "x", "n": 3, "list": [1, 2]})).unwrap();
-        assert_eq!(resolve(&json!("$a"), &vars).unwrap(), json!("x"));
-        assert_eq!(resolve(&json!("$list"), &vars).unwrap(), json!([1, 2]));
-        assert_eq!(
-            resolve(&json!("n=${n}, a=${a}!"), &vars).unwrap(),
-            json!("n=3, a=x!")
-        );
-        assert_eq!(
-            resolve(&json!({"k": ["$a"]}), &vars).unwrap(),
-            json!({"k": ["x"]})
-        );
-        assert!(resolve(&json!("$nope"), &vars).is_err());
-        assert!(resolve(&json!("${a"), &vars).is_err());
-        // A dollar that is not a reference stays.
-        assert_eq!(
-            resolve(&json!("costs $5.00"), &vars).unwrap(),
-            json!("costs $5.00")
-        );
+/// Makes `dir` (and its parents) and removes what it holds, not following
+/// symbolic links: a download step starts from an empty directory.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
     }
+    Ok(())
 }

@@ -91,7 +91,8 @@ pub fn raise_open_file_limit() -> u64 {
 }
 
 /// Open connections kept across several runs (the steps of a plan), one
-/// per target name. Closed by [`Connections::close_all`].
+/// per target name (and per run-as user, when a step sets one: the user
+/// is fixed when a connection opens). Closed by [`Connections::close_all`].
 #[derive(Default)]
 pub struct Connections {
     open: std::sync::Mutex<HashMap<String, Shared>>,
@@ -200,16 +201,25 @@ async fn connection(
     overrides: &Overrides,
     keep: Option<&Connections>,
 ) -> Result<Shared, TransportError> {
-    if let Some(t) = keep.and_then(|k| k.get(&target.name)) {
+    if let Some(t) = keep.and_then(|k| k.get(&kept_as(target, overrides))) {
         return Ok(t);
     }
     let mut t = transport::for_target(target, overrides)?;
     t.connect().await?;
     let t: Shared = Arc::new(tokio::sync::Mutex::new(t));
     if let Some(k) = keep {
-        k.put(&target.name, Arc::clone(&t));
+        k.put(&kept_as(target, overrides), Arc::clone(&t));
     }
     Ok(t)
+}
+
+/// The key a kept connection is found by: the target's name, and the
+/// run-as user laid over its config, if any.
+fn kept_as(target: &Target, overrides: &Overrides) -> String {
+    match &overrides.run_as {
+        Some(user) => format!("{}\0run-as={user}", target.name),
+        None => target.name.clone(),
+    }
 }
 
 async fn on_target(
@@ -235,7 +245,7 @@ async fn on_target(
                             | Outcome::Errored(TransportError::Command(_))
                     ) =>
                 {
-                    k.forget(&target.name);
+                    k.forget(&kept_as(target, overrides));
                     t.close().await;
                 }
                 Some(_) => {}

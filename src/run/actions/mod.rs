@@ -23,12 +23,30 @@ use crate::transport::{Command, Finished, Transport, TransportError};
 
 #[derive(Clone, Debug)]
 pub enum Action {
-    Command { line: String },
-    Script { path: PathBuf, args: Vec<String> },
-    Upload { src: PathBuf, dest: String },
-    Download { src: String, dest: PathBuf },
+    Command {
+        line: String,
+    },
+    Script {
+        path: PathBuf,
+        args: Vec<String>,
+    },
+    Upload {
+        src: PathBuf,
+        dest: String,
+    },
+    Download {
+        src: String,
+        dest: PathBuf,
+    },
     Task(std::sync::Arc<crate::task::Prepared>),
     Apply(std::sync::Arc<apply::ApplyJob>),
+    /// A command or script with environment variables set (a plan step's
+    /// `env_vars`). The values reach the target on the command's stdin,
+    /// never on its command line.
+    Env {
+        vars: Vec<(String, String)>,
+        action: Box<Action>,
+    },
 }
 
 impl Action {
@@ -40,6 +58,7 @@ impl Action {
             Action::Download { .. } => "download",
             Action::Task(_) => "task",
             Action::Apply(_) => "apply",
+            Action::Env { action, .. } => action.name(),
         }
     }
 
@@ -52,6 +71,7 @@ impl Action {
             Action::Download { src, .. } => src.clone(),
             Action::Task(p) => p.task.name.clone(),
             Action::Apply(job) => job.object(),
+            Action::Env { action, .. } => action.object(),
         }
     }
 
@@ -73,6 +93,18 @@ impl Action {
             Action::Apply(job) => apply::run(target, t, job, sink, max_output).await,
             Action::Upload { src, dest } => files::upload(target, t, src, dest).await,
             Action::Download { src, dest } => files::download(target, t, src, dest).await,
+            Action::Env { vars, action } => match action.as_ref() {
+                Action::Command { line } => {
+                    command::run_env(target, t, line, vars, sink, max_output).await
+                }
+                Action::Script { path, args } => {
+                    script::run_env(target, t, path, args, vars, sink, max_output).await
+                }
+                other => Err(TransportError::Config(format!(
+                    "environment variables are for commands and scripts, not {}",
+                    other.name()
+                ))),
+            },
         };
         done.unwrap_or_else(Outcome::Errored)
     }
