@@ -8,6 +8,7 @@ mod catalog;
 mod commands;
 mod generate;
 mod plans;
+mod pp_plans;
 mod rerun;
 mod serve;
 mod tasks;
@@ -57,7 +58,7 @@ pub enum Top {
         #[command(subcommand)]
         action: TaskAction,
     },
-    /// Run YAML plans: steps on targets, one connection per target throughout.
+    /// Run plans (YAML or Puppet language): steps on targets, one connection per target throughout.
     Plan {
         #[command(subcommand)]
         action: PlanAction,
@@ -161,7 +162,7 @@ pub enum TaskAction {
 
 #[derive(Subcommand, Debug)]
 pub enum PlanAction {
-    /// Run plan NAME (module::plan, or a path to a .yaml plan) with name=value parameters;
+    /// Run plan NAME (module::plan: a .pp or .yaml plan; or a path to a .yaml plan) with name=value parameters;
     /// -t sets the `targets` parameter.
     Run {
         /// The plan: module::plan, or a path to a .yaml plan.
@@ -173,6 +174,16 @@ pub enum PlanAction {
         modules: ModuleArgs,
         #[command(flatten)]
         run: RunArgs,
+    },
+    /// List the plans on the modulepath, or show one plan's parameters.
+    Show {
+        /// The plan to show (module::plan); without it, every plan.
+        name: Option<String>,
+        #[command(flatten)]
+        modules: ModuleArgs,
+        /// human (readable text) or json.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
     },
 }
 
@@ -403,6 +414,14 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                     run,
                 },
         } => plans::run(&name, &params, &modules, &run).await,
+        Top::Plan {
+            action:
+                PlanAction::Show {
+                    name,
+                    modules,
+                    format,
+                },
+        } => pp_plans::show(name.as_deref(), &modules, format),
         Top::Catalog {
             action:
                 CatalogAction::Compile {

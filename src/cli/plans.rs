@@ -32,6 +32,9 @@ pub async fn run(
         .map(PathBuf::from)
         .collect();
     super::commands::check_output_flags(args)?;
+    if super::pp_plans::is_puppet_plan(name, modules) {
+        return super::pp_plans::run(name, parse_assignments(words)?, modules, args).await;
+    }
     let path = ferry::plan::find(name, &modulepath)?;
     let plan = ferry::plan::load(&path, name)?;
     let mut given = parse_assignments(words)?;

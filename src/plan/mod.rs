@@ -7,6 +7,7 @@
 //! print a message. Plans in the Puppet language are not supported yet.
 
 pub mod load;
+pub mod puppet;
 pub mod run;
 
 use std::collections::BTreeMap;
