@@ -322,6 +322,14 @@ impl<'l> Evaluator<'l> {
         out
     }
 
+    /// Sets a top-scope variable unless it is set already (facts and
+    /// Puppet's own variables win).
+    pub fn define_top(&mut self, name: &str, v: Value) {
+        if let Some(top) = self.scopes.get_mut(ScopeId::TOP) {
+            top.vars.entry(name.to_string()).or_insert(v);
+        }
+    }
+
     /// The modulepath the evaluator loads from.
     pub fn modulepath(&self) -> &[PathBuf] {
         &self.modulepath

@@ -247,6 +247,57 @@ impl PlanLibrary {
         Ok(results)
     }
 
+    /// Runs a different action on each target, all at once, with the
+    /// plan's kept connections; results in the targets' order.
+    fn execute_many(
+        &self,
+        runs: Vec<(Target, Action, Option<String>)>,
+    ) -> EvalResult<Vec<PlanResult>> {
+        let mut futures = Vec::new();
+        let mut order = Vec::new();
+        for (t, action, run_as) in runs {
+            let Some(inv) = self.state.inventory_target(&t) else {
+                continue;
+            };
+            let mut options = self.options.clone();
+            if let Some(user) = run_as.or_else(|| self.run_as.lock().ok().and_then(|r| r.clone())) {
+                options.overrides.run_as = Some(user);
+            }
+            crate::transport::check_options(std::slice::from_ref(&inv), &options.overrides)
+                .map_err(|e| plain(e.to_string()))?;
+            let sink = self.sink();
+            let conns = Arc::clone(&self.conns);
+            order.push(t);
+            futures.push(async move {
+                run::run_on(vec![inv], action, &options, sink, Some(conns)).await
+            });
+        }
+        let summaries = self
+            .handle
+            .block_on(futures_util::future::join_all(futures));
+        let mut results = Vec::new();
+        for (t, summary) in order.into_iter().zip(summaries) {
+            for r in summary.results {
+                let value = match Value::from_json(&r.value()) {
+                    Value::Hash(h) => h,
+                    other => vec![(Value::str("_output"), other)],
+                };
+                results.push(PlanResult {
+                    kind: if r.action == "apply" {
+                        ResultKind::ApplyResult
+                    } else {
+                        ResultKind::Result
+                    },
+                    target: t.clone(),
+                    action: r.action.clone(),
+                    object: Some(r.object.clone()),
+                    value,
+                });
+            }
+        }
+        Ok(results)
+    }
+
     /// The ResultSet, or Bolt's `bolt/run-failure` when a target failed
     /// and errors are not caught.
     fn check(
@@ -1119,18 +1170,109 @@ fn prompt(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
     }))
 }
 
-/// `apply($targets) { ... }`: not yet — ferry applies catalogs with
-/// `ferry apply`; a plan can run `apply_prep` and the steps around it.
+/// `apply($targets, options) { ... }`: the block compiled into a catalog
+/// per target (its facts, its vars and the plan's variables in the top
+/// scope), each applied on its target through the executor, all at once.
+/// Gives a ResultSet of ApplyResults; a failed target raises Bolt's
+/// `bolt/apply-failure` unless `_catch_errors`.
 pub fn apply_block(
-    _: &PlanLibrary,
-    _: &mut Evaluator<'_>,
+    lib: &PlanLibrary,
+    ev: &mut Evaluator<'_>,
     call: ApplyCall<'_>,
 ) -> EvalResult<Value> {
-    Err(Unwind::Raise {
-        error: Box::new(ErrorValue::new(
-            "ferry does not run apply blocks in plans yet",
-            "bolt/apply-error",
-        )),
-        loc: call.loc.clone(),
-    })
+    let c = Call {
+        written: "apply",
+        name: "apply",
+        args: call.args.clone(),
+        lambda: None,
+        scope: call.scope,
+        loc: call.loc,
+    };
+    want_args(&c, 1, 2)?;
+    let targets = lib.targets_of(&c, &c.arg(0))?;
+    let options = match c.args.get(1) {
+        Some(Value::Hash(h)) => h.clone(),
+        None | Some(Value::Undef) => Vec::new(),
+        Some(other) => return Err(arg_error(&c, "options", "a Hash value", other)),
+    };
+    let meta = meta(&c, &options)?;
+    let plan_vars: Vec<(String, Value)> = ev
+        .visible_vars(call.scope)
+        .into_iter()
+        .filter(|(k, _)| !k.chars().all(|ch| ch.is_ascii_digit()))
+        .collect();
+    let mut jobs = Vec::new();
+    let mut results = Vec::new();
+    for t in targets {
+        let info = t.snapshot();
+        let facts: serde_json::Map<String, serde_json::Value> = info
+            .facts
+            .iter()
+            .map(|(k, v)| (k.to_s(), v.to_json().unwrap_or(serde_json::Value::Null)))
+            .collect();
+        let mut vars = plan_vars.clone();
+        vars.extend(info.vars.iter().map(|(k, v)| (k.to_s(), v.clone())));
+        match crate::catalog::compile_statements(
+            call.body,
+            lib.modulepath.clone(),
+            &t.name,
+            &facts,
+            vars,
+        ) {
+            Ok(catalog) => {
+                let job = crate::run::actions::apply::ApplyJob {
+                    source: crate::run::actions::apply::CatalogSource::Fixed(Arc::new(
+                        crate::apply::ApplyCatalog::from_compiled(&catalog),
+                    )),
+                    options: crate::apply::ApplyOptions {
+                        noop: meta.noop,
+                        ..Default::default()
+                    },
+                    modulepath: lib.modulepath.clone(),
+                    prepared: Default::default(),
+                };
+                jobs.push((t, Action::Apply(Arc::new(job))));
+            }
+            Err(e) => {
+                let mut err = ErrorValue::new(
+                    format!("Apply failed to compile for {}: {}", t.name, e.error),
+                    "bolt/apply-error",
+                );
+                err.details = Vec::new();
+                results.push(PlanResult {
+                    kind: ResultKind::ApplyResult,
+                    target: t.clone(),
+                    action: "apply".into(),
+                    object: None,
+                    value: vec![(Value::str("_error"), err.to_hash())],
+                });
+            }
+        }
+    }
+    let runs: Vec<_> = jobs
+        .into_iter()
+        .map(|(t, action)| {
+            let run_as = meta.run_as.clone();
+            (t, action, run_as)
+        })
+        .collect();
+    results.extend(lib.execute_many(runs)?);
+    let failed = results.iter().filter(|r| !r.ok()).count();
+    let set = value(PlanObject::ResultSet(results));
+    if failed == 0 || meta.catch_errors {
+        return Ok(set);
+    }
+    let mut e = ErrorValue::new(
+        format!(
+            "apply 'catalog' failed on {failed} target{}",
+            if failed == 1 { "" } else { "s" }
+        ),
+        "bolt/apply-failure",
+    );
+    e.details = vec![
+        (Value::str("action"), Value::str("apply")),
+        (Value::str("object"), Value::str("catalog")),
+        (Value::str("result_set"), set),
+    ];
+    Err(raise(&c, e))
 }
