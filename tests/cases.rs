@@ -21,8 +21,9 @@
 //!
 //! Strings anywhere in a case may name `{host}`, `{port}`, `{key}`,
 //! `{known_hosts}` (a path), `{known_hosts_content}`,
-//! `{wrong_known_hosts_content}`, `{password}`, `{pw_user}`, `{nopw_user}`
-//! and, in CLI args, `{inventory}`.
+//! `{wrong_known_hosts_content}`, `{password}`, `{pw_user}`, `{nopw_user}`,
+//! `{fixtures}` (this repository's `tests/` directory) and, in CLI args,
+//! `{inventory}`.
 
 mod common;
 #[path = "common/tls.rs"]
@@ -121,6 +122,7 @@ fn placeholder(name: &str) -> Option<String> {
         "known_hosts" => sshd::shared().known_hosts_path().display().to_string(),
         "known_hosts_content" => read(sshd::shared().known_hosts_path()),
         "wrong_known_hosts_content" => read(sshd::shared().wrong_known_hosts_path()),
+        "fixtures" => concat!(env!("CARGO_MANIFEST_DIR"), "/tests").to_string(),
         _ => return None,
     })
 }

@@ -66,6 +66,7 @@ macro_rules! cases {
 
 cases!(
     access_and_destructuring,
+    apply_block,
     arithmetic_precedence,
     case_statement,
     class_definition,
@@ -84,6 +85,7 @@ cases!(
     literals,
     logic_and_comparison,
     node_definition,
+    plan_definition,
     relationships,
     resource_basic,
     resource_default_body,

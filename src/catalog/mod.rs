@@ -96,6 +96,39 @@ pub fn on_compiler_thread<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, Co
     })
 }
 
+/// Compiles statements already parsed (a plan's `apply` block) into
+/// `node`'s catalog, with `vars` set in the top scope before they run (the
+/// plan's variables and the target's vars, as Bolt makes them visible).
+/// Runs on the caller's thread, which needs the compiler's stack.
+pub fn compile_statements(
+    stmts: &[crate::lang::syntax::ast::Expr],
+    modulepath: Vec<PathBuf>,
+    node: &str,
+    facts: &serde_json::Map<String, serde_json::Value>,
+    vars: Vec<(String, crate::lang::values::value::Value)>,
+) -> Result<Catalog, CompileError> {
+    let loader = FsLoader;
+    let mut ev = Evaluator::new(
+        &loader,
+        modulepath,
+        None,
+        node,
+        facts,
+        crate::lang::functions::registry(),
+    );
+    ev.set_trusted_authenticated("remote");
+    for (name, value) in vars {
+        ev.define_top(&name, value);
+    }
+    match ev.run(stmts) {
+        Ok(()) => Ok(model::build(ev.into_output())),
+        Err(error) => Err(CompileError {
+            error,
+            node: node.to_string(),
+        }),
+    }
+}
+
 /// Compile a catalog reading files from the real file system.
 pub fn compile(req: &CompileRequest) -> Result<Catalog, CompileError> {
     compile_with_loader(req, &FsLoader)

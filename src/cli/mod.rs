@@ -8,6 +8,7 @@ mod catalog;
 mod commands;
 mod generate;
 mod plans;
+mod pp_plans;
 mod rerun;
 mod serve;
 mod tasks;
@@ -57,7 +58,7 @@ pub enum Top {
         #[command(subcommand)]
         action: TaskAction,
     },
-    /// Run YAML plans: steps on targets, one connection per target throughout.
+    /// Run plans (YAML or Puppet language): steps on targets, one connection per target throughout.
     Plan {
         #[command(subcommand)]
         action: PlanAction,
@@ -161,7 +162,7 @@ pub enum TaskAction {
 
 #[derive(Subcommand, Debug)]
 pub enum PlanAction {
-    /// Run plan NAME (module::plan, or a path to a .yaml plan) with name=value parameters;
+    /// Run plan NAME (module::plan: a .pp or .yaml plan; or a path to a .yaml plan) with name=value parameters;
     /// -t sets the `targets` parameter.
     Run {
         /// The plan: module::plan, or a path to a .yaml plan.
@@ -217,6 +218,17 @@ pub struct ModuleArgs {
     /// Directories holding modules, separated by ':'.
     #[arg(long, env = "FERRY_MODULEPATH", default_value = "modules")]
     pub modulepath: String,
+}
+
+impl ModuleArgs {
+    /// The modulepath's directories, in order.
+    pub fn dirs(&self) -> Vec<std::path::PathBuf> {
+        self.modulepath
+            .split(':')
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+            .collect()
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -27,15 +27,6 @@ use ferry::run::{self, RunOptions, Summary};
 use ferry::task::params::parse_assignments;
 use ferry::transport::Overrides;
 
-fn modulepath(modules: &ModuleArgs) -> Vec<PathBuf> {
-    modules
-        .modulepath
-        .split(':')
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
 /// Bolt's duration text: `0.52 sec`, `3 min, 2 sec`, `1 hr, 0 min, 5 sec`.
 fn duration(d: Duration) -> String {
     let secs = d.as_secs_f64();
@@ -122,8 +113,12 @@ pub async fn run(
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    let modulepath = modulepath(modules);
+    let modulepath = modules.dirs();
     super::commands::check_output_flags(args)?;
+    if super::pp_plans::is_puppet_plan(name, modules) {
+        let given = parse_assignments(words)?;
+        return super::pp_plans::run(name, given, modules, args).await;
+    }
     let format = args.format;
     let loaded = (|| -> Result<(Plan, serde_json::Map<String, serde_json::Value>), PlanError> {
         let path = ferry::plan::find(name, &modulepath)?;
@@ -234,7 +229,7 @@ fn print_human(outcome: &Result<Val, Failure>) -> Result<()> {
 /// `ferry plan show [NAME]`: one plan's description and parameters, or
 /// every plan that is not private.
 pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<ExitCode> {
-    let modulepath = modulepath(modules);
+    let modulepath = modules.dirs();
     let mut out = std::io::stdout().lock();
     let Some(name) = name else {
         let mut plans = Vec::new();
@@ -275,6 +270,9 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
         }
         return Ok(ExitCode::SUCCESS);
     };
+    if super::pp_plans::is_puppet_plan(name, modules) {
+        return super::pp_plans::show(name, modules, format);
+    }
     let path = ferry::plan::find(name, &modulepath)?;
     let plan = ferry::plan::load(&path, name)?;
     // <module>/plans/[sub/]name.yaml → <module>

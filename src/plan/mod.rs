@@ -14,6 +14,7 @@
 
 pub mod expr;
 pub mod load;
+pub mod puppet;
 pub mod run;
 
 use std::collections::BTreeMap;

@@ -25,6 +25,24 @@ pub trait Library: Sync {
 
     /// Look up a class parameter's value (`class::param`) in hiera.
     fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> EvalResult<Option<Value>>;
+
+    /// Run an `apply(targets) { ... }` block of a plan. Only a plan
+    /// runner's library can; anywhere else it is an error.
+    fn apply_block(&self, _ev: &mut Evaluator<'_>, call: ApplyCall<'_>) -> EvalResult<Value> {
+        Err(LangError::eval(
+            "The 'apply' expression is only available in a plan",
+            call.loc,
+        )
+        .into())
+    }
+}
+
+/// One `apply(args) { body }` block of a plan, its arguments evaluated.
+pub struct ApplyCall<'a> {
+    pub args: Vec<Value>,
+    pub body: &'a Arc<Vec<crate::lang::syntax::ast::Expr>>,
+    pub scope: ScopeId,
+    pub loc: &'a Loc,
 }
 
 /// One call of a built-in function.

@@ -72,6 +72,9 @@ impl<'l> Evaluator<'l> {
                     }
                 }
                 ExprKind::NodeDef(n) => self.nodes.push(n.clone()),
+                ExprKind::PlanDef(d) => {
+                    self.plans.entry(d.name.to_lowercase()).or_insert(d.clone());
+                }
                 ExprKind::FunctionDef(f) => {
                     self.functions
                         .entry(f.name.to_lowercase())
@@ -332,7 +335,7 @@ impl<'l> Evaluator<'l> {
 
     /// Bind declared parameters from `given` (consumed), hiera (classes only),
     /// or defaults; type-check. Returns the bound (name, value) list.
-    fn bind_definition_params(
+    pub(in crate::lang) fn bind_definition_params(
         &mut self,
         def: &Definition,
         given: &mut Vec<(String, Value)>,

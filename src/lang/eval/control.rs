@@ -21,6 +21,13 @@ pub enum Unwind {
     Break { loc: Loc },
     /// `return(value)`: ends the enclosing function with `value`.
     Return { value: Value, loc: Loc },
+    /// A plan failed with a Bolt error (`fail_plan`, a failed `run_*`):
+    /// it unwinds to `catch_errors`, a `_catch_errors` `run_plan`, or
+    /// the end of the plan.
+    Raise {
+        error: Box<crate::lang::values::plan::ErrorValue>,
+        loc: Loc,
+    },
 }
 
 /// The result of every evaluation step.
@@ -48,6 +55,13 @@ impl Unwind {
             Unwind::Next { loc, .. } => ("next", loc),
             Unwind::Break { loc } => ("break", loc),
             Unwind::Return { loc, .. } => ("return", loc),
+            Unwind::Raise { error, loc } => {
+                return LangError {
+                    kind: ErrorKind::Bare,
+                    message: error.msg,
+                    loc: Some(loc),
+                };
+            }
         };
         // Puppet names the line only.
         LangError {

@@ -134,8 +134,13 @@ impl<'l> Evaluator<'l> {
                 args,
                 lambda,
             } => {
-                let mut vals = vec![self.eval(recv, sc)?];
-                vals.extend(self.eval_args(args, sc)?);
+                let recv = self.eval(recv, sc)?;
+                let rest = self.eval_args(args, sc)?;
+                if let Some(v) = self.plan_method(&recv, name, &rest, lambda.as_deref(), sc, loc) {
+                    return v;
+                }
+                let mut vals = vec![recv];
+                vals.extend(rest);
                 self.call_function(name, vals, lambda.as_deref(), sc, loc)?
             }
             ExprKind::If { cond, then, els } => {
@@ -228,7 +233,12 @@ impl<'l> Evaluator<'l> {
             | ExprKind::DefineDef(_)
             | ExprKind::NodeDef(_)
             | ExprKind::FunctionDef(_)
-            | ExprKind::TypeAlias(..) => Value::Undef,
+            | ExprKind::TypeAlias(..)
+            | ExprKind::PlanDef(_) => Value::Undef,
+            ExprKind::Apply { args, body } => {
+                let vals = self.eval_args(args, sc)?;
+                self.eval_apply(vals, body, sc, loc)?
+            }
         })
     }
 

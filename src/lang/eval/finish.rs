@@ -26,7 +26,7 @@ impl<'l> Evaluator<'l> {
         env_dir: Option<PathBuf>,
         node: &str,
         facts: &serde_json::Map<String, serde_json::Value>,
-        library: &'static dyn Library,
+        library: &'l dyn Library,
     ) -> Evaluator<'l> {
         let facts_v = Value::from_json(&serde_json::Value::Object(facts.clone()));
         let mut ev = Evaluator {
@@ -39,6 +39,7 @@ impl<'l> Evaluator<'l> {
             classes: HashMap::new(),
             defines: HashMap::new(),
             functions: HashMap::new(),
+            plans: HashMap::new(),
             type_aliases: HashMap::new(),
             resolving_aliases: HashSet::new(),
             nodes: Vec::new(),

@@ -5,7 +5,9 @@
 //! [`resources`] (resource expressions, defaults, overrides, collectors,
 //! relationships), `classes` (classes, defined types, nodes, autoloading),
 //! [`core_types`] (Puppet's built-in resource types) and [`finish`]
-//! (setting up and finishing a compilation). Every step returns
+//! (setting up and finishing a compilation), and [`plans`] (Bolt plans:
+//! loading, the check that keeps catalog statements out of them,
+//! running one with named arguments, the plan objects' methods). Every step returns
 //! [`control::EvalResult`]: an error or a `next()`/`break()`/`return()`
 //! unwinding, one enum ([`control::Unwind`]) caught where Puppet ends it.
 
@@ -16,9 +18,10 @@ pub mod core_types;
 pub mod expr;
 pub mod finish;
 pub mod operators;
+pub mod plans;
 pub mod resources;
 
-pub use calls::{Call, Library};
+pub use calls::{ApplyCall, Call, Library};
 pub use finish::{Output, OutputResource};
 
 use control::EvalResult;
@@ -161,7 +164,7 @@ pub type ParamOps = Vec<(String, ParamOp)>;
 pub struct Evaluator<'l> {
     pub(in crate::lang) loader: &'l dyn Loader,
     /// The built-in functions and hiera, from the layers above.
-    library: &'static dyn Library,
+    library: &'l dyn Library,
     pub(in crate::lang) modulepath: Vec<PathBuf>,
     pub(in crate::lang) env_dir: Option<PathBuf>,
     pub(in crate::lang) node: String,
@@ -169,6 +172,8 @@ pub struct Evaluator<'l> {
     pub(in crate::lang) classes: HashMap<String, Arc<Definition>>,
     pub(in crate::lang) defines: HashMap<String, Arc<Definition>>,
     pub(in crate::lang) functions: HashMap<String, Arc<FunctionDef>>,
+    /// Bolt plans loaded so far (`plan` definitions), by lower-case name.
+    pub(in crate::lang) plans: HashMap<String, Arc<Definition>>,
     pub(in crate::lang) type_aliases: HashMap<String, Expr>,
     pub(in crate::lang) resolving_aliases: HashSet<String>,
     pub(in crate::lang) nodes: Vec<Arc<NodeDef>>,

@@ -348,6 +348,11 @@ impl<'l> Evaluator<'l> {
 
     /// `target[keys]`
     pub fn access(&mut self, target: Value, keys: &[Value], loc: &Loc) -> EvalResult<Value> {
+        if let Some(o) = crate::lang::values::plan::as_object(&target) {
+            return o
+                .access(keys)
+                .map_err(|e| LangError::from(e).at(loc).into());
+        }
         match target {
             Value::Type(t) => {
                 types::access_type(&t, keys).map_err(|e| LangError::from(e).at(loc).into())

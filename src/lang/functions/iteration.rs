@@ -105,6 +105,16 @@ pub(crate) fn iter_items(v: &Value) -> Result<Vec<(Value, Value)>, LangError> {
             .map(|(i, c)| (Value::Int(i as i64), Value::Str(c.to_string())))
             .collect(),
         other => {
+            // A plan's ResultSet iterates over its results.
+            if let Some(items) =
+                crate::lang::values::plan::as_object(other).and_then(|o| o.elements())
+            {
+                return Ok(items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, x)| (Value::Int(i as i64), x))
+                    .collect());
+            }
             return Err(plain(format!(
                 "expects an Iterable value, got {}",
                 other.type_name()

@@ -211,6 +211,15 @@ pub enum ExprKind {
     NodeDef(Arc<NodeDef>),
     FunctionDef(Arc<FunctionDef>),
     TypeAlias(String, Box<Expr>),
+    /// A Bolt plan (`plan mod::name($x) { ... }`): a definition with
+    /// parameters and a body and no parent, run by the plan runner.
+    PlanDef(Arc<Definition>),
+    /// `apply(targets, options) { statements }` in a plan: the statements
+    /// are compiled into a catalog per target and applied there.
+    Apply {
+        args: Vec<Expr>,
+        body: Arc<Vec<Expr>>,
+    },
 }
 
 impl Expr {

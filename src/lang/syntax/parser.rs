@@ -476,15 +476,33 @@ impl Parser {
     pub(crate) fn parse_list(&mut self, close: P) -> LResult<Vec<Expr>> {
         let saved = std::mem::replace(&mut self.no_resource, false);
         let mut out = Vec::new();
+        // `f(a, 'k' => v, 'l' => w)` and `[a, 'k' => v]`: consecutive
+        // `key => value` entries make one hash argument, as in Puppet.
+        let mut pairs: Option<(Loc, Vec<(Expr, Expr)>)> = None;
         loop {
             if self.eat_p(close) {
                 break;
             }
-            out.push(self.parse_expr(0)?);
+            let e = self.parse_expr(0)?;
+            if matches!(close, P::RParen | P::RBrack) && self.eat_p(P::FatArrow) {
+                let v = self.parse_expr(0)?;
+                match &mut pairs {
+                    Some((_, entries)) => entries.push((e, v)),
+                    None => pairs = Some((e.loc.clone(), vec![(e, v)])),
+                }
+            } else {
+                if let Some((loc, entries)) = pairs.take() {
+                    out.push(Expr::new(ExprKind::Hash(entries), loc));
+                }
+                out.push(e);
+            }
             if !self.eat_p(P::Comma) {
                 self.expect_p(close)?;
                 break;
             }
+        }
+        if let Some((loc, entries)) = pairs {
+            out.push(Expr::new(ExprKind::Hash(entries), loc));
         }
         self.no_resource = saved;
         Ok(out)
@@ -864,6 +882,13 @@ impl Parser {
                 return self.parse_definition(loc, true);
             }
             "define" => return self.parse_definition(loc, false),
+            "plan" if matches!(self.peek(), Some(Tok::Name(_))) => return self.parse_plan(loc),
+            "apply"
+                if matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LParen))
+                    && self.apply_block_follows() =>
+            {
+                return self.parse_apply(loc);
+            }
             "node" => return self.parse_node(loc),
             "function" => return self.parse_function(loc),
             "type" if matches!(self.peek(), Some(Tok::ClassRef(_))) => {
@@ -1065,6 +1090,66 @@ impl Parser {
             ExprKind::DefineDef(def)
         };
         Ok(Expr::new(kind, loc))
+    }
+
+    /// `plan NAME (params) { statements }`, as Puppet parses it with
+    /// tasks enabled: a definition without a parent or a return type.
+    fn parse_plan(&mut self, loc: Loc) -> LResult<Expr> {
+        let name = match self.next() {
+            Some(Token {
+                tok: Tok::Name(n), ..
+            }) => n.trim_start_matches("::").to_string(),
+            Some(t) => return Err(self.syntax_at(&t)),
+            None => return Err(self.unexpected()),
+        };
+        let params = self.parse_params()?;
+        let body = self.parse_block()?;
+        Ok(Expr::new(
+            ExprKind::PlanDef(Arc::new(Definition {
+                name,
+                params,
+                parent: None,
+                body,
+                loc: loc.clone(),
+            })),
+            loc,
+        ))
+    }
+
+    /// Whether the `(` at the cursor closes with a `)` followed by `{`:
+    /// `apply(...) { ... }` rather than a call of a function `apply`.
+    fn apply_block_follows(&self) -> bool {
+        let mut depth = 0usize;
+        for (i, t) in self.toks.iter().enumerate().skip(self.pos) {
+            match t.tok {
+                Tok::P(P::LParen) => depth += 1,
+                Tok::P(P::RParen) => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return matches!(
+                            self.toks.get(i + 1).map(|t| &t.tok),
+                            Some(Tok::P(P::LBrace))
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// `apply(args) { statements }` (the cursor is on the `(`).
+    fn parse_apply(&mut self, loc: Loc) -> LResult<Expr> {
+        self.expect_p(P::LParen)?;
+        let args = self.parse_list(P::RParen)?;
+        let body = self.parse_block()?;
+        Ok(Expr::new(
+            ExprKind::Apply {
+                args,
+                body: Arc::new(body),
+            },
+            loc,
+        ))
     }
 
     fn parse_node(&mut self, loc: Loc) -> LResult<Expr> {

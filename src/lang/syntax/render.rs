@@ -221,6 +221,17 @@ pub fn expr(e: &Expr) -> String {
             block("body", &f.body)
         ),
         ExprKind::TypeAlias(name, t) => format!("(type {name} {})", expr(t)),
+        ExprKind::PlanDef(d) => format!(
+            "(plan {} {} {})",
+            d.name,
+            params(&d.params),
+            block("body", &d.body)
+        ),
+        ExprKind::Apply { args, body } => format!(
+            "(apply [{}] {})",
+            args.iter().map(expr).collect::<Vec<_>>().join(" "),
+            block("body", body)
+        ),
     }
 }
 

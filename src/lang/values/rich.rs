@@ -14,7 +14,7 @@ use crate::lang::values::semver::{Range, Version};
 use crate::lang::values::types::PType;
 use crate::lang::values::value::{Value, hash_get_str};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Rich {
     SemVer(Version),
     SemVerRange(Range),
@@ -26,6 +26,25 @@ pub enum Rich {
     Timespan(i128),
     /// Nanoseconds since the Unix epoch (UTC).
     Timestamp(i128),
+    /// A plan's `Target`, `Result`, `ResultSet`, `Error` or `Future`.
+    Plan(crate::lang::values::plan::PlanObject),
+}
+
+impl PartialEq for Rich {
+    fn eq(&self, other: &Rich) -> bool {
+        match (self, other) {
+            (Rich::SemVer(a), Rich::SemVer(b)) => a == b,
+            (Rich::SemVerRange(a), Rich::SemVerRange(b)) => a == b,
+            (Rich::Deferred { name: n1, args: a1 }, Rich::Deferred { name: n2, args: a2 }) => {
+                n1 == n2 && a1 == a2
+            }
+            (Rich::Timespan(a), Rich::Timespan(b)) | (Rich::Timestamp(a), Rich::Timestamp(b)) => {
+                a == b
+            }
+            (Rich::Plan(a), Rich::Plan(b)) => a.equal(b),
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Rich {
@@ -40,6 +59,7 @@ impl std::fmt::Display for Rich {
             ),
             Rich::Timespan(n) => write!(f, "{}", crate::lang::values::time::fmt_span(*n)),
             Rich::Timestamp(n) => write!(f, "{}", crate::lang::values::time::fmt_stamp(*n)),
+            Rich::Plan(o) => write!(f, "{}", o.to_s()),
         }
     }
 }
@@ -52,6 +72,7 @@ impl Rich {
             Rich::Deferred { .. } => "Deferred",
             Rich::Timespan(_) => "Timespan",
             Rich::Timestamp(_) => "Timestamp",
+            Rich::Plan(o) => o.type_name(),
         }
     }
 
@@ -63,6 +84,7 @@ impl Rich {
             Rich::Deferred { .. } => PType::Deferred,
             Rich::Timespan(n) => PType::Timespan(Some(*n), Some(*n)),
             Rich::Timestamp(n) => PType::Timestamp(Some(*n), Some(*n)),
+            Rich::Plan(o) => o.plan_type(),
         }
     }
 }
@@ -73,6 +95,7 @@ pub fn rich_equal(a: &Rich, b: &Rich) -> bool {
         (Rich::SemVer(x), Rich::SemVer(y)) => x == y,
         (Rich::SemVerRange(x), Rich::SemVerRange(y)) => x.text == y.text,
         (Rich::Timespan(x), Rich::Timespan(y)) | (Rich::Timestamp(x), Rich::Timestamp(y)) => x == y,
+        (Rich::Plan(x), Rich::Plan(y)) => x.equal(y),
         (Rich::Deferred { name: n1, args: a1 }, Rich::Deferred { name: n2, args: a2 }) => {
             n1 == n2 && Value::Array(a1.clone()) == Value::Array(a2.clone())
         }

@@ -210,6 +210,7 @@ impl fmt::Display for PType {
             }
             PType::SemVerRange => write!(f, "SemVerRange"),
             PType::Deferred => write!(f, "Deferred"),
+            PType::Plan(p) => write!(f, "{}", p.name()),
             PType::Timespan(lo, hi) | PType::Timestamp(lo, hi) => {
                 let stamp = matches!(self, PType::Timestamp(..));
                 write!(f, "{}", if stamp { "Timestamp" } else { "Timespan" })?;

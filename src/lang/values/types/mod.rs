@@ -51,6 +51,8 @@ pub enum PType {
     /// `Timespan[from, to]` / `Timestamp[from, to]` in nanoseconds.
     Timespan(Option<i128>, Option<i128>),
     Timestamp(Option<i128>, Option<i128>),
+    /// One of Bolt's plan data types (`Target`, `ResultSet`, `TargetSpec`...).
+    Plan(crate::lang::values::plan::PlanType),
 }
 
 const MAXI: i64 = i64::MAX;
@@ -109,7 +111,7 @@ pub fn builtin_type(name: &str) -> Option<PType> {
         "Deferred" => PType::Deferred,
         "Timespan" => PType::Timespan(None, None),
         "Timestamp" => PType::Timestamp(None, None),
-        _ => return None,
+        other => PType::Plan(crate::lang::values::plan::PlanType::from_name(other)?),
     })
 }
 
@@ -462,10 +464,16 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
         PType::NotUndef(inner) => !v.is_undef() && is_instance(inner, v),
         PType::Variant(ts) => ts.iter().any(|t| is_instance(t, v)),
         PType::Collection => matches!(v, Value::Array(_) | Value::Hash(_)),
-        PType::Iterable => matches!(
-            v,
-            Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_) | Value::Iterator(_)
-        ),
+        PType::Iterable => {
+            matches!(
+                v,
+                Value::Array(_)
+                    | Value::Hash(_)
+                    | Value::Str(_)
+                    | Value::Int(_)
+                    | Value::Iterator(_)
+            ) || crate::lang::values::plan::as_object(v).is_some_and(|o| o.elements().is_some())
+        }
         PType::Callable => false,
         PType::SemVer(ranges) => crate::lang::values::rich::semver_instance(ranges, v),
         PType::SemVerRange => matches!(v, Value::Rich(r) if r.type_name() == "SemVerRange"),
@@ -508,6 +516,7 @@ pub fn is_instance(t: &PType, v: &Value) -> bool {
             _ => false,
         },
         PType::Alias(_, inner) => is_instance(inner, v),
+        PType::Plan(p) => p.is_instance(v),
     }
 }
 

@@ -1,0 +1,79 @@
+//! The plan runner's [`Library`]: Bolt's plan functions first (see
+//! [`super::functions`]), then every built-in function of the registry.
+//! It owns what the functions share: the run context (inventory, modules,
+//! run options, sinks), the kept connections, the runtime handle steps
+//! block on, and the plan's [`PlanState`].
+
+use std::sync::{Arc, Mutex};
+
+use super::Context;
+use super::functions;
+use super::state::PlanState;
+use crate::lang::eval::control::EvalResult;
+use crate::lang::eval::{ApplyCall, Call, Evaluator, Library};
+use crate::lang::values::value::Value;
+use crate::run::Connections;
+
+/// A plan function's implementation.
+pub type PlanFn = fn(&PlanLibrary, &mut Evaluator<'_>, Call<'_>) -> EvalResult<Value>;
+
+/// The functions of a running plan.
+pub struct PlanLibrary {
+    pub modulepath: Vec<std::path::PathBuf>,
+    pub options: crate::run::RunOptions,
+    /// A fresh sink for each step's events.
+    pub sink: Arc<dyn Fn() -> Arc<dyn crate::run::events::Sink> + Send + Sync>,
+    /// Where `out::message` prints.
+    pub message: Arc<dyn Fn(&str) + Send + Sync>,
+    pub downloads: std::path::PathBuf,
+    pub conns: Arc<Connections>,
+    pub handle: tokio::runtime::Handle,
+    pub state: PlanState,
+    /// The `_run_as` of the `run_plan` being run, for its steps.
+    pub run_as: Mutex<Option<String>>,
+}
+
+impl PlanLibrary {
+    pub fn new(
+        ctx: Context,
+        conns: Arc<Connections>,
+        handle: tokio::runtime::Handle,
+    ) -> PlanLibrary {
+        let Context {
+            inventory,
+            modulepath,
+            options,
+            sink,
+            message,
+            downloads,
+        } = ctx;
+        PlanLibrary {
+            modulepath,
+            options,
+            sink,
+            message,
+            downloads,
+            conns,
+            handle,
+            state: PlanState::new(inventory),
+            run_as: Mutex::new(None),
+        }
+    }
+}
+
+impl Library for PlanLibrary {
+    fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<EvalResult<Value>> {
+        match functions::find(call.name) {
+            Some(f) => Some(f(self, ev, call)),
+            None => crate::lang::functions::registry().call(ev, call),
+        }
+    }
+
+    fn lookup_param(&self, ev: &mut Evaluator<'_>, key: &str) -> EvalResult<Option<Value>> {
+        crate::lang::functions::registry().lookup_param(ev, key)
+    }
+
+    fn apply_block(&self, ev: &mut Evaluator<'_>, call: ApplyCall<'_>) -> EvalResult<Value> {
+        functions::apply_block(self, ev, call)
+    }
+}

@@ -1,0 +1,359 @@
+//! Bolt plans in the Puppet language: `<module>/plans/*.pp` holding
+//! `plan mod::name(TargetSpec $targets, String $x = 'd') { ... }`, run by
+//! ferry's own evaluator (`lang`) with Bolt's plan functions.
+//!
+//! The evaluator knows plans, the plan data types and their methods, but
+//! does no I/O; the functions that do (`run_command`, `run_task`,
+//! `upload_file`, `get_targets`, `catch_errors`, `out::message`...) live
+//! here, in [`library`], a [`Library`](crate::lang::eval::Library) that
+//! answers them first and hands every other function to the built-in
+//! registry. They run steps through the shared executor with one kept
+//! connection per target for the whole plan (nested plans included).
+//!
+//! The evaluator is synchronous and runs on a thread of its own with the
+//! compiler's stack; a step blocks that thread on the async executor
+//! (`Handle::block_on`) while the runtime's workers do the I/O.
+//!
+//! [`find`] and [`list`] locate plans, [`show`] describes one's parameters,
+//! [`run`] runs one and gives Bolt's result: the plan's return value, or
+//! its error (`{kind, msg, details}`, with file, line and column).
+
+mod functions;
+mod library;
+mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value as J, json};
+
+use crate::inventory::Inventory;
+use crate::lang::error::{ErrorKind, LangError};
+use crate::lang::eval::Evaluator;
+use crate::lang::eval::control::Unwind;
+use crate::lang::eval::plans::{plan_file, plan_name_for};
+use crate::lang::loader::FsLoader;
+use crate::lang::values::plan::{ErrorValue, to_json};
+use crate::lang::values::value::Value;
+use crate::run::events::Sink;
+use crate::run::{Connections, RunOptions};
+
+/// Stack size of the thread a plan is evaluated on (as the compiler's).
+const PLAN_STACK: usize = 64 * 1024 * 1024;
+
+/// Why a plan could not be listed or described.
+#[derive(Debug, thiserror::Error)]
+pub enum PuppetPlanError {
+    /// The plan file does not parse, or does not define the plan.
+    #[error("{0}")]
+    Load(String),
+    #[error(
+        "Could not find a plan named '{0}'. For a list of available plans, run 'ferry plan show'."
+    )]
+    NotFound(String),
+    #[error("could not start the plan's thread: {0}")]
+    Thread(String),
+}
+
+/// The `.pp` file of plan `name` on the modulepath, if there is one.
+pub fn find(name: &str, modulepath: &[PathBuf]) -> Option<PathBuf> {
+    plan_file(&FsLoader, modulepath, name.trim_start_matches("::"))
+}
+
+/// Every `.pp` plan on the modulepath: (name, file), sorted by name; the
+/// first module of a name on the modulepath wins.
+pub fn list(modulepath: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for dir in modulepath {
+        let Ok(modules) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut modules: Vec<PathBuf> = modules.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        modules.sort();
+        for m in modules {
+            let Some(module) = m.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+                continue;
+            };
+            if out
+                .iter()
+                .any(|(n, _)| n.split("::").next() == Some(module.as_str()))
+            {
+                continue;
+            }
+            let plans = m.join("plans");
+            let mut files = Vec::new();
+            collect_pp(&plans, &mut files, 0);
+            for f in files {
+                let Ok(rel) = f.strip_prefix(&plans) else {
+                    continue;
+                };
+                if let Some(name) = plan_name_for(&module, rel) {
+                    out.push((name, f));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn collect_pp(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_pp(&p, out, depth + 1);
+        } else if p.extension().is_some_and(|e| e == "pp") {
+            out.push(p);
+        }
+    }
+}
+
+/// One parameter of a plan, as `plan show` describes it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParamInfo {
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Whether the type is `Sensitive[...]`.
+    pub sensitive: bool,
+    /// The default as Puppet writes the value (`'d'`, `[1, 2]`), when it
+    /// is a constant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_value: Option<String>,
+}
+
+/// A plan's name, file and parameters (in declaration order).
+#[derive(Debug, Clone)]
+pub struct PlanInfo {
+    pub name: String,
+    pub file: PathBuf,
+    pub parameters: Vec<(String, ParamInfo)>,
+}
+
+/// Loads plan `name` and describes its parameters.
+pub fn show(name: &str, modulepath: &[PathBuf]) -> Result<PlanInfo, PuppetPlanError> {
+    let name = name.trim_start_matches("::").to_string();
+    let mp = modulepath.to_vec();
+    let work = move || -> Result<PlanInfo, PuppetPlanError> {
+        let loader = FsLoader;
+        let file = plan_file(&loader, &mp, &name)
+            .ok_or_else(|| PuppetPlanError::NotFound(name.clone()))?;
+        let mut ev = Evaluator::new(
+            &loader,
+            mp.clone(),
+            None,
+            "localhost",
+            &Map::new(),
+            crate::lang::functions::registry(),
+        );
+        let def = ev
+            .find_plan(&name)
+            .map_err(|e| PuppetPlanError::Load(e.to_string()))?
+            .ok_or_else(|| PuppetPlanError::NotFound(name.clone()))?;
+        let mut parameters = Vec::new();
+        for p in &def.params {
+            let ty = match &p.ty {
+                Some(t) => match ev.constant(t) {
+                    Some(Value::Type(t)) => t.to_string(),
+                    _ => "Any".into(),
+                },
+                None => "Any".into(),
+            };
+            let default_value = p
+                .default
+                .as_ref()
+                .and_then(|d| ev.constant(d))
+                .map(|v| v.to_inspect(true));
+            let sensitive = ty.starts_with("Sensitive");
+            parameters.push((
+                p.name.clone(),
+                ParamInfo {
+                    ty,
+                    sensitive,
+                    default_value,
+                },
+            ));
+        }
+        Ok(PlanInfo {
+            name: def.name.clone(),
+            file,
+            parameters,
+        })
+    };
+    crate::catalog::on_compiler_thread(work).map_err(|e| PuppetPlanError::Thread(e.to_string()))?
+}
+
+/// What a plan needs from its surroundings.
+pub struct Context {
+    pub inventory: Inventory,
+    pub modulepath: Vec<PathBuf>,
+    pub options: RunOptions,
+    /// A fresh sink for each step's events.
+    pub sink: Arc<dyn Fn() -> Arc<dyn Sink> + Send + Sync>,
+    /// Where `out::message` prints.
+    pub message: Arc<dyn Fn(&str) + Send + Sync>,
+    /// The directory `download_file` saves under (`<dir>/<destination>/<target>/`).
+    pub downloads: PathBuf,
+}
+
+/// How a plan ended: its return value, or Bolt's error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub ok: bool,
+    pub value: J,
+}
+
+/// Runs plan `name` with `params` (JSON values, as given on the command
+/// line or to the API), and closes every connection it opened.
+pub async fn run(name: &str, params: Map<String, J>, ctx: Context) -> Outcome {
+    let conns = Arc::new(Connections::default());
+    let handle = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let name = name.trim_start_matches("::").to_string();
+    let kept = Arc::clone(&conns);
+    let spawned = std::thread::Builder::new()
+        .name("ferry-plan".into())
+        .stack_size(PLAN_STACK)
+        .spawn(move || {
+            let outcome = evaluate(&name, params, ctx, kept, handle);
+            let _ = tx.send(outcome);
+        });
+    let outcome = match spawned {
+        Ok(_) => rx.await.unwrap_or_else(|_| Outcome {
+            ok: false,
+            value: error_json(&ErrorValue::new(
+                "internal error: the plan's evaluation stopped",
+                "bolt/pal-error",
+            )),
+        }),
+        Err(e) => Outcome {
+            ok: false,
+            value: error_json(&ErrorValue::new(
+                PuppetPlanError::Thread(e.to_string()).to_string(),
+                "bolt/pal-error",
+            )),
+        },
+    };
+    conns.close_all().await;
+    outcome
+}
+
+/// Evaluates the plan on the current (plan) thread.
+fn evaluate(
+    name: &str,
+    params: Map<String, J>,
+    ctx: Context,
+    conns: Arc<Connections>,
+    handle: tokio::runtime::Handle,
+) -> Outcome {
+    let loader = FsLoader;
+    let modulepath = ctx.modulepath.clone();
+    let library = library::PlanLibrary::new(ctx, conns, handle);
+    let mut ev = Evaluator::new(
+        &loader,
+        modulepath,
+        None,
+        "localhost",
+        &Map::new(),
+        &library,
+    );
+    let def = match ev.find_plan(name) {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            return Outcome {
+                ok: false,
+                value: error_json(&ErrorValue::new(
+                    PuppetPlanError::NotFound(name.to_string()).to_string(),
+                    "bolt/unknown-plan",
+                )),
+            };
+        }
+        Err(e) => return failure(Unwind::Error(e)),
+    };
+    let args: Vec<(String, Value)> = params
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from_json(v)))
+        .collect();
+    let loc = def.loc.clone();
+    match ev.run_plan(&def, args, &loc) {
+        Ok(v) => {
+            if !crate::lang::values::plan::PlanType::PlanResult.is_instance(&v) {
+                let e = ErrorValue::new(
+                    format!("Plan {} returned an invalid result: {}", def.name, v.to_s()),
+                    "bolt/invalid-plan-result",
+                );
+                return Outcome {
+                    ok: false,
+                    value: error_json(&e),
+                };
+            }
+            Outcome {
+                ok: true,
+                value: to_json(&v),
+            }
+        }
+        Err(u) => failure(u),
+    }
+}
+
+/// A plan's end by error, as Bolt prints it.
+fn failure(u: Unwind) -> Outcome {
+    let e = match u {
+        Unwind::Raise { mut error, loc } => {
+            if !error
+                .details
+                .iter()
+                .any(|(k, _)| k.as_str() == Some("file"))
+            {
+                error.details.extend(location_details(&loc));
+            }
+            *error
+        }
+        other => pal_error(&other.into_error()),
+    };
+    Outcome {
+        ok: false,
+        value: error_json(&e),
+    }
+}
+
+/// A language error (syntax, evaluation) as Bolt's `bolt/pal-error`, its
+/// position in `details`.
+pub fn pal_error(e: &LangError) -> ErrorValue {
+    let msg = match e.kind {
+        // Bolt reports a plan's syntax error without Puppet's environment prefix.
+        ErrorKind::Syntax => match &e.loc {
+            Some(l) => format!("{} {l}", e.message),
+            None => e.message.clone(),
+        },
+        _ => e.to_string(),
+    };
+    let mut err = ErrorValue::new(msg, "bolt/pal-error");
+    if let Some(l) = &e.loc {
+        err.details = location_details(l);
+    }
+    err
+}
+
+fn location_details(l: &crate::lang::error::Loc) -> Vec<(Value, Value)> {
+    let mut d = vec![(Value::str("file"), Value::str(l.file.to_string()))];
+    d.push((Value::str("line"), Value::Int(i64::from(l.line))));
+    if l.col > 0 {
+        d.push((Value::str("column"), Value::Int(i64::from(l.col))));
+    }
+    d
+}
+
+fn error_json(e: &ErrorValue) -> J {
+    let mut j = e.to_data();
+    if j.get("details").is_none() {
+        j["details"] = json!({});
+    }
+    j
+}

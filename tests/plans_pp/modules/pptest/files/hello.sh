@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "script says $1 $2"

@@ -1,0 +1,4 @@
+plan pptest::bad_method() {
+  $e = catch_errors() || { fail_plan('x') }
+  $e.message.nosuchfunction()
+}

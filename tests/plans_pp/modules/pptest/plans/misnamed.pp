@@ -1,0 +1,2 @@
+plan pptest::other_name() {
+}

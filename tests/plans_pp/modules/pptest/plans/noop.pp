@@ -1,0 +1,2 @@
+plan pptest::noop() {
+}

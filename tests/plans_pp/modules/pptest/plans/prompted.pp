@@ -1,0 +1,5 @@
+plan pptest::prompted() {
+  $with_default = prompt('Name', { 'default' => 'anon' })
+  $answer = prompt('Password', { 'sensitive' => true })
+  return $answer
+}
