@@ -21,8 +21,9 @@
 //!
 //! Strings anywhere in a case may name `{host}`, `{port}`, `{key}`,
 //! `{known_hosts}` (a path), `{known_hosts_content}`,
-//! `{wrong_known_hosts_content}`, `{password}`, `{pw_user}`, `{nopw_user}`
-//! and, in CLI args, `{inventory}`.
+//! `{wrong_known_hosts_content}`, `{password}`, `{pw_user}`, `{nopw_user}`,
+//! `{task_modules}` (the fixture modulepath, tests/tasks/modules) and, in
+//! CLI args, `{inventory}`.
 
 mod common;
 #[path = "common/tls.rs"]
@@ -121,6 +122,10 @@ fn placeholder(name: &str) -> Option<String> {
         "known_hosts" => sshd::shared().known_hosts_path().display().to_string(),
         "known_hosts_content" => read(sshd::shared().known_hosts_path()),
         "wrong_known_hosts_content" => read(sshd::shared().wrong_known_hosts_path()),
+        "task_modules" => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/tasks/modules")
+            .display()
+            .to_string(),
         _ => return None,
     })
 }

@@ -25,9 +25,25 @@ pub struct Prepared {
     /// String values that must never be shown (sensitive parameters).
     pub secrets: Vec<String>,
     pub noop: bool,
-    /// Files from the metadata's `files`, laid out under the install dir.
+    /// Files from the metadata's top-level `files`, which every
+    /// implementation gets, laid out under the install dir.
     pub support_files: Vec<TaskFile>,
+    /// Each implementation's own `files` (in the metadata's order), or why
+    /// they cannot be read, which matters only to a target that chooses it.
+    pub implementation_files: Vec<Result<Vec<TaskFile>, TaskError>>,
     pub cleanup: bool,
+}
+
+impl Prepared {
+    /// Every file of the task that could be read: executables, shared
+    /// files and each implementation's files.
+    pub fn known_files(&self) -> impl Iterator<Item = &TaskFile> {
+        self.task
+            .executables
+            .values()
+            .chain(self.support_files.iter())
+            .chain(self.implementation_files.iter().flatten().flatten())
+    }
 }
 
 /// Parses `name=value` words: the value is JSON when it parses as JSON,
@@ -216,17 +232,15 @@ pub fn prepare(
         }
         return Err(TaskError::Params(msg));
     }
-    let mut listed = meta.files.clone();
-    for i in &meta.implementations {
-        listed.extend(i.files.iter().cloned());
-    }
-    let support_files = loader.support_files(&task, &listed)?;
+    let support_files = loader.shared_files(&task)?;
+    let implementation_files = loader.implementation_files(&task);
     Ok(Prepared {
         task,
         params,
         secrets,
         noop,
         support_files,
+        implementation_files,
         cleanup: true,
     })
 }
@@ -291,6 +305,7 @@ mod tests {
             metadata: super::super::metadata::Metadata::parse(meta, "t.json").unwrap(),
             executables: Default::default(),
             source: "t.json".into(),
+            module_dir: None,
         };
         let given = serde_json::from_value(json!({"pin": "secret-pin-99"})).unwrap();
         let err = prepare(task, given, false, &Loader::new(Vec::new()))
