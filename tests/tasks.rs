@@ -337,7 +337,9 @@ fn failures_and_plain_output() {
     assert_eq!(run.code, 2);
     let v = &run.only()["value"];
     assert_eq!(v["_output"], "not json\n");
-    assert_eq!(v["_error"]["kind"], "ferry/task-error");
+    assert_eq!(v["_error"]["kind"], "puppetlabs.tasks/task-error");
+    assert_eq!(v["_error"]["issue_code"], "TASK_ERROR");
+    assert_eq!(v["_error"]["msg"], "The task failed with exit code 4");
     assert_eq!(v["_error"]["details"]["exit_code"], 4);
 }
 

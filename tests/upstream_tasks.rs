@@ -368,6 +368,62 @@ fn bolt_shareable_task_gets_files_from_other_modules() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Results of Bolt's fixture tasks as Bolt's spec (ssh_spec, cli_spec)
+/// and lib/bolt/result.rb show them.
+fn bolt_fixture_results_as_bolts_spec_shows_them() -> Result<(), Failed> {
+    let mp = &modulepaths()?.bolt;
+    let run = run_task(mp, "results", &["fail=true"], &[]);
+    let item = only(&run)?;
+    ensure(item["object"] == "results", || format!("{run:?}"))?;
+    let e = &item["value"]["_error"];
+    ensure(
+        e["kind"] == "puppetlabs.tasks/task-error"
+            && e["issue_code"] == "TASK_ERROR"
+            && e["msg"] == "The task failed with exit code 1 and no output",
+        || format!("{run:?}"),
+    )?;
+    let run = run_task(mp, "error::fail", &[], &[]);
+    let v = only(&run)?["value"].clone();
+    ensure(
+        v["_error"]["issue_code"] == "TASK_ERROR"
+            && v["_output"].as_str().is_some_and(|o| o.contains("failing")),
+        || format!("{run:?}"),
+    )?;
+    let run = run_task(mp, "sample::noop", &["message=somemessage"], &["--noop"]);
+    let v = only(&run)?["value"].clone();
+    ensure(
+        v["_output"].as_str().map(str::trim) == Some("somemessage with noop true"),
+        || format!("{run:?}"),
+    )?;
+    let run = run_task(mp, "sample::noop", &["message=somemessage"], &[]);
+    let v = only(&run)?["value"].clone();
+    ensure(
+        v["_output"].as_str().map(str::trim) == Some("somemessage with noop"),
+        || format!("{run:?}"),
+    )?;
+    let run = run_task(
+        mp,
+        "sample::sensitive_task_output",
+        &["include_sensitive=true"],
+        &[],
+    );
+    let v = only(&run)?["value"].clone();
+    ensure(
+        v["_sensitive"] == "Sensitive [value redacted]" && v["user"] == "someone",
+        || format!("{run:?}"),
+    )?;
+    ensure(!run.stdout.contains("secretpassword"), || {
+        format!("{run:?}")
+    })?;
+    // identity's init.json: implementations only, input on stdin.
+    let run = run_task(mp, "identity", &["word=echoed"], &[]);
+    let item = only(&run)?;
+    ensure(
+        item["object"] == "identity" && item["value"]["word"] == "echoed",
+        || format!("{run:?}"),
+    )
+}
+
 /// Bolt's spec for the shareable tasks whose files are wrong; and `list`,
 /// two executables and no metadata to choose between them.
 const BOLT_FIXTURE_FAILURES: [(&str, &str); 6] = [
@@ -454,6 +510,11 @@ fn main() {
             "bolt_fixtures::shareable_task_gets_files_from_other_modules",
             &[BOLT],
             bolt_shareable_task_gets_files_from_other_modules,
+        ),
+        trial(
+            "bolt_fixtures::results_as_bolts_spec_shows_them",
+            &[BOLT],
+            bolt_fixture_results_as_bolts_spec_shows_them,
         ),
         trial(
             "bolt_fixtures::every_task_loads_or_fails_as_bolts_spec_says",

@@ -310,7 +310,8 @@ pub async fn run(
             }
         }
         tracing::info!(target_name = %target.name, "task {}: sent {sent} bytes of task files", prepared.task.name);
-        let (status, value) = output::from_collected(done.exit_code, &out, &prepared.secrets);
+        let (status, value) =
+            output::from_collected(&prepared.task.name, done.exit_code, &out, &prepared.secrets);
         return Ok(match status {
             Status::Success => Outcome::Ok(Output::Task(value)),
             Status::Failure => Outcome::Failed(Output::Task(value)),
