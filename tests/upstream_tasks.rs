@@ -333,6 +333,40 @@ fn puppet_agent_version() -> Result<(), Failed> {
     )
 }
 
+/// install_shell types its password `Optional[Sensitive[String[1]]]`: a
+/// plain JSON value passes the check (kept secret) and the run goes on to
+/// connect (here to a port nothing listens on, so nothing is installed).
+fn puppet_agent_sensitive_typed_parameter() -> Result<(), Failed> {
+    let s = Scratch::new();
+    let inv = s.inventory("targets: ['127.0.0.1:1']\n");
+    let mp = modulepaths()?.puppet.display().to_string();
+    let inv = inv.display().to_string();
+    let run = s.ferry(&[
+        "task",
+        "run",
+        "puppet_agent::install_shell",
+        "password=not-shown-9",
+        "username=u",
+        "-t",
+        "all",
+        "-i",
+        &inv,
+        "--modulepath",
+        &mp,
+        "--format",
+        "json",
+    ]);
+    ensure(run.code == 2, || format!("{run:?}"))?;
+    let item = only(&run)?;
+    ensure(
+        item["value"]["_error"]["issue_code"] == "CONNECT_ERROR",
+        || format!("{run:?}"),
+    )?;
+    ensure(!run.all_text().contains("not-shown-9"), || {
+        format!("{run:?}")
+    })
+}
+
 /// Bolt's spec: the shareable task gets its own file, a folder of another
 /// module's `lib` and a file of a third module's `tasks`.
 fn bolt_shareable_task_gets_files_from_other_modules() -> Result<(), Failed> {
@@ -505,6 +539,11 @@ fn main() {
             "puppet_agent::version_reports_version_and_source",
             &[repo("puppet_agent")],
             puppet_agent_version,
+        ),
+        trial(
+            "puppet_agent::sensitive_typed_parameter_takes_a_plain_value",
+            &[repo("puppet_agent"), repo("facts")],
+            puppet_agent_sensitive_typed_parameter,
         ),
         trial(
             "bolt_fixtures::shareable_task_gets_files_from_other_modules",
