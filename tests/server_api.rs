@@ -224,8 +224,8 @@ async fn json_errors_name_the_field() {
     assert_error(
         &call(&app, "GET", "/nope", "").await,
         404,
-        "ferry/not-found",
-        "",
+        "boltserver/not-found",
+        "Could not find route /nope",
     );
     assert_error(
         &call(&app, "GET", "/orchestrator/v1/jobs/999", "").await,

@@ -449,7 +449,7 @@ async fn task_that_cannot_start_is_errored() {
     let client = Client::new(&pki, Some(&pki.client));
     for (task, kind, error) in [
         ("demo::win", "node_errored", "ferry/command-error"),
-        ("demo::fails", "node_failed", "ferry/task-error"),
+        ("demo::fails", "node_failed", "puppetlabs.tasks/task-error"),
     ] {
         let r = client
             .post(

@@ -337,7 +337,9 @@ fn failures_and_plain_output() {
     assert_eq!(run.code, 2);
     let v = &run.only()["value"];
     assert_eq!(v["_output"], "not json\n");
-    assert_eq!(v["_error"]["kind"], "ferry/task-error");
+    assert_eq!(v["_error"]["kind"], "puppetlabs.tasks/task-error");
+    assert_eq!(v["_error"]["issue_code"], "TASK_ERROR");
+    assert_eq!(v["_error"]["msg"], "The task failed with exit code 4");
     assert_eq!(v["_error"]["details"]["exit_code"], 4);
 }
 
@@ -406,12 +408,18 @@ fn task_show_lists_and_describes() {
         "--format",
         "json",
     ]);
+    // Bolt's shape: the metadata as written, the files, the module's dir.
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let list = doc["parameters"].as_array().unwrap();
+    let list = &doc["metadata"]["parameters"]["list"];
     assert!(
-        list.iter().any(|p| p["name"] == "list"
-            && p["type"] == "Array[Integer]"
-            && p["default"] == serde_json::json!([1, 2])),
+        list["type"] == "Array[Integer]" && list["default"] == serde_json::json!([1, 2]),
+        "{doc}"
+    );
+    assert_eq!(doc["files"][0]["name"], "stdin_only.sh", "{doc}");
+    assert!(
+        doc["module_dir"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("tests/tasks/modules/demo")),
         "{doc}"
     );
 }

@@ -7,9 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use serde_json::{Value, json};
+
 use super::ModuleArgs;
 use ferry::output::Format;
-use ferry::task::{Loader, Prepared, params};
+use ferry::task::{Loader, Prepared, Task, TaskFile, params};
 
 fn loader(modules: &ModuleArgs) -> Loader {
     Loader::new(
@@ -42,6 +44,50 @@ pub fn prepare(
     Ok(prepared)
 }
 
+/// The files of a task as Bolt's `task show` lists them: each
+/// implementation's executable (`name` is its file name), then the other
+/// files it names (`name` is `<module>/<mount>/<path>`), with where each is.
+/// An implementation whose own files cannot be read is left out with a
+/// warning; the shared `files` must all be there.
+fn shown_files(loader: &Loader, task: &Task) -> Result<Vec<Value>> {
+    let path = |f: &TaskFile| {
+        f.origin
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("<built-in>/{}", f.relative))
+    };
+    let mut files: Vec<Value> = Vec::new();
+    let mut extra: Vec<TaskFile> = Vec::new();
+    let meta = &task.metadata;
+    if meta.implementations.is_empty() {
+        for (name, f) in &task.executables {
+            files.push(json!({"name": name, "path": path(f)}));
+        }
+    } else {
+        let own = loader.implementation_files(task);
+        for (i, found) in meta.implementations.iter().zip(own) {
+            if let Some(f) = task.executables.get(&i.name) {
+                files.push(json!({"name": i.name, "path": path(f)}));
+            }
+            match found {
+                Ok(list) => extra.extend(list),
+                Err(e) => tracing::warn!(
+                    "task {}: implementation {} cannot run here: {e}",
+                    task.name,
+                    i.name
+                ),
+            }
+        }
+    }
+    extra.extend(loader.shared_files(task)?);
+    for f in &extra {
+        if !files.iter().any(|g| g["name"] == f.relative.as_str()) {
+            files.push(json!({"name": f.relative, "path": path(f)}));
+        }
+    }
+    Ok(files)
+}
+
 pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<ExitCode> {
     let loader = loader(modules);
     let mut out = std::io::stdout().lock();
@@ -49,11 +95,18 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
         let tasks = loader.list();
         match format {
             Format::Json => {
-                let list: Vec<serde_json::Value> = tasks
+                // Bolt's shape: [name, description] pairs and the modulepath.
+                let list: Vec<Value> = tasks
                     .iter()
-                    .map(|t| serde_json::json!({"name": t.name, "description": t.metadata.description}))
+                    .map(|t| json!([t.name, t.metadata.description]))
                     .collect();
-                writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+                let modulepath: Vec<String> = loader
+                    .modulepath
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let doc = json!({"tasks": list, "modulepath": modulepath});
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
             }
             Format::Human => {
                 let width = tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
@@ -70,74 +123,72 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
         return Ok(ExitCode::SUCCESS);
     };
     let task = loader.load(name)?;
+    let files = shown_files(&loader, &task)?;
+    let module_dir = task
+        .module_dir
+        .as_ref()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| "built-in module".to_string());
     let meta = &task.metadata;
-    let params: Vec<serde_json::Value> = meta
-        .parameters
-        .iter()
-        .flatten()
-        .map(|(n, p)| {
-            serde_json::json!({"name": n, "type": p.ty.as_deref().unwrap_or("Any"), "description": p.description,
-                "default": p.default, "sensitive": p.sensitive})
-        })
-        .collect();
-    let implementations: Vec<serde_json::Value> = if meta.implementations.is_empty() {
-        task.executables
-            .keys()
-            .map(|n| serde_json::json!({"name": n, "requirements": []}))
-            .collect()
-    } else {
-        meta.implementations
-            .iter()
-            .map(|i| serde_json::json!({"name": i.name, "requirements": i.requirements}))
-            .collect()
-    };
     match format {
         Format::Json => {
-            let doc = serde_json::json!({"name": task.name, "description": meta.description, "parameters": params,
-                "implementations": implementations, "supports_noop": meta.supports_noop});
+            let doc = json!({"name": task.name, "files": files,
+                "metadata": Value::Object(meta.raw.clone()), "module_dir": module_dir});
             writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         }
         Format::Human => {
             writeln!(out, "{}", task.name)?;
-            if let Some(d) = &meta.description {
-                writeln!(out, "  {d}")?;
+            let description = meta
+                .description
+                .as_deref()
+                .unwrap_or("No description available.");
+            writeln!(out, "  {}\n", description.trim_end())?;
+            let mut usage = format!("ferry task run {} -t <targets>", task.name);
+            if meta.supports_noop {
+                usage.push_str(" [--noop]");
             }
-            writeln!(out, "\nParameters:")?;
-            if params.is_empty() {
-                writeln!(out, "  (none)")?;
-            }
-            for p in &params {
-                let default = match &p["default"] {
-                    serde_json::Value::Null => String::new(),
-                    d => format!(" (default: {d})"),
-                };
-                let sensitive = if p["sensitive"] == true {
-                    " [sensitive]"
+            for (n, p) in meta.parameters.iter().flatten() {
+                let optional = p.default.is_some()
+                    || p.ty.as_deref().is_some_and(|t| t.starts_with("Optional"));
+                if optional {
+                    usage.push_str(&format!(" [{n}=<value>]"));
                 } else {
-                    ""
-                };
-                writeln!(
-                    out,
-                    "  {}  {}{default}{sensitive}",
-                    p["name"].as_str().unwrap_or(""),
-                    p["type"].as_str().unwrap_or("")
-                )?;
-                if let Some(d) = p["description"].as_str() {
-                    writeln!(out, "      {d}")?;
+                    usage.push_str(&format!(" {n}=<value>"));
                 }
             }
-            writeln!(out, "\nImplementations:")?;
-            for i in &implementations {
+            writeln!(out, "Usage\n  {usage}\n")?;
+            if meta.parameters.as_ref().is_some_and(|p| !p.is_empty()) {
+                writeln!(out, "Parameters")?;
+            }
+            for (n, p) in meta.parameters.iter().flatten() {
+                let sensitive = if p.sensitive { " [sensitive]" } else { "" };
                 writeln!(
                     out,
-                    "  {}  requires {}",
-                    i["name"].as_str().unwrap_or(""),
-                    i["requirements"]
+                    "  {n}  {}{sensitive}",
+                    p.ty.as_deref().unwrap_or("Any")
                 )?;
+                if let Some(d) = &p.description {
+                    writeln!(out, "    {}", d.trim_end())?;
+                }
+                if let Some(d) = &p.default {
+                    writeln!(out, "    Default: {d}")?;
+                }
+                writeln!(out)?;
             }
-            if meta.supports_noop {
-                writeln!(out, "\nSupports --noop.")?;
+            writeln!(out, "Implementations")?;
+            if meta.implementations.is_empty() {
+                for n in task.executables.keys() {
+                    writeln!(out, "  {n}")?;
+                }
             }
+            for i in &meta.implementations {
+                if i.requirements.is_empty() {
+                    writeln!(out, "  {}", i.name)?;
+                } else {
+                    writeln!(out, "  {}  requires {}", i.name, i.requirements.join(", "))?;
+                }
+            }
+            writeln!(out, "\nModule\n  {module_dir}")?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -104,8 +104,11 @@ pub struct ErrorText<'a> {
 /// The kind of an apply in which resources failed (Bolt's).
 pub const APPLY_ERROR: &str = "bolt/resource-failure";
 
-/// The kind of a command's non-zero exit.
-pub const COMMAND_ERROR: &str = "ferry/command-error";
+/// The kind of a command's non-zero exit (Bolt's).
+pub const COMMAND_ERROR: &str = "puppetlabs.tasks/command-error";
+
+/// The issue code of a command's non-zero exit (Bolt's).
+pub const COMMAND_ISSUE: &str = "COMMAND_ERROR";
 
 impl Outcome {
     pub fn status(&self) -> Status {
@@ -256,7 +259,7 @@ impl Serialize for Outcome {
                             details: ExitDetails {
                                 exit_code: c.exit_code,
                             },
-                            issue_code: None,
+                            issue_code: Some(COMMAND_ISSUE),
                             kind: COMMAND_ERROR,
                             msg,
                         }),
@@ -410,8 +413,8 @@ mod tests {
         assert_eq!(
             failed.to_value(),
             json!({
-                "_error": {"details": {"exit_code": 3}, "kind": "ferry/command-error",
-                           "msg": "The command failed with exit code 3"},
+                "_error": {"details": {"exit_code": 3}, "kind": "puppetlabs.tasks/command-error",
+                           "issue_code": "COMMAND_ERROR", "msg": "The command failed with exit code 3"},
                 "exit_code": 3, "merged_output": "outerr", "stderr": "err", "stdout": "out",
                 "truncated": {"stdout": 5},
             })

@@ -183,6 +183,15 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orchestrator/v1/jobs/{id}/events/stream"),
 ];
 
+/// The answer to a path no endpoint serves, as bolt-server words it.
+async fn no_route(uri: axum::http::Uri) -> errors::ApiError {
+    errors::ApiError::new(
+        axum::http::StatusCode::NOT_FOUND,
+        "boltserver/not-found",
+        format!("Could not find route {}", uri.path()),
+    )
+}
+
 /// The whole API. Requests must carry a [`auth::Peer`] extension (the TLS
 /// layer adds it); without one only bearer tokens authenticate.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -225,7 +234,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(orchestrator::events),
         )
         .route("/orchestrator/v1/jobs/{id}/events/stream", get(sse::stream))
-        .fallback(errors::no_route)
+        .fallback(no_route)
         .method_not_allowed_fallback(errors::wrong_method)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(

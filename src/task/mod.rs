@@ -15,7 +15,7 @@ pub use loader::{Loader, Task, TaskFile};
 pub use params::Prepared;
 
 /// Why a task could not be found, read or given its parameters.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum TaskError {
     #[error(
         "invalid task name '{0}': names are lowercase letters, digits and '_', starting with a letter (module::task)"

@@ -25,9 +25,25 @@ pub struct Prepared {
     /// String values that must never be shown (sensitive parameters).
     pub secrets: Vec<String>,
     pub noop: bool,
-    /// Files from the metadata's `files`, laid out under the install dir.
+    /// Files from the metadata's top-level `files`, which every
+    /// implementation gets, laid out under the install dir.
     pub support_files: Vec<TaskFile>,
+    /// Each implementation's own `files` (in the metadata's order), or why
+    /// they cannot be read, which matters only to a target that chooses it.
+    pub implementation_files: Vec<Result<Vec<TaskFile>, TaskError>>,
     pub cleanup: bool,
+}
+
+impl Prepared {
+    /// Every file of the task that could be read: executables, shared
+    /// files and each implementation's files.
+    pub fn known_files(&self) -> impl Iterator<Item = &TaskFile> {
+        self.task
+            .executables
+            .values()
+            .chain(self.support_files.iter())
+            .chain(self.implementation_files.iter().flatten().flatten())
+    }
 }
 
 /// Parses `name=value` words: the value is JSON when it parses as JSON,
@@ -148,6 +164,61 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// A type string with every `Sensitive[T]` as `T` and a bare `Sensitive`
+/// as `Any` (quoted text left alone), or `None` when it has none.
+pub fn unwrap_sensitive(ty: &str) -> Option<String> {
+    const WORD: &str = "Sensitive";
+    let bytes = ty.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b':';
+    let mut out = String::with_capacity(ty.len());
+    // For each `[` opened: whether it belongs to a Sensitive being dropped.
+    let mut opened: Vec<bool> = Vec::new();
+    let mut found = false;
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if let Some(q) = quote {
+            if b == b'\\' && i + 1 < bytes.len() {
+                out.push_str(&ty[i..i + 2]);
+                i += 2;
+                continue;
+            }
+            if b == q {
+                quote = None;
+            }
+        } else if b == b'\'' || b == b'"' {
+            quote = Some(b);
+        } else if ty[i..].starts_with(WORD)
+            && (i == 0 || !ident(bytes[i - 1]))
+            && !bytes.get(i + WORD.len()).copied().is_some_and(ident)
+        {
+            found = true;
+            let mut j = i + WORD.len();
+            while bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
+                j += 1;
+            }
+            if bytes.get(j) == Some(&b'[') {
+                opened.push(true);
+                i = j + 1;
+            } else {
+                out.push_str("Any");
+                i += WORD.len();
+            }
+            continue;
+        } else if b == b'[' {
+            opened.push(false);
+        } else if b == b']' && opened.pop() == Some(true) {
+            i += 1;
+            continue;
+        }
+        let len = ty[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&ty[i..i + len]);
+        i += len;
+    }
+    found.then_some(out)
+}
+
 /// Checks the given parameters and reads the task's support files.
 pub fn prepare(
     task: Task,
@@ -184,10 +255,14 @@ pub fn prepare(
     let mut secrets = Vec::new();
     for (name, spec) in declared.into_iter().flatten() {
         let value = given.get(name).cloned().or_else(|| spec.default.clone());
-        let ty = spec.ty.as_deref().unwrap_or("Any");
+        let declared_ty = spec.ty.as_deref().unwrap_or("Any");
+        // Values arrive as plain JSON: a `Sensitive[T]` parameter takes a
+        // T, kept secret like a parameter marked sensitive.
+        let unwrapped = unwrap_sensitive(declared_ty);
+        let ty = unwrapped.as_deref().unwrap_or(declared_ty);
         let check = value.clone().unwrap_or(Value::Null);
         // Known before the check, so that its error cannot echo the value.
-        if spec.sensitive {
+        if spec.sensitive || unwrapped.is_some() {
             collect_strings(&check, &mut secrets);
         }
         if let Err(why) = check_type(ty, &check) {
@@ -216,17 +291,15 @@ pub fn prepare(
         }
         return Err(TaskError::Params(msg));
     }
-    let mut listed = meta.files.clone();
-    for i in &meta.implementations {
-        listed.extend(i.files.iter().cloned());
-    }
-    let support_files = loader.support_files(&task, &listed)?;
+    let support_files = loader.shared_files(&task)?;
+    let implementation_files = loader.implementation_files(&task);
     Ok(Prepared {
         task,
         params,
         secrets,
         noop,
         support_files,
+        implementation_files,
         cleanup: true,
     })
 }
@@ -245,6 +318,8 @@ mod tests {
             ("Numeric", json!(2)),
             ("Boolean", json!(false)),
             ("Enum[start, stop]", json!("stop")),
+            // Bare words keep their hyphens, as Puppet's lexer reads them.
+            ("Enum[puppet7, puppet7-nightly]", json!("puppet7-nightly")),
             ("Pattern[/^a+$/]", json!("aaa")),
             ("Optional[String]", json!(null)),
             ("Array[Integer, 1, 2]", json!([1, 2])),
@@ -291,6 +366,7 @@ mod tests {
             metadata: super::super::metadata::Metadata::parse(meta, "t.json").unwrap(),
             executables: Default::default(),
             source: "t.json".into(),
+            module_dir: None,
         };
         let given = serde_json::from_value(json!({"pin": "secret-pin-99"})).unwrap();
         let err = prepare(task, given, false, &Loader::new(Vec::new()))
@@ -298,6 +374,45 @@ mod tests {
             .to_string();
         assert!(err.contains("parameter 'pin'"), "{err}");
         assert!(!err.contains("secret-pin-99"), "{err}");
+    }
+
+    #[test]
+    fn sensitive_types_take_plain_values_kept_secret() {
+        assert_eq!(
+            unwrap_sensitive("Optional[Sensitive[String[1]]]").as_deref(),
+            Some("Optional[String[1]]")
+        );
+        assert_eq!(unwrap_sensitive("Sensitive").as_deref(), Some("Any"));
+        assert_eq!(
+            unwrap_sensitive("Variant[Sensitive[Array[Integer]], Enum['Sensitive']]").as_deref(),
+            Some("Variant[Array[Integer], Enum['Sensitive']]")
+        );
+        assert_eq!(unwrap_sensitive("Array[String]"), None);
+        assert_eq!(unwrap_sensitive("Enum['Sensitive']"), None);
+        assert_eq!(unwrap_sensitive("NotSensitive"), None);
+        let meta = r#"{"parameters": {"pw": {"type": "Optional[Sensitive[String[1]]]"},
+                       "n": {"type": "Sensitive[Integer]"}}}"#;
+        let task = Task {
+            name: "m::t".into(),
+            module: "m".into(),
+            metadata: super::super::metadata::Metadata::parse(meta, "t.json").unwrap(),
+            executables: Default::default(),
+            source: "t.json".into(),
+            module_dir: None,
+        };
+        let given = serde_json::from_value(json!({"pw": "hunter22", "n": 5})).unwrap();
+        let p = prepare(task.clone(), given, false, &Loader::new(Vec::new())).unwrap();
+        assert_eq!(p.params["pw"], "hunter22");
+        assert!(
+            p.secrets.contains(&"hunter22".to_string()),
+            "{:?}",
+            p.secrets
+        );
+        let given = serde_json::from_value(json!({"pw": "", "n": 5})).unwrap();
+        let err = prepare(task, given, false, &Loader::new(Vec::new()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("parameter 'pw'"), "{err}");
     }
 
     #[test]

@@ -465,6 +465,7 @@ cat
             relative: "demo/tasks/t.sh".into(),
             sha256: hex::encode(Sha256::digest(bytes)),
             bytes: bytes.into(),
+            origin: None,
         }
     }
 

@@ -258,7 +258,7 @@ impl<'a> Lexer<'a> {
                 '@' if self.peek_at(1) == Some('(') => self.scan_heredoc()?,
                 '/' if Self::regex_allowed(prev) && self.regex_ahead() => self.scan_regex()?,
                 c if c.is_ascii_digit() => self.scan_number()?,
-                c if c.is_ascii_lowercase() || c == '_' => Tok::Name(self.scan_word()),
+                c if c.is_ascii_lowercase() || c == '_' => Tok::Name(self.scan_bare_word()),
                 c if c.is_ascii_uppercase() => Tok::ClassRef(self.scan_word()),
                 ':' if self.peek_at(1) == Some(':')
                     && self.peek_at(2).is_some_and(|c| c.is_ascii_alphabetic()) =>
@@ -311,6 +311,29 @@ impl<'a> Lexer<'a> {
                 }
                 _ => break,
             }
+        }
+        s
+    }
+
+    /// A bare word: as Puppet's lexer has it, a name may hold `-` between
+    /// word characters (`puppet7-nightly`, as in puppetlabs-puppet_agent's
+    /// task metadata `Enum[puppet7, puppet7-nightly]`); `a-` and `a->` do
+    /// not take the `-`.
+    fn scan_bare_word(&mut self) -> String {
+        let mut s = self.scan_word();
+        while self.peek() == Some('-') {
+            let mut ahead = 1;
+            while self.peek_at(ahead) == Some('-') {
+                ahead += 1;
+            }
+            if !self.peek_at(ahead).is_some_and(is_name_char) {
+                break;
+            }
+            for _ in 0..ahead {
+                s.push('-');
+            }
+            self.pos += ahead;
+            s.push_str(&self.scan_word());
         }
         s
     }

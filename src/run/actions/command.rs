@@ -1,6 +1,6 @@
 //! A command line run through the target's shell. Its kept output and exit
-//! code are the result; a non-zero exit is a failure (`ferry/command-error`
-//! in Bolt's shape).
+//! code are the result; a non-zero exit is a failure (Bolt's
+//! `puppetlabs.tasks/command-error`, issue code `COMMAND_ERROR`).
 
 use super::run_collect;
 use crate::inventory::Target;

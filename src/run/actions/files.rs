@@ -22,7 +22,7 @@ pub async fn upload(
         t.upload(src, dest).await?;
     }
     Ok(Outcome::Ok(Output::Transfer {
-        message: format!("Uploaded '{}' to '{}:{dest}'", src.display(), target.name),
+        message: format!("Uploaded '{}' to '{}:{dest}'", src.display(), target.host()),
         path: None,
     }))
 }
@@ -44,7 +44,12 @@ pub async fn download(
         .unwrap_or_default();
     let path = dir.join(name);
     Ok(Outcome::Ok(Output::Transfer {
-        message: format!("Downloaded '{}:{src}' to '{}'", target.name, path.display()),
+        // As Bolt words it: the target's own directory, the file in `path`.
+        message: format!(
+            "Downloaded '{}:{src}' to '{}'",
+            target.host(),
+            dir.display()
+        ),
         path: Some(path.display().to_string()),
     }))
 }

@@ -438,7 +438,7 @@ pub async fn upload_file(
         [one] => one.relative_path.clone(),
         many => format!("{} files", many.len()),
     };
-    let dest = req.destination.clone();
+    let dest = format!("{}:{}", target.host(), req.destination);
     let action = Action::Upload {
         src,
         dest: req.destination,

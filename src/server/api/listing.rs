@@ -17,7 +17,7 @@ use crate::server::http::errors::ApiError;
 use crate::task::loader::{
     BUILTIN_MODULE, builtin_file, module_entries, split_name, valid_segment,
 };
-use crate::task::{Loader, Task, TaskError};
+use crate::task::{Loader, TaskError};
 
 /// Tasks on the modulepath and built in (`?environment` is ignored).
 #[utoipa::path(get, path = "/tasks",
@@ -60,14 +60,19 @@ fn task_document(loader: &Loader, name: &str) -> Result<Json<Value>, ApiError> {
         ),
         other => unreadable(name, other),
     })?;
-    let metadata = raw_metadata(&found).map_err(|e| unreadable(name, e))?;
-    let mut listed = found.metadata.files.clone();
-    for i in &found.metadata.implementations {
-        listed.extend(i.files.iter().cloned());
-    }
-    let support = loader
-        .support_files(&found, &listed)
+    let metadata = Value::Object(found.metadata.raw.clone());
+    let mut support = loader
+        .shared_files(&found)
         .map_err(|e| unreadable(name, e))?;
+    // An implementation whose files cannot be read is one no target can
+    // run; the others' files are still the task's.
+    for files in loader.implementation_files(&found).into_iter().flatten() {
+        for f in files {
+            if !support.iter().any(|g| g.relative == f.relative) {
+                support.push(f);
+            }
+        }
+    }
     let files: Vec<Value> = found
         .executables
         .values()
@@ -112,26 +117,6 @@ fn file_uri(relative: &str) -> Option<String> {
         _ => return None,
     };
     Some(format!("/puppet/v3/file_content/{mount}/{module}/{rest}"))
-}
-
-/// The task's metadata JSON as its file has it (`{}` when it has none).
-fn raw_metadata(task: &Task) -> Result<Value, TaskError> {
-    let text = if let Some(name) = task.source.strip_prefix("<built-in>/") {
-        match builtin_file(name) {
-            Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-            None => return Ok(json!({})),
-        }
-    } else {
-        let path = std::path::Path::new(&task.source);
-        if !path.is_file() {
-            return Ok(json!({}));
-        }
-        std::fs::read_to_string(path).map_err(|e| TaskError::Io(format!("{}: {e}", task.source)))?
-    };
-    serde_json::from_str(&text).map_err(|e| TaskError::Metadata {
-        path: task.source.clone(),
-        message: e.to_string(),
-    })
 }
 
 fn unreadable(name: &str, e: TaskError) -> ApiError {

@@ -22,7 +22,8 @@ use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
 
 /// bolt-server's SSH target object, plus ferry's `known-hosts-content`.
-/// Needs `password` or `private-key-content`. Host keys are checked unless
+/// Needs exactly one of `password` and `private-key-content`, as
+/// bolt-server's schema has it (`oneOf`). Host keys are checked unless
 /// `host-key-check` is false: against `known-hosts-content` when given,
 /// else the server user's known_hosts.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -66,11 +67,20 @@ impl SshTarget {
                 "must not be empty",
             ));
         }
-        if self.password.is_none() && self.private_key_content.is_none() {
-            return Err(ApiError::bad_field(
-                field,
-                "needs password or private-key-content",
-            ));
+        match (&self.password, &self.private_key_content) {
+            (None, None) => {
+                return Err(ApiError::bad_field(
+                    field,
+                    "needs password or private-key-content",
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_field(
+                    &format!("{field}.private-key-content"),
+                    "give exactly one of password and private-key-content, not both",
+                ));
+            }
+            _ => {}
         }
         let mut target = Inventory::empty().ad_hoc(host);
         let c = &mut target.config;

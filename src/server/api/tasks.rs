@@ -68,13 +68,7 @@ fn task_error(field: &str, name: &str, e: TaskError) -> ApiError {
 /// Checks that every file a bolt-server task object lists (by sha256) is
 /// one the server's copy of the task has.
 pub fn check_files(prepared: &Prepared, files: &[Value]) -> Result<(), ApiError> {
-    let known: Vec<&str> = prepared
-        .task
-        .executables
-        .values()
-        .chain(prepared.support_files.iter())
-        .map(|f| f.sha256.as_str())
-        .collect();
+    let known: Vec<&str> = prepared.known_files().map(|f| f.sha256.as_str()).collect();
     for (i, f) in files.iter().enumerate() {
         let Some(sha) = f.get("sha256").and_then(Value::as_str) else {
             return Err(ApiError::bad_field(

@@ -100,11 +100,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The answer to a route that does not exist.
-pub async fn no_route() -> ApiError {
-    ApiError::not_found("no such endpoint (see /openapi.json)")
-}
-
 /// The answer to a known route with the wrong method.
 pub async fn wrong_method() -> ApiError {
     ApiError::new(

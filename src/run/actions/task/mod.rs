@@ -40,17 +40,27 @@ fn terr(msg: impl Into<String>) -> TransportError {
     TransportError::Command(msg.into())
 }
 
-/// The executable for this target: the first implementation whose
-/// requirements the target's features meet, else the task's only file.
+/// What runs on one target: the implementation's executable, how it takes
+/// its parameters, and the other files it needs.
+pub struct Chosen<'a> {
+    pub exe: &'a TaskFile,
+    pub method: InputMethod,
+    /// The implementation's own files, then the metadata's shared ones.
+    pub files: Vec<&'a TaskFile>,
+}
+
+/// The implementation for this target, as Bolt chooses it: the first
+/// (not remote) implementation whose requirements the target's features
+/// meet (every target has `shell`), else the task's only executable.
 pub fn choose_executable<'a>(
     prepared: &'a Prepared,
     target: &Target,
-) -> Result<(&'a TaskFile, InputMethod), TransportError> {
+) -> Result<Chosen<'a>, TransportError> {
     let task = &prepared.task;
     let meta = &task.metadata;
     let mut features: BTreeSet<String> = target.features.clone();
     features.insert("shell".into());
-    let (name, method) = if meta.implementations.is_empty() {
+    let (name, method, own) = if meta.implementations.is_empty() {
         if task.executables.len() != 1 {
             let names: Vec<&String> = task.executables.keys().collect();
             return Err(terr(format!(
@@ -59,24 +69,39 @@ pub fn choose_executable<'a>(
             )));
         }
         let name = task.executables.keys().next().cloned().unwrap_or_default();
-        (name, meta.input_method)
+        (name, meta.input_method, Vec::new())
     } else {
-        let chosen = meta
+        let (index, chosen) = meta
             .implementations
             .iter()
-            .find(|i| i.requirements.iter().all(|r| features.contains(r)))
+            .enumerate()
+            .find(|(_, i)| {
+                !i.remote.unwrap_or(meta.remote)
+                    && i.requirements.iter().all(|r| features.contains(r))
+            })
             .ok_or_else(|| {
                 terr(format!(
                     "no implementation of task {} suits this target (features: {features:?})",
                     task.name
                 ))
             })?;
+        let own: Vec<&TaskFile> = match prepared.implementation_files.get(index) {
+            Some(Ok(files)) => files.iter().collect(),
+            Some(Err(e)) => {
+                return Err(terr(format!(
+                    "task {}: implementation {}: {e}",
+                    task.name, chosen.name
+                )));
+            }
+            None => Vec::new(),
+        };
         (
             chosen.name.clone(),
             chosen.input_method.or(meta.input_method),
+            own,
         )
     };
-    let file = task.executables.get(&name).ok_or_else(|| {
+    let exe = task.executables.get(&name).ok_or_else(|| {
         terr(format!(
             "task {}: implementation {name} is not in the module's tasks folder",
             task.name
@@ -87,7 +112,19 @@ pub fn choose_executable<'a>(
     } else {
         InputMethod::Both
     };
-    Ok((file, method.unwrap_or(default)))
+    // Each install path once: an implementation may list its own
+    // executable, or a file the metadata shares too.
+    let mut files: Vec<&TaskFile> = Vec::new();
+    for f in own.into_iter().chain(&prepared.support_files) {
+        if f.relative != exe.relative && !files.iter().any(|g| g.relative == f.relative) {
+            files.push(f);
+        }
+    }
+    Ok(Chosen {
+        exe,
+        method: method.unwrap_or(default),
+        files,
+    })
 }
 
 /// Sends the files the wrapper reported missing, and with `install` (a
@@ -137,9 +174,14 @@ pub async fn run(
     sink: &dyn Sink,
     max_output: usize,
 ) -> Result<Outcome, TransportError> {
-    let (exe, method) = choose_executable(prepared, target)?;
+    let Chosen {
+        exe,
+        method,
+        files: extra,
+    } = choose_executable(prepared, target)?;
+    let has_extra = !extra.is_empty();
     let mut files: Vec<&TaskFile> = vec![exe];
-    files.extend(prepared.support_files.iter());
+    files.extend(extra);
     let settings = t.posix();
     let cache = settings
         .cache_dir
@@ -179,7 +221,7 @@ pub async fn run(
     if prepared.noop {
         params.insert("_noop".into(), Value::Bool(true));
     }
-    if !prepared.support_files.is_empty() {
+    if has_extra {
         params.insert("_installdir".into(), Value::String(installdir.clone()));
     }
     let layout = Layout {
@@ -268,7 +310,8 @@ pub async fn run(
             }
         }
         tracing::info!(target_name = %target.name, "task {}: sent {sent} bytes of task files", prepared.task.name);
-        let (status, value) = output::from_collected(done.exit_code, &out, &prepared.secrets);
+        let (status, value) =
+            output::from_collected(&prepared.task.name, done.exit_code, &out, &prepared.secrets);
         return Ok(match status {
             Status::Success => Outcome::Ok(Output::Task(value)),
             Status::Failure => Outcome::Failed(Output::Task(value)),

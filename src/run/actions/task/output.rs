@@ -1,7 +1,11 @@
 //! A task's output as a result value, as Bolt reads it: a JSON object on
 //! stdout is the value; anything else becomes `{"_output": stdout}`. A
-//! non-zero exit without the task's own `_error` becomes a
-//! `ferry/task-error`. `_sensitive` values and the values of sensitive
+//! non-zero exit without the task's own `_error` becomes Bolt's
+//! `puppetlabs.tasks/task-error` (`TASK_ERROR`), its message saying what
+//! the task printed; the task's own `_error` gets Bolt's defaults (kind
+//! `bolt/error`, empty details), and one that is not an object with a
+//! `msg` becomes `bolt/invalid-task-error`. A `_sensitive` value prints as
+//! Bolt prints it (`Sensitive [value redacted]`); the values of sensitive
 //! parameters are redacted everywhere, pieces of them at the edges of a
 //! cut in truncated output too. A stdout over the output limit is never
 //! parsed: when it began like a JSON result the task fails with
@@ -10,6 +14,13 @@
 use serde_json::{Map, Value, json};
 
 use crate::inventory::REDACTED;
+
+/// The kind and issue code of a task's failure (Bolt's).
+pub const TASK_ERROR: &str = "puppetlabs.tasks/task-error";
+pub const TASK_ISSUE: &str = "TASK_ERROR";
+
+/// How Bolt prints a task's `_sensitive` value.
+pub const SENSITIVE_SHOWN: &str = "Sensitive [value redacted]";
 use crate::run::capture::{Captured, Collected, marker};
 use crate::run::result::Status;
 
@@ -41,7 +52,7 @@ pub fn redact(value: &mut Value, secrets: &[String]) {
         Value::Array(items) => items.iter_mut().for_each(|i| redact(i, secrets)),
         Value::Object(map) => {
             if let Some(v) = map.get_mut("_sensitive") {
-                *v = Value::String(REDACTED.into());
+                *v = Value::String(SENSITIVE_SHOWN.into());
             }
             map.values_mut().for_each(|v| redact(v, secrets));
         }
@@ -73,12 +84,18 @@ fn kept_text(c: &Captured, secrets: &[String]) -> String {
     format!("{head}{}{tail}", marker(cut.omitted, cut.limit))
 }
 
-/// The status and value of a finished task from its kept output.
-pub fn from_collected(exit_code: i32, out: &Collected, secrets: &[String]) -> (Status, Value) {
+/// The status and value of a finished run of task `task` from its kept
+/// output.
+pub fn from_collected(
+    task: &str,
+    exit_code: i32,
+    out: &Collected,
+    secrets: &[String],
+) -> (Status, Value) {
     let stdout = kept_text(&out.stdout, secrets);
     let stderr = kept_text(&out.stderr, secrets);
     if !out.stdout.is_truncated() {
-        return result(exit_code, &stdout, &stderr, secrets);
+        return task_result(task, exit_code, &stdout, &stderr, secrets);
     }
     let truncated: Map<String, Value> = [("stdout", &out.stdout), ("stderr", &out.stderr)]
         .into_iter()
@@ -106,7 +123,7 @@ pub fn from_collected(exit_code: i32, out: &Collected, secrets: &[String]) -> (S
         redact(&mut value, secrets);
         (Status::Failure, value)
     } else {
-        result(exit_code, &stdout, &stderr, secrets)
+        task_result(task, exit_code, &stdout, &stderr, secrets)
     };
     if let Some(map) = value.as_object_mut() {
         map.insert("truncated".into(), Value::Object(truncated));
@@ -132,29 +149,76 @@ fn depth(map: &Map<String, Value>) -> usize {
     1 + map.values().map(of).max().unwrap_or(0)
 }
 
+/// Bolt's message for a task that exited `exit_code` without its own
+/// error.
+fn failure_message(exit_code: i32, stdout: &str, stderr: &str) -> String {
+    if !stdout.is_empty() {
+        format!("The task failed with exit code {exit_code}")
+    } else if stderr.is_empty() {
+        format!("The task failed with exit code {exit_code} and no output")
+    } else {
+        format!(
+            "The task failed with exit code {exit_code} and no stdout, but stderr contained:\n{stderr}"
+        )
+    }
+}
+
+/// A task's own `_error` with Bolt's defaults: `kind` `bolt/error` and
+/// empty `details` when it has none; one that is not an object with a
+/// `msg` is replaced by a `bolt/invalid-task-error` holding it.
+fn own_error(error: Value, task: &str) -> Value {
+    match error {
+        Value::Object(mut map) if map.contains_key("msg") => {
+            map.entry("kind")
+                .or_insert_with(|| Value::String("bolt/error".into()));
+            map.entry("details")
+                .or_insert_with(|| Value::Object(Map::new()));
+            Value::Object(map)
+        }
+        other => {
+            let msg = format!(
+                "Invalid error returned from task {task}: {other}. Error must be an object with a msg key."
+            );
+            error_value(
+                "bolt/invalid-task-error",
+                &msg,
+                json!({ "original_error": other }),
+            )
+        }
+    }
+}
+
 /// The status and value of a finished task.
 pub fn result(exit_code: i32, stdout: &str, stderr: &str, secrets: &[String]) -> (Status, Value) {
+    task_result("", exit_code, stdout, stderr, secrets)
+}
+
+/// The status and value of a finished run of task `task`.
+pub fn task_result(
+    task: &str,
+    exit_code: i32,
+    stdout: &str,
+    stderr: &str,
+    secrets: &[String],
+) -> (Status, Value) {
     let mut value = match serde_json::from_str::<Value>(stdout.trim()) {
         Ok(Value::Object(map)) if depth(&map) <= MAX_RESULT_DEPTH => Value::Object(map),
         _ => json!({ "_output": stdout }),
     };
-    let has_error = value.get("_error").is_some();
-    if let Some(map) = value
-        .as_object_mut()
-        .filter(|_| exit_code != 0 && !has_error)
-    {
-        let mut details = json!({ "exit_code": exit_code });
-        if !stderr.trim().is_empty() {
-            details["stderr"] = Value::String(stderr.to_string());
+    let mut has_error = false;
+    if let Some(map) = value.as_object_mut() {
+        if let Some(e) = map.remove("_error") {
+            map.insert("_error".into(), own_error(e, task));
+            has_error = true;
+        } else if exit_code != 0 {
+            let mut e = error_value(
+                TASK_ERROR,
+                &failure_message(exit_code, stdout, stderr),
+                json!({ "exit_code": exit_code }),
+            );
+            e["issue_code"] = Value::String(TASK_ISSUE.into());
+            map.insert("_error".into(), e);
         }
-        map.insert(
-            "_error".into(),
-            error_value(
-                "ferry/task-error",
-                &format!("The task failed with exit code {exit_code}"),
-                details,
-            ),
-        );
     }
     redact(&mut value, secrets);
     let status = if exit_code == 0 && !has_error {
@@ -184,12 +248,40 @@ mod tests {
     fn failures_keep_or_get_an_error() {
         let (s, v) = result(3, "", "boom", &[]);
         assert_eq!(s, Status::Failure);
-        assert_eq!(v["_error"]["kind"], "ferry/task-error");
-        assert_eq!(v["_error"]["details"]["exit_code"], 3);
+        assert_eq!(
+            v["_error"],
+            json!({"kind": "puppetlabs.tasks/task-error", "issue_code": "TASK_ERROR",
+                   "msg": "The task failed with exit code 3 and no stdout, but stderr contained:\nboom",
+                   "details": {"exit_code": 3}})
+        );
+        let (_, v) = result(1, "", "", &[]);
+        assert_eq!(
+            v["_error"]["msg"],
+            "The task failed with exit code 1 and no output"
+        );
+        let (_, v) = result(1, "some\n", "err", &[]);
+        assert_eq!(v["_error"]["msg"], "The task failed with exit code 1");
         let own = r#"{"_error": {"kind": "mine/bad", "msg": "no"}}"#;
         let (s, v) = result(1, own, "", &[]);
         assert_eq!(s, Status::Failure);
-        assert_eq!(v["_error"]["kind"], "mine/bad");
+        assert_eq!(
+            v["_error"],
+            json!({"kind": "mine/bad", "msg": "no", "details": {}})
+        );
+        // Bolt's defaults for a task's own error, even with exit code 0.
+        let (s, v) = task_result("m::t", 0, r#"{"_error": {"msg": "no"}}"#, "", &[]);
+        assert_eq!(s, Status::Failure);
+        assert_eq!(
+            v["_error"],
+            json!({"kind": "bolt/error", "msg": "no", "details": {}})
+        );
+        let (_, v) = task_result("m::t", 0, r#"{"_error": "just text"}"#, "", &[]);
+        assert_eq!(v["_error"]["kind"], "bolt/invalid-task-error");
+        assert_eq!(v["_error"]["details"]["original_error"], "just text");
+        assert_eq!(
+            v["_error"]["msg"],
+            "Invalid error returned from task m::t: \"just text\". Error must be an object with a msg key."
+        );
     }
 
     fn collected(limit: usize, stdout: &str, stderr: &str) -> Collected {
@@ -202,7 +294,7 @@ mod tests {
     #[test]
     fn a_cut_json_result_is_a_clear_failure() {
         let doc = format!("{{\"list\": \"{}\"}}", "x".repeat(1000));
-        let (s, v) = from_collected(0, &collected(100, &doc, ""), &[]);
+        let (s, v) = from_collected("m::t", 0, &collected(100, &doc, ""), &[]);
         assert_eq!(s, Status::Failure);
         assert_eq!(v["_error"]["kind"], "ferry/output-truncated");
         assert_eq!(v["_error"]["details"]["stdout_bytes"], doc.len());
@@ -214,7 +306,7 @@ mod tests {
         );
         assert!(text.contains("bytes of output omitted"), "{text}");
         // Within the limit it is the value as before.
-        let (s, v) = from_collected(0, &collected(2000, &doc, ""), &[]);
+        let (s, v) = from_collected("m::t", 0, &collected(2000, &doc, ""), &[]);
         assert_eq!(s, Status::Success);
         assert_eq!(v["list"].as_str().map(str::len), Some(1000));
     }
@@ -222,13 +314,13 @@ mod tests {
     #[test]
     fn cut_plain_output_keeps_the_exit_status() {
         let text = "line\n".repeat(100);
-        let (s, v) = from_collected(0, &collected(50, &text, ""), &[]);
+        let (s, v) = from_collected("m::t", 0, &collected(50, &text, ""), &[]);
         assert_eq!(s, Status::Success);
         assert_eq!(v["truncated"]["stdout"], 450);
         assert!(v.get("_error").is_none());
-        let (s, v) = from_collected(4, &collected(50, &text, &text), &[]);
+        let (s, v) = from_collected("m::t", 4, &collected(50, &text, &text), &[]);
         assert_eq!(s, Status::Failure);
-        assert_eq!(v["_error"]["kind"], "ferry/task-error");
+        assert_eq!(v["_error"]["kind"], "puppetlabs.tasks/task-error");
         assert_eq!(v["truncated"], json!({"stdout": 450, "stderr": 450}));
     }
 
@@ -237,7 +329,7 @@ mod tests {
         let secrets = vec!["hunter2".to_string()];
         // The head ends with "hun", the tail starts with "ter2".
         let text = format!("aaaaahun{}ter2bbbb", "z".repeat(40));
-        let v = from_collected(0, &collected(16, &text, ""), &secrets).1;
+        let v = from_collected("m::t", 0, &collected(16, &text, ""), &secrets).1;
         let shown = v["_output"].as_str().unwrap_or_default();
         assert!(!shown.contains("hun") && !shown.contains("ter2"), "{shown}");
         assert!(shown.starts_with("aaaaa[redacted]"), "{shown}");
@@ -255,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             v,
-            json!({"echo": "pw is [redacted]", "_sensitive": "[redacted]"})
+            json!({"echo": "pw is [redacted]", "_sensitive": "Sensitive [value redacted]"})
         );
     }
 

@@ -1,0 +1,1 @@
+Write-Output '{"implementation": "windows.ps1"}'

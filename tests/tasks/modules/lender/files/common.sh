@@ -1,0 +1,1 @@
+lender_value=from-files

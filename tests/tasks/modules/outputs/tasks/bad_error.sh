@@ -1,0 +1,3 @@
+#!/bin/sh
+# An _error that is not an object with a msg.
+echo '{"_error": "plain words"}'
