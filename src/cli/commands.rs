@@ -46,6 +46,29 @@ pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     }
 }
 
+/// The inventory of a run, with the connection flags laid under its
+/// config (Bolt's precedence: the inventory's values win over them).
+pub(super) fn run_inventory(args: &RunArgs) -> Result<Inventory> {
+    let mut inventory = load_inventory(args.select.inventory.as_deref())?;
+    let settings = args
+        .conn
+        .settings(args.run_as.as_deref(), args.connect_timeout)?;
+    inventory.set_command_line(settings);
+    Ok(inventory)
+}
+
+/// What the command line lays over every target (ferry's own flags; the
+/// connection flags go through [`run_inventory`]).
+pub(super) fn overrides(args: &RunArgs) -> Overrides {
+    Overrides {
+        run_as: None,
+        connect_timeout: None,
+        command_timeout: args.command_timeout.map(Duration::from_secs),
+        max_output: args.max_output,
+        identities: transport::Identities::UserDefaults,
+    }
+}
+
 pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
     let spec = match (&select.targets, select.rerun) {
         (Some(_), Some(_)) => bail!("use either --targets or --rerun, not both"),
@@ -77,15 +100,9 @@ pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> 
 /// records the run for `--rerun`.
 pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Summary> {
     check_output_flags(args)?;
-    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let inventory = run_inventory(args)?;
     let targets = targets(&args.select, &inventory)?;
-    let overrides = Overrides {
-        run_as: args.run_as.clone(),
-        connect_timeout: args.connect_timeout.map(Duration::from_secs),
-        command_timeout: args.command_timeout.map(Duration::from_secs),
-        max_output: args.max_output,
-        identities: transport::Identities::UserDefaults,
-    };
+    let overrides = overrides(args);
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),

@@ -5,11 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 
-use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
@@ -17,7 +15,6 @@ use ferry::plan::run::{Context, check_params};
 use ferry::run::events::{Discard, Sink};
 use ferry::run::{self, RunOptions};
 use ferry::task::params::parse_assignments;
-use ferry::transport::Overrides;
 
 pub async fn run(
     name: &str,
@@ -39,16 +36,10 @@ pub async fn run(
         given.insert("targets".into(), serde_json::Value::String(spec.clone()));
     }
     let params = check_params(&plan, given)?;
-    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
-        overrides: Overrides {
-            run_as: args.run_as.clone(),
-            connect_timeout: args.connect_timeout.map(Duration::from_secs),
-            command_timeout: args.command_timeout.map(Duration::from_secs),
-            max_output: args.max_output,
-            identities: ferry::transport::Identities::UserDefaults,
-        },
+        overrides: super::commands::overrides(args),
     };
     let format = args.format;
     let stream = args.stream;
