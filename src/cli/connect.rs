@@ -14,6 +14,21 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
+/// A command-line value as Bolt reads `--targets` and a command:
+/// `@FILE` is the file's text, `-` standard input, anything else itself.
+pub fn arg_input(text: &str) -> Result<String, String> {
+    if let Some(path) = text.strip_prefix('@') {
+        return std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"));
+    }
+    if text == "-" {
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        return Ok(input);
+    }
+    Ok(text.to_string())
+}
+
 /// A value that must not be printed: Debug shows a marker.
 #[derive(Clone)]
 pub struct Secret(pub String);
@@ -82,6 +97,10 @@ pub struct ConnArgs {
     /// Directory on the target for uploaded scripts and task files.
     #[arg(long, value_name = "DIR", help_heading = "Connection")]
     pub tmpdir: Option<String>,
+    /// The transport of targets whose URI and inventory name none
+    /// (ssh, local); `localhost` stays local.
+    #[arg(long, value_name = "TRANSPORT", help_heading = "Connection")]
+    pub transport: Option<String>,
     /// Request a pseudo-terminal for commands.
     #[arg(long, overrides_with = "no_tty", help_heading = "Connection")]
     pub tty: bool,
@@ -100,6 +119,9 @@ impl ConnArgs {
         connect_timeout: Option<u64>,
     ) -> Result<Vec<(String, Value)>> {
         let mut out: Vec<(String, Value)> = Vec::new();
+        if let Some(t) = &self.transport {
+            out.push(("transport".into(), json!(t)));
+        }
         let mut both = |key: &str, value: Value| {
             out.push((format!("ssh.{key}"), value.clone()));
             out.push((format!("local.{key}"), value));

@@ -104,7 +104,9 @@ pub enum Top {
 pub enum CommandAction {
     /// Run CMD with the target's shell.
     Run {
-        /// The command line, run by the target's shell (quote it as one argument).
+        /// The command line, run by the target's shell (quote it as one
+        /// argument); @FILE reads it from a file, - from standard input.
+        #[arg(value_parser = connect::arg_input)]
         cmd: String,
         #[command(flatten)]
         run: RunArgs,
@@ -254,8 +256,9 @@ pub enum InventoryAction {
 
 #[derive(Args, Debug, Clone)]
 pub struct SelectArgs {
-    /// Targets: names, aliases, groups, `all`, globs (`web*`, `db[1-3]`, `{a,b}*`), URIs; separated by commas or spaces.
-    #[arg(short = 't', long = "targets")]
+    /// Targets: names, aliases, groups, `all`, globs (`web*`, `db[1-3]`, `{a,b}*`), URIs; separated by commas or spaces;
+    /// @FILE reads them from a file, - from standard input.
+    #[arg(short = 't', long = "targets", value_parser = connect::arg_input)]
     pub targets: Option<String>,
     /// The inventory file (default: $FERRY_INVENTORY, else ./inventory.yaml).
     #[arg(
