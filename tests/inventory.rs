@@ -1,7 +1,11 @@
 //! Data-driven inventory tests. Each `tests/inventory/NAME.yaml` sits next
 //! to what it must give: `NAME.expected.json` (the selected targets, fully
-//! resolved, secrets redacted) or `NAME.error` (the exact error). A first
-//! line `# select: SPEC` chooses the targets (default `all`).
+//! resolved: for each, Bolt's `inventory show --detail` object, secrets
+//! redacted, and `host`, where ferry connects) or `NAME.error` (the exact
+//! error). A first line `# select: SPEC` chooses the targets (default
+//! `all`); a line `# cli: KEY=JSON` lays a command-line setting under the
+//! inventory (`# cli: ssh.user="me"`). Files the yaml plugin reads live in
+//! `tests/inventory/parts/`.
 //! `FERRY_BLESS=1 cargo test --test inventory` rewrites missing expectations.
 
 use std::collections::HashMap;
@@ -22,6 +26,7 @@ fn env() -> TestEnv {
     TestEnv(HashMap::from([
         ("FERRY_TEST_PASSWORD", "sentinel-secret-4711"),
         ("FERRY_TEST_JSON", r#"{"threads": 4, "tags": ["a", "b"]}"#),
+        ("FERRY_TEST_PARTIAL", "parts/partial.yaml"),
     ]))
 }
 
@@ -33,10 +38,22 @@ fn outcome(path: &Path) -> String {
         .and_then(|l| l.strip_prefix("# select: "))
         .unwrap_or("all")
         .to_string();
-    let inventory = match Inventory::parse(&text, path, &env()) {
+    let cli: Vec<(String, serde_json::Value)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# cli: "))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                serde_json::from_str(v).expect("# cli: KEY=JSON"),
+            )
+        })
+        .collect();
+    let mut inventory = match Inventory::parse(&text, path, &env()) {
         Ok(i) => i,
         Err(e) => return format!("{e}\n"),
     };
+    inventory.set_command_line(cli);
     let targets = match inventory.select(&spec) {
         Ok(t) => t,
         Err(e) => return format!("{e}\n"),
@@ -44,18 +61,9 @@ fn outcome(path: &Path) -> String {
     let items: Vec<serde_json::Value> = targets
         .iter()
         .map(|t| {
-            serde_json::json!({
-                "name": t.name,
-                "uri": t.uri,
-                "alias": t.aliases,
-                "transport": t.transport(),
-                "host": t.host(),
-                "groups": t.groups,
-                "config": t.config.redacted_json(),
-                "facts": t.facts,
-                "vars": t.vars,
-                "features": t.features,
-            })
+            let mut detail = t.detail();
+            detail["host"] = t.host().into();
+            detail
         })
         .collect();
     serde_json::to_string_pretty(&items).unwrap() + "\n"

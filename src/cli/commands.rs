@@ -46,6 +46,29 @@ pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     }
 }
 
+/// The inventory of a run, with the connection flags laid under its
+/// config (Bolt's precedence: the inventory's values win over them).
+pub(super) fn run_inventory(args: &RunArgs) -> Result<Inventory> {
+    let mut inventory = load_inventory(args.select.inventory.as_deref())?;
+    let settings = args
+        .conn
+        .settings(args.run_as.as_deref(), args.connect_timeout)?;
+    inventory.set_command_line(settings);
+    Ok(inventory)
+}
+
+/// What the command line lays over every target (ferry's own flags; the
+/// connection flags go through [`run_inventory`]).
+pub(super) fn overrides(args: &RunArgs) -> Overrides {
+    Overrides {
+        run_as: None,
+        connect_timeout: None,
+        command_timeout: args.command_timeout.map(Duration::from_secs),
+        max_output: args.max_output,
+        identities: transport::Identities::UserDefaults,
+    }
+}
+
 pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
     let spec = match (&select.targets, select.rerun) {
         (Some(_), Some(_)) => bail!("use either --targets or --rerun, not both"),
@@ -77,15 +100,9 @@ pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> 
 /// records the run for `--rerun`.
 pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Summary> {
     check_output_flags(args)?;
-    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let inventory = run_inventory(args)?;
     let targets = targets(&args.select, &inventory)?;
-    let overrides = Overrides {
-        run_as: args.run_as.clone(),
-        connect_timeout: args.connect_timeout.map(Duration::from_secs),
-        command_timeout: args.command_timeout.map(Duration::from_secs),
-        max_output: args.max_output,
-        identities: transport::Identities::UserDefaults,
-    };
+    let overrides = overrides(args);
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
@@ -101,6 +118,11 @@ pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Su
     Ok(summary)
 }
 
+/// `inventory show`: the selected targets, split as Bolt splits them into
+/// those the inventory defines and those named on the command line only
+/// (adhoc). JSON is Bolt's shape: `{inventory: {count, targets, file,
+/// default}, adhoc: {count, targets}, targets, count}` with target names,
+/// or with `--detail` each target's detail object.
 pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
     if select.inventory.is_none() && !Path::new("inventory.yaml").exists() {
         bail!(
@@ -115,38 +137,59 @@ pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<
     let targets = targets(&spec, &inventory)?;
     // What `command run` would refuse, `inventory show` refuses too.
     transport::check_options(&targets, &Overrides::default())?;
-    let items: Vec<serde_json::Value> = targets
+    let (known, adhoc): (Vec<&Target>, Vec<&Target>) = targets
         .iter()
-        .map(|t| {
-            let mut v =
-                serde_json::json!({ "name": t.name, "uri": t.uri, "transport": t.transport() });
-            if detail && let Some(map) = v.as_object_mut() {
-                map.insert("alias".into(), serde_json::json!(t.aliases));
-                map.insert("groups".into(), serde_json::json!(t.groups));
-                map.insert("config".into(), t.config.redacted_json());
-                map.insert("facts".into(), serde_json::Value::Object(t.facts.clone()));
-                map.insert("vars".into(), serde_json::Value::Object(t.vars.clone()));
-                map.insert("features".into(), serde_json::json!(t.features));
-            }
-            v
-        })
-        .collect();
+        .partition(|t| inventory.target(&t.name).is_some());
+    let item = |t: &Target| {
+        if detail {
+            t.detail()
+        } else {
+            serde_json::Value::String(t.name.clone())
+        }
+    };
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {
-            let doc = serde_json::json!({ "targets": items, "count": items.len() });
+            let absolute = |p: &Path| {
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.to_path_buf())
+                    .display()
+                    .to_string()
+            };
+            let default = Path::new("inventory.yaml");
+            let file = select.inventory.as_deref().unwrap_or(default);
+            let doc = serde_json::json!({
+                "inventory": {
+                    "count": known.len(),
+                    "targets": known.iter().map(|t| item(t)).collect::<Vec<_>>(),
+                    "file": absolute(file),
+                    "default": absolute(default),
+                },
+                "adhoc": {
+                    "count": adhoc.len(),
+                    "targets": adhoc.iter().map(|t| item(t)).collect::<Vec<_>>(),
+                },
+                "targets": targets.iter().map(item).collect::<Vec<_>>(),
+                "count": targets.len(),
+            });
             writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         }
         Format::Human => {
-            for (t, item) in targets.iter().zip(&items) {
+            for t in &targets {
                 writeln!(out, "{}", t.name)?;
                 if detail {
-                    for line in serde_yaml_like(item).lines() {
+                    for line in serde_yaml_like(&t.detail()).lines() {
                         writeln!(out, "  {line}")?;
                     }
                 }
             }
-            writeln!(out, "{} target(s)", targets.len())?;
+            writeln!(
+                out,
+                "{} target(s): {} from the inventory, {} adhoc",
+                targets.len(),
+                known.len(),
+                adhoc.len()
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

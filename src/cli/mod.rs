@@ -6,6 +6,7 @@
 mod apply;
 mod catalog;
 mod commands;
+mod connect;
 mod generate;
 mod plans;
 mod pp_plans;
@@ -104,7 +105,9 @@ pub enum Top {
 pub enum CommandAction {
     /// Run CMD with the target's shell.
     Run {
-        /// The command line, run by the target's shell (quote it as one argument).
+        /// The command line, run by the target's shell (quote it as one
+        /// argument); @FILE reads it from a file, - from standard input.
+        #[arg(value_parser = connect::arg_input)]
         cmd: String,
         #[command(flatten)]
         run: RunArgs,
@@ -134,7 +137,8 @@ pub enum TaskAction {
         name: String,
         /// Parameters as name=value (a JSON value is taken as JSON).
         params: Vec<String>,
-        /// All parameters as a JSON object, or @file.json.
+        /// All parameters as a JSON object, @file.json, or - (standard
+        /// input); not together with name=value parameters.
         #[arg(long = "params", value_name = "JSON")]
         params_json: Option<String>,
         /// Ask the task to report what it would change, changing nothing.
@@ -161,6 +165,8 @@ pub enum TaskAction {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once per process: boxing `Run`'s arguments would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum PlanAction {
     /// Run plan NAME (module::plan: a .pp or .yaml plan; or a path to a .yaml plan) with name=value parameters;
     /// -t sets the `targets` parameter.
@@ -170,6 +176,10 @@ pub enum PlanAction {
         /// Parameters as name=value (a JSON value is taken as JSON: quote a
         /// string that looks like JSON, e.g. version='"1.2"').
         params: Vec<String>,
+        /// All parameters as a JSON object, @file.json, or - (standard
+        /// input); not together with name=value parameters.
+        #[arg(long = "params", value_name = "JSON")]
+        params_json: Option<String>,
         #[command(flatten)]
         modules: ModuleArgs,
         #[command(flatten)]
@@ -270,11 +280,17 @@ pub enum InventoryAction {
 
 #[derive(Args, Debug, Clone)]
 pub struct SelectArgs {
-    /// Targets: names, aliases, groups, `all`, globs (`web*`), URIs; comma-separated.
-    #[arg(short = 't', long = "targets")]
+    /// Targets: names, aliases, groups, `all`, globs (`web*`, `db[1-3]`, `{a,b}*`), URIs; separated by commas or spaces;
+    /// @FILE reads them from a file, - from standard input.
+    #[arg(short = 't', long = "targets", value_parser = connect::arg_input)]
     pub targets: Option<String>,
     /// The inventory file (default: $FERRY_INVENTORY, else ./inventory.yaml).
-    #[arg(short = 'i', long, env = "FERRY_INVENTORY")]
+    #[arg(
+        short = 'i',
+        long,
+        visible_alias = "inventoryfile",
+        env = "FERRY_INVENTORY"
+    )]
     pub inventory: Option<PathBuf>,
     /// Take targets from the last run: those that failed, succeeded, or all.
     #[arg(long, value_enum)]
@@ -300,12 +316,15 @@ pub struct RunArgs {
     /// How many targets to work on at once, 1 to 10000 (default 100, lower when the open-file limit is small).
     #[arg(long, value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
-    /// Run as this user (through sudo).
-    #[arg(long)]
+    /// Run as this user through sudo (under the inventory's `run-as`).
+    #[arg(long, help_heading = "Connection")]
     pub run_as: Option<String>,
-    /// Seconds to wait for a connection (1 to 31536000).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
+    /// Seconds to wait for a connection, 1 to 31536000 (under the
+    /// inventory's `connect-timeout`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS), help_heading = "Connection")]
     pub connect_timeout: Option<u64>,
+    #[command(flatten)]
+    pub conn: connect::ConnArgs,
     /// Seconds each command may run before it fails with ferry/timeout (1 to 31536000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub command_timeout: Option<u64>,
@@ -361,6 +380,24 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// The text of `--params`: as given, or standard input for `-`. As in
+/// Bolt, it cannot be combined with name=value parameters.
+fn params_text(params_json: Option<String>, words: &[String]) -> Result<Option<String>> {
+    let Some(text) = params_json else {
+        return Ok(None);
+    };
+    if !words.is_empty() {
+        bail!("give parameters either with --params or as name=value, not both");
+    }
+    if text == "-" {
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+            .map_err(|e| anyhow::anyhow!("--params -: cannot read standard input: {e}"))?;
+        return Ok(Some(input));
+    }
+    Ok(Some(text))
+}
+
 /// Runs the command the arguments name.
 async fn dispatch(top: Top) -> Result<ExitCode> {
     match top {
@@ -398,6 +435,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                     run,
                 },
         } => {
+            let params_json = params_text(params_json, &params)?;
             let prepared = tasks::prepare(
                 &name,
                 &params,
@@ -421,10 +459,22 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                 PlanAction::Run {
                     name,
                     params,
+                    params_json,
                     modules,
                     run,
                 },
-        } => plans::run(&name, &params, &modules, &run).await,
+        } => {
+            let params = match params_text(params_json, &params)? {
+                // The object's entries as name=JSON words, which read back
+                // as the same values.
+                Some(text) => ferry::task::params::parse_params_option(&text)?
+                    .into_iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+                None => params,
+            };
+            plans::run(&name, &params, &modules, &run).await
+        }
         Top::Plan {
             action:
                 PlanAction::Show {

@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
@@ -25,7 +24,6 @@ use ferry::plan::{Failure, Located, Plan, PlanError, Val};
 use ferry::run::events::{Discard, Event, Sink};
 use ferry::run::{self, RunOptions, Summary};
 use ferry::task::params::parse_assignments;
-use ferry::transport::Overrides;
 
 /// Bolt's duration text: `0.52 sec`, `3 min, 2 sec`, `1 hr, 0 min, 5 sec`.
 fn duration(d: Duration) -> String {
@@ -134,16 +132,10 @@ pub async fn run(
         Ok(p) => p,
         Err(e) => return refused(format, e),
     };
-    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
-        overrides: Overrides {
-            run_as: args.run_as.clone(),
-            connect_timeout: args.connect_timeout.map(Duration::from_secs),
-            command_timeout: args.command_timeout.map(Duration::from_secs),
-            max_output: args.max_output,
-            identities: ferry::transport::Identities::UserDefaults,
-        },
+        overrides: super::commands::overrides(args),
     };
     let stream = args.stream;
     let sink = move || -> Arc<dyn Sink> {

@@ -7,18 +7,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 
-use super::commands::load_inventory;
 use super::{ModuleArgs, RunArgs};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
 use ferry::plan::puppet::{self, Context};
 use ferry::run::events::{Discard, Sink};
 use ferry::run::{self, RunOptions};
-use ferry::transport::Overrides;
 
 /// Whether `name` is a Puppet-language plan on the modulepath.
 pub(super) fn is_puppet_plan(name: &str, modules: &ModuleArgs) -> bool {
@@ -35,16 +32,10 @@ pub(super) async fn run(
     if let Some(spec) = &args.select.targets {
         given.insert("targets".into(), serde_json::Value::String(spec.clone()));
     }
-    let inventory = load_inventory(args.select.inventory.as_deref())?;
+    let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
-        overrides: Overrides {
-            run_as: args.run_as.clone(),
-            connect_timeout: args.connect_timeout.map(Duration::from_secs),
-            command_timeout: args.command_timeout.map(Duration::from_secs),
-            max_output: args.max_output,
-            identities: ferry::transport::Identities::UserDefaults,
-        },
+        overrides: super::commands::overrides(args),
     };
     let format = args.format;
     let stream = args.stream;

@@ -2,12 +2,17 @@
 //!
 //! This module owns everything between the inventory file and a list of
 //! [`Target`]s with their merged config, facts, vars and features: reading the
-//! YAML with positions ([`crate::yaml`]), resolving `_plugin` references
-//! ([`plugin`]), converting the document into groups and target definitions
-//! ([`parse`]), merging definitions the way Bolt does ([`resolve`]), and
-//! choosing targets from a `-t` specification ([`select`]). It does no network
-//! I/O; the only file it reads is the inventory itself.
+//! YAML with positions ([`crate::yaml`], kept per node with its file in
+//! [`node`]), resolving `_plugin` references ([`plugin`]), converting the
+//! document into groups and target definitions ([`parse`]), merging
+//! definitions the way Bolt does ([`resolve`]), laying the command line's
+//! connection settings under them ([`Inventory::set_command_line`]), and
+//! choosing targets from a `-t` specification ([`select`], with Bolt's globs
+//! in [`glob`]). It does no network I/O; the files it reads are the inventory
+//! and those its `yaml` plugin references name.
 
+pub mod glob;
+pub mod node;
 pub mod parse;
 pub mod plugin;
 pub mod resolve;
@@ -63,9 +68,16 @@ impl Config {
         self.settings.get(key)
     }
 
-    /// Sets a key unless it is set already (the first definition wins).
+    /// Lays a setting of lower precedence under the config: a key not set
+    /// yet takes it; a mapping set already takes the keys it lacks, at
+    /// every depth (Bolt deep-merges config). Anything else set already wins.
     pub fn set_default(&mut self, key: String, setting: Setting) {
-        self.settings.entry(key).or_insert(setting);
+        match self.settings.get_mut(&key) {
+            None => {
+                self.settings.insert(key, setting);
+            }
+            Some(have) => deep_merge_under(&mut have.value, &setting.value),
+        }
     }
 
     /// Sets a key, replacing any earlier value (command-line overrides).
@@ -90,6 +102,15 @@ impl Config {
                 .and_then(|rest| rest.strip_prefix('.'))
                 .map(|rest| (rest, v))
         })
+    }
+
+    /// One section's settings as a JSON object, secrets replaced by a marker.
+    pub fn redacted_section(&self, name: &str) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.section(name)
+                .map(|(k, s)| (k.to_string(), redacted(k, &s.value)))
+                .collect(),
+        )
     }
 
     /// The config as nested JSON with secret values replaced by a marker.
@@ -134,6 +155,30 @@ fn redacted(key: &str, value: &serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// Merges `low` under `high`: where both are mappings, keys `high` lacks
+/// come from `low`, recursively; otherwise `high` stays as it is.
+pub fn deep_merge_under(high: &mut serde_json::Value, low: &serde_json::Value) {
+    use serde_json::Value;
+    if let (Value::Object(h), Value::Object(l)) = (high, low) {
+        deep_merge_map_under(h, l);
+    }
+}
+
+/// [`deep_merge_under`] for two mappings.
+pub fn deep_merge_map_under(
+    high: &mut serde_json::Map<String, serde_json::Value>,
+    low: &serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, v) in low {
+        match high.get_mut(k) {
+            Some(h) => deep_merge_under(h, v),
+            None => {
+                high.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 /// What a redacted secret prints as.
 pub const REDACTED: &str = "[redacted]";
 
@@ -157,7 +202,10 @@ pub struct Target {
     pub facts: serde_json::Map<String, serde_json::Value>,
     pub vars: serde_json::Map<String, serde_json::Value>,
     pub features: BTreeSet<String>,
-    /// Every group the target belongs to, directly or through a subgroup.
+    /// Bolt's `plugin_hooks`, merged as vars are; ferry does not use them.
+    pub plugin_hooks: serde_json::Map<String, serde_json::Value>,
+    /// Every group the target belongs to, directly or through a subgroup,
+    /// the group whose values win first (`all` not included).
     pub groups: Vec<String>,
     /// Where the target was first defined or named.
     pub origin: Origin,
@@ -185,19 +233,46 @@ impl Target {
         uri::Address::parse(self.uri.as_deref().unwrap_or(&self.name))
     }
 
-    /// The host to connect to: `<transport>.host` from config, else the URI's host.
+    /// The host to connect to: the URI's host (a URI wins over config, as
+    /// in Bolt), else `ssh.host` from config, else the name.
     pub fn host(&self) -> String {
-        let transport_host = self
-            .config
-            .section("ssh")
-            .find(|(k, _)| *k == "host")
-            .and_then(|(_, s)| s.value.as_str().map(str::to_string));
-        // A URI with a bad port is refused before anything connects; shown
-        // here as it was written.
-        transport_host.unwrap_or_else(|| {
+        let address = || {
+            // A URI with a bad port is refused before anything connects;
+            // shown here as it was written.
             self.address()
                 .map(|a| a.host)
                 .unwrap_or_else(|_| self.uri.clone().unwrap_or_else(|| self.name.clone()))
+        };
+        if self.uri.is_some() {
+            return address();
+        }
+        self.config
+            .section("ssh")
+            .find(|(k, _)| *k == "host")
+            .and_then(|(_, s)| s.value.as_str().map(str::to_string))
+            .unwrap_or_else(address)
+    }
+
+    /// The target as Bolt's `inventory show --detail` prints it: name, uri,
+    /// alias, config (the transport and its section only), vars, features,
+    /// facts, plugin_hooks and groups (`all` last). Secrets are redacted.
+    pub fn detail(&self) -> serde_json::Value {
+        let transport = self.transport();
+        let mut config = serde_json::Map::new();
+        config.insert("transport".into(), transport.clone().into());
+        config.insert(transport.clone(), self.config.redacted_section(&transport));
+        let mut groups = self.groups.clone();
+        groups.push("all".into());
+        serde_json::json!({
+            "name": self.name,
+            "uri": self.uri,
+            "alias": self.aliases,
+            "config": config,
+            "vars": self.vars,
+            "features": self.features,
+            "facts": self.facts,
+            "plugin_hooks": self.plugin_hooks,
+            "groups": groups,
         })
     }
 }
@@ -212,6 +287,8 @@ pub struct Inventory {
     /// Config, facts, vars and features of the top level, for targets that
     /// are named on the command line but not in the file.
     pub(crate) top: parse::GroupDef,
+    /// Connection settings from the command line, under the inventory's.
+    command_line: Vec<(String, serde_json::Value)>,
 }
 
 impl Inventory {
@@ -238,9 +315,29 @@ impl Inventory {
         let file = Arc::new(path.to_path_buf());
         let node = crate::yaml::parse(text)
             .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;
-        let node = plugin::resolve(node, &file, env)?;
-        let doc = parse::document(&node, &file)?;
+        let node = node::Node::from_yaml(node, &file, 0)?;
+        let node = plugin::Resolver::new(path, env).resolve(node, 0)?;
+        let doc = parse::document(&node)?;
         resolve::resolve(doc, file)
+    }
+
+    /// Lays connection settings given on the command line (dotted keys:
+    /// `ssh.user`) under every target's config, and under that of targets
+    /// named later on the command line only. As in Bolt, the inventory's
+    /// values win over them, and a URI's user and port over both.
+    pub fn set_command_line(&mut self, settings: Vec<(String, serde_json::Value)>) {
+        for target in &mut self.targets {
+            for (key, value) in &settings {
+                target.config.set_default(
+                    key.clone(),
+                    Setting {
+                        value: value.clone(),
+                        origin: Origin::command_line(),
+                    },
+                );
+            }
+        }
+        self.command_line.extend(settings);
     }
 
     /// An inventory with no file: only `localhost` and URIs are known.
@@ -252,6 +349,7 @@ impl Inventory {
             targets: Vec::new(),
             groups: BTreeMap::new(),
             top,
+            command_line: Vec::new(),
         }
     }
 

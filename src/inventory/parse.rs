@@ -3,11 +3,8 @@
 //! the shape is checked here (known keys, right types, a `name` on every
 //! group); merging and cross-checks are [`super::resolve`]'s.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
+use super::node::{Node, Value, key_text};
 use super::{InventoryError, Origin, Setting};
-use crate::yaml::{Node, Value, key_text};
 
 type Json = serde_json::Map<String, serde_json::Value>;
 
@@ -25,6 +22,8 @@ pub struct GroupDef {
     pub facts: Json,
     pub vars: Json,
     pub features: Vec<String>,
+    /// Bolt's `plugin_hooks`: kept and shown, not used by ferry.
+    pub plugin_hooks: Json,
     pub targets: Vec<Member>,
     pub groups: Vec<GroupDef>,
 }
@@ -38,6 +37,7 @@ impl GroupDef {
             facts: Json::new(),
             vars: Json::new(),
             features: Vec::new(),
+            plugin_hooks: Json::new(),
             targets: Vec::new(),
             groups: Vec::new(),
         }
@@ -62,16 +62,21 @@ pub struct TargetDef {
     pub facts: Json,
     pub vars: Json,
     pub features: Vec<String>,
+    pub plugin_hooks: Json,
     pub origin: Origin,
 }
 
-struct Ctx<'a> {
-    file: &'a Arc<PathBuf>,
+/// Characters Bolt does not allow in target names, aliases and group
+/// names: they separate names in a `--targets` list.
+pub fn illegal_char(name: &str) -> Option<char> {
+    name.chars().find(|c| c.is_whitespace() || *c == ',')
 }
 
-impl Ctx<'_> {
+struct Ctx;
+
+impl Ctx {
     fn at(&self, node: &Node) -> Origin {
-        Origin::new(self.file, node.line, node.column)
+        node.origin.clone()
     }
 
     fn err(&self, node: &Node, message: impl Into<String>) -> InventoryError {
@@ -189,17 +194,27 @@ impl Ctx<'_> {
                     group.origin = self.at(value);
                     named = true;
                 }
+                // Bolt names the top level `all` whatever it says.
+                "name" => {
+                    if value.as_str() != Some("all") {
+                        tracing::warn!(
+                            "{}: the top level of an inventory cannot be named; it is 'all'",
+                            self.at(value)
+                        );
+                    }
+                }
                 "config" => group.config = self.config(value)?,
                 "facts" => group.facts = self.json_map(value, "facts")?,
                 "vars" => group.vars = self.json_map(value, "vars")?,
                 "features" => group.features = names(self.strings(value, "features")?),
+                "plugin_hooks" => group.plugin_hooks = self.json_map(value, "plugin_hooks")?,
                 "groups" => group.groups = self.list(value, "groups", |n| self.group(n, false))?,
                 "targets" => group.targets = self.list(value, "targets", |n| self.member(n))?,
                 other => {
                     let allowed = if top {
-                        "version, config, facts, vars, features, groups, targets"
+                        "version, config, facts, vars, features, plugin_hooks, groups, targets"
                     } else {
-                        "name, config, facts, vars, features, groups, targets"
+                        "name, config, facts, vars, features, plugin_hooks, groups, targets"
                     };
                     return Err(self.err(
                         key,
@@ -214,6 +229,8 @@ impl Ctx<'_> {
         Ok(group)
     }
 
+    /// A `targets` or `groups` list. Lists inside it are flattened into it,
+    /// as Bolt does: a plugin may give a list where one entry stood.
     fn list<T>(
         &self,
         node: &Node,
@@ -221,7 +238,21 @@ impl Ctx<'_> {
         each: impl Fn(&Node) -> Result<T, InventoryError>,
     ) -> Result<Vec<T>, InventoryError> {
         match &node.value {
-            Value::Seq(items) => items.iter().map(each).collect(),
+            Value::Seq(_) => {
+                let mut out = Vec::new();
+                let mut stack = vec![node];
+                let mut items: Vec<&Node> = Vec::new();
+                while let Some(n) = stack.pop() {
+                    match &n.value {
+                        Value::Seq(inner) => stack.extend(inner.iter().rev()),
+                        _ => items.push(n),
+                    }
+                }
+                for item in items {
+                    out.push(each(item)?);
+                }
+                Ok(out)
+            }
             Value::Null => Ok(Vec::new()),
             _ => Err(self.err(
                 node,
@@ -232,6 +263,7 @@ impl Ctx<'_> {
 
     fn member(&self, node: &Node) -> Result<Member, InventoryError> {
         if let Value::Str(name) = &node.value {
+            check_name(name, "target name", &node.origin)?;
             return Ok(Member::Name {
                 name: name.clone(),
                 origin: self.at(node),
@@ -245,6 +277,7 @@ impl Ctx<'_> {
             facts: Json::new(),
             vars: Json::new(),
             features: Vec::new(),
+            plugin_hooks: Json::new(),
             origin: self.at(node),
         };
         let entries = match &node.value {
@@ -268,22 +301,51 @@ impl Ctx<'_> {
                 "facts" => def.facts = self.json_map(value, "facts")?,
                 "vars" => def.vars = self.json_map(value, "vars")?,
                 "features" => def.features = names(self.strings(value, "features")?),
+                "plugin_hooks" => def.plugin_hooks = self.json_map(value, "plugin_hooks")?,
                 other => {
                     return Err(self.err(
                         key,
-                        format!("unknown key '{other}' in a target (expected name, uri, alias, config, facts, vars, features)"),
+                        format!("unknown key '{other}' in a target (expected name, uri, alias, config, facts, vars, features, plugin_hooks)"),
                     ));
                 }
             }
         }
         if def.name.is_empty() {
             match &def.uri {
-                Some(uri) => def.name = uri.clone(),
-                None => return Err(self.err(node, "a target needs a name or a uri")),
+                Some(uri) if !uri.is_empty() => def.name = uri.clone(),
+                _ => return Err(self.err(node, "a target needs a name or a uri")),
             }
+        }
+        check_name(&def.name, "target name", &def.origin)?;
+        for (alias, origin) in &def.aliases {
+            check_name(alias, "alias", origin)?;
         }
         Ok(Member::Def(def))
     }
+}
+
+/// Refuses a target name or alias Bolt refuses: empty, not ASCII, or
+/// holding a character that separates names in `--targets`.
+fn check_name(name: &str, what: &str, origin: &Origin) -> Result<(), InventoryError> {
+    if name.is_empty() {
+        return Err(InventoryError::at(
+            origin.clone(),
+            format!("a {what} cannot be empty"),
+        ));
+    }
+    if !name.is_ascii() {
+        return Err(InventoryError::at(
+            origin.clone(),
+            format!("{what} '{name}' must be ASCII characters"),
+        ));
+    }
+    if let Some(c) = illegal_char(name) {
+        return Err(InventoryError::at(
+            origin.clone(),
+            format!("illegal character {c:?} in {what} '{name}'"),
+        ));
+    }
+    Ok(())
 }
 
 fn names(list: Vec<(String, Origin)>) -> Vec<String> {
@@ -291,8 +353,8 @@ fn names(list: Vec<(String, Origin)>) -> Vec<String> {
 }
 
 /// Reads the whole (plugin-resolved) document.
-pub fn document(node: &Node, file: &Arc<PathBuf>) -> Result<GroupDef, InventoryError> {
-    let ctx = Ctx { file };
+pub fn document(node: &Node) -> Result<GroupDef, InventoryError> {
+    let ctx = Ctx;
     if matches!(node.value, Value::Null) {
         return Ok(GroupDef::top(ctx.at(node)));
     }

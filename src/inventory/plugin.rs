@@ -1,17 +1,33 @@
-//! `_plugin` references: `{_plugin: env_var, var: NAME, default, optional, json}`
-//! may stand wherever a value may, so that secrets stay out of the file. They
-//! are replaced by their values before the document is interpreted; a value
-//! keeps the position of the reference, so later errors point at it.
+//! `_plugin` references, which may stand wherever a value may. Two plugins
+//! are built in, as in Bolt: `env_var` (`var`, `default`, `optional`,
+//! `json`: a value from the environment, so that secrets stay out of the
+//! file) and `yaml` (`filepath`: the content of another YAML file, so that
+//! an inventory can be composed of several files).
+//!
+//! References are replaced by their values before the document is
+//! interpreted, leaves first, as Bolt does: a reference's parameters may be
+//! references themselves, and a value a plugin returns may hold more
+//! references, which are resolved in turn. An env_var value keeps the
+//! position of its reference; the content of a file the yaml plugin reads
+//! keeps its own file, line and column, so that later errors point into it.
+//! A relative `filepath` is taken from the directory of the inventory file
+//! (Bolt's project directory), `~/` from the home directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::node::{Node, Value, key_text};
 use super::{InventoryError, Origin};
-use crate::yaml::{Node, Value, key_text};
 
-/// Where plugin values come from; the process environment in real use.
+/// Where plugin values come from: the process environment and the file
+/// system in real use.
 pub trait Env {
     fn var(&self, name: &str) -> Option<String>;
+
+    /// The text of a file the yaml plugin reads.
+    fn read_file(&self, path: &Path) -> std::io::Result<String> {
+        std::fs::read_to_string(path)
+    }
 }
 
 /// The process environment.
@@ -23,64 +39,226 @@ impl Env for ProcessEnv {
     }
 }
 
-/// Replaces every plugin reference in the tree by its value. An optional
-/// reference with no value becomes null, and a mapping entry whose value is
-/// such a null is dropped.
-pub fn resolve(node: Node, file: &Arc<PathBuf>, env: &dyn Env) -> Result<Node, InventoryError> {
-    let Node {
-        line,
-        column,
-        value,
-    } = node;
-    let value = match value {
-        Value::Map(entries) if entries.iter().any(|(k, _)| k.as_str() == Some("_plugin")) => {
-            return env_var(&entries, Origin::new(file, line, column), env);
-        }
-        Value::Map(entries) => {
-            let mut out = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                let is_plugin = matches!(&v.value, Value::Map(e) if e.iter().any(|(k, _)| k.as_str() == Some("_plugin")));
-                let v = resolve(v, file, env)?;
-                if is_plugin && matches!(v.value, Value::Null) {
-                    continue;
-                }
-                out.push((k, v));
-            }
-            Value::Map(out)
-        }
-        Value::Seq(items) => Value::Seq(
-            items
-                .into_iter()
-                .map(|item| resolve(item, file, env))
-                .collect::<Result<_, _>>()?,
-        ),
-        other => other,
-    };
-    Ok(Node {
-        line,
-        column,
-        value,
-    })
+/// How many files the yaml plugin may read for one inventory.
+pub const MAX_FILES: usize = 256;
+
+/// How often a plugin's value may itself be a reference, in a chain.
+const MAX_CHAIN: usize = 32;
+
+/// Replaces every plugin reference in a document. An optional env_var
+/// reference with no value becomes null, and a mapping entry whose value
+/// is such a null is dropped.
+pub struct Resolver<'a> {
+    env: &'a dyn Env,
+    /// The directory relative `filepath`s are read from.
+    base: PathBuf,
+    /// Files read so far, and the chain of files being resolved (a file
+    /// that includes itself is an error, not a loop).
+    reads: usize,
+    reading: Vec<PathBuf>,
 }
 
-fn env_var(entries: &[(Node, Node)], at: Origin, env: &dyn Env) -> Result<Node, InventoryError> {
+impl<'a> Resolver<'a> {
+    pub fn new(inventory: &Path, env: &'a dyn Env) -> Self {
+        let base = inventory
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Resolver {
+            env,
+            base,
+            reads: 0,
+            reading: Vec::new(),
+        }
+    }
+
+    /// Resolves the references in `node`, which stands `depth` levels deep.
+    pub fn resolve(&mut self, node: Node, depth: usize) -> Result<Node, InventoryError> {
+        self.resolve_chain(node, depth, 0)
+    }
+
+    fn resolve_chain(
+        &mut self,
+        node: Node,
+        depth: usize,
+        chain: usize,
+    ) -> Result<Node, InventoryError> {
+        if node.plugin_reference().is_some() {
+            if chain >= MAX_CHAIN {
+                return Err(InventoryError::at(
+                    node.origin,
+                    format!(
+                        "plugin values are references again more than {MAX_CHAIN} times in a row (a reference that resolves to itself?)"
+                    ),
+                ));
+            }
+            let Node { origin, value } = node;
+            let Value::Map(entries) = value else {
+                return Ok(Node { origin, value });
+            };
+            // Leaves first: the reference's parameters may be references.
+            let mut params = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let v = if k.as_str() == Some("_plugin") {
+                    v
+                } else {
+                    self.resolve(v, depth + 1)?
+                };
+                params.push((k, v));
+            }
+            let (value, file) = self.call(&params, &origin, depth)?;
+            let pushed = file.is_some();
+            if let Some(file) = file {
+                self.reading.push(file);
+            }
+            let resolved = self.resolve_chain(value, depth, chain + 1);
+            if pushed {
+                self.reading.pop();
+            }
+            return resolved;
+        }
+        let Node { origin, value } = node;
+        let value = match value {
+            Value::Map(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let is_reference = v.plugin_reference().is_some();
+                    let v = self.resolve(v, depth + 1)?;
+                    if is_reference && matches!(v.value, Value::Null) {
+                        continue;
+                    }
+                    out.push((k, v));
+                }
+                Value::Map(out)
+            }
+            Value::Seq(items) => Value::Seq(
+                items
+                    .into_iter()
+                    .map(|item| self.resolve(item, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => other,
+        };
+        Ok(Node { origin, value })
+    }
+
+    /// Runs one reference whose parameters are resolved. Returns its value
+    /// and, for the yaml plugin, the file it read.
+    fn call(
+        &mut self,
+        params: &[(Node, Node)],
+        at: &Origin,
+        depth: usize,
+    ) -> Result<(Node, Option<PathBuf>), InventoryError> {
+        let name = params
+            .iter()
+            .find(|(k, _)| k.as_str() == Some("_plugin"))
+            .map(|(k, v)| (k, v));
+        let Some((key, plugin)) = name else {
+            return Err(InventoryError::at(at.clone(), "_plugin is missing"));
+        };
+        match plugin.as_str() {
+            Some("env_var") => Ok((env_var(params, at, self.env)?, None)),
+            Some("yaml") => self.yaml(params, at, depth).map(|(n, p)| (n, Some(p))),
+            Some(other) => Err(InventoryError::at(
+                plugin.origin.clone(),
+                format!("unknown plugin '{other}' (ferry knows: env_var, yaml)"),
+            )),
+            None => Err(InventoryError::at(
+                key.origin.clone(),
+                format!("_plugin must be a string, found {}", plugin.kind()),
+            )),
+        }
+    }
+
+    /// The yaml plugin: `filepath` is read as one YAML document.
+    fn yaml(
+        &mut self,
+        params: &[(Node, Node)],
+        at: &Origin,
+        depth: usize,
+    ) -> Result<(Node, PathBuf), InventoryError> {
+        let mut filepath = None;
+        for (k, v) in params {
+            match key_text(k).as_str() {
+                "_plugin" | "_cache" => {}
+                "filepath" => match v.as_str() {
+                    Some(p) if !p.is_empty() => filepath = Some(p),
+                    _ => {
+                        return Err(InventoryError::at(
+                            v.origin.clone(),
+                            format!(
+                                "filepath must be a path (a string that is not empty), found {}",
+                                v.kind()
+                            ),
+                        ));
+                    }
+                },
+                other => {
+                    return Err(InventoryError::at(
+                        k.origin.clone(),
+                        format!("unknown key '{other}' for plugin yaml (expected filepath)"),
+                    ));
+                }
+            }
+        }
+        let filepath = filepath
+            .ok_or_else(|| InventoryError::at(at.clone(), "plugin yaml needs 'filepath'"))?;
+        let path = self.path(filepath);
+        if self.reading.contains(&path) {
+            return Err(InventoryError::at(
+                at.clone(),
+                format!(
+                    "plugin yaml: {} includes itself (through the yaml plugin)",
+                    path.display()
+                ),
+            ));
+        }
+        self.reads += 1;
+        if self.reads > MAX_FILES {
+            return Err(InventoryError::at(
+                at.clone(),
+                format!("plugin yaml: more than {MAX_FILES} files read for one inventory"),
+            ));
+        }
+        let text = self.env.read_file(&path).map_err(|e| {
+            InventoryError::at(
+                at.clone(),
+                format!("plugin yaml: cannot read {}: {e}", path.display()),
+            )
+        })?;
+        let file = Arc::new(path.clone());
+        let node = crate::yaml::parse(&text)
+            .map_err(|e| InventoryError::at(Origin::new(&file, e.line, e.column), e.message))?;
+        Ok((Node::from_yaml(node, &file, depth)?, path))
+    }
+
+    /// A `filepath` as a path to read: `~/` from the home directory, a
+    /// relative path from the inventory's directory.
+    fn path(&self, filepath: &str) -> PathBuf {
+        if let Some(rest) = filepath.strip_prefix("~/")
+            && let Some(home) = self.env.var("HOME")
+        {
+            return PathBuf::from(home).join(rest);
+        }
+        let path = Path::new(filepath);
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.base.join(path)
+        }
+    }
+}
+
+fn env_var(params: &[(Node, Node)], at: &Origin, env: &dyn Env) -> Result<Node, InventoryError> {
     let mut var = None;
     let mut default = None;
     let mut optional = false;
     let mut json = false;
-    for (k, v) in entries {
-        let here = Origin::new(&at.file, k.line, k.column);
+    for (k, v) in params {
+        let here = k.origin.clone();
         match key_text(k).as_str() {
-            "_plugin" => match v.as_str() {
-                Some("env_var") => {}
-                Some(other) => {
-                    return Err(InventoryError::at(
-                        here,
-                        format!("unknown plugin '{other}' (ferry knows: env_var)"),
-                    ));
-                }
-                None => return Err(InventoryError::at(here, "_plugin must be a string")),
-            },
+            "_plugin" | "_cache" => {}
             "var" => {
                 var = Some(v.as_str().ok_or_else(|| {
                     InventoryError::at(here, format!("var must be a string, found {}", v.kind()))
@@ -101,8 +279,7 @@ fn env_var(entries: &[(Node, Node)], at: Origin, env: &dyn Env) -> Result<Node, 
     }
     let var = var.ok_or_else(|| InventoryError::at(at.clone(), "plugin env_var needs 'var'"))?;
     let located = |value| Node {
-        line: at.line,
-        column: at.column,
+        origin: at.clone(),
         value,
     };
     match env.var(var) {
@@ -113,14 +290,14 @@ fn env_var(entries: &[(Node, Node)], at: Origin, env: &dyn Env) -> Result<Node, 
                     format!("environment variable {var} is not valid JSON: {e}"),
                 )
             })?;
-            Ok(from_json(&parsed, &at))
+            Ok(Node::from_json(&parsed, at))
         }
         Some(text) => Ok(located(Value::Str(text))),
         None => match default {
             Some(d) => Ok(d.clone()),
-            None if optional => Ok(located(Value::Null)),
+            None if optional => Ok(Node::null(at.clone())),
             None => Err(InventoryError::at(
-                at,
+                at.clone(),
                 format!("environment variable {var} is not set (plugin env_var)"),
             )),
         },
@@ -137,50 +314,47 @@ fn bool_of(v: &Node, here: &Origin, what: &str) -> Result<bool, InventoryError> 
     }
 }
 
-/// A JSON value as a node tree, every node at the given position.
-fn from_json(v: &serde_json::Value, at: &Origin) -> Node {
-    use serde_json::Value as J;
-    let value = match v {
-        J::Null => Value::Null,
-        J::Bool(b) => Value::Bool(*b),
-        J::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(0.0))),
-        J::String(s) => Value::Str(s.clone()),
-        J::Array(items) => Value::Seq(items.iter().map(|i| from_json(i, at)).collect()),
-        J::Object(map) => Value::Map(
-            map.iter()
-                .map(|(k, v)| (from_json(&J::String(k.clone()), at), from_json(v, at)))
-                .collect(),
-        ),
-    };
-    Node {
-        line: at.line,
-        column: at.column,
-        value,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse;
     use std::collections::HashMap;
 
-    struct FakeEnv(HashMap<&'static str, &'static str>);
+    struct FakeEnv {
+        vars: HashMap<&'static str, &'static str>,
+        files: HashMap<&'static str, &'static str>,
+    }
     impl Env for FakeEnv {
         fn var(&self, name: &str) -> Option<String> {
-            self.0.get(name).map(|s| s.to_string())
+            self.vars.get(name).map(|s| s.to_string())
+        }
+        fn read_file(&self, path: &Path) -> std::io::Result<String> {
+            let key = path.to_string_lossy();
+            self.files
+                .get(key.as_ref())
+                .map(|s| s.to_string())
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
         }
     }
 
-    fn run(yaml: &str, env: &[(&'static str, &'static str)]) -> Result<serde_json::Value, String> {
-        let env = FakeEnv(env.iter().copied().collect());
-        let file = Arc::new(PathBuf::from("inv.yaml"));
-        resolve(parse(yaml).unwrap(), &file, &env)
+    fn run_with(
+        yaml: &str,
+        vars: &[(&'static str, &'static str)],
+        files: &[(&'static str, &'static str)],
+    ) -> Result<serde_json::Value, String> {
+        let env = FakeEnv {
+            vars: vars.iter().copied().collect(),
+            files: files.iter().copied().collect(),
+        };
+        let file = Arc::new(PathBuf::from("proj/inv.yaml"));
+        let node = Node::from_yaml(crate::yaml::parse(yaml).unwrap(), &file, 0).unwrap();
+        Resolver::new(&file, &env)
+            .resolve(node, 0)
             .map(|n| n.to_json())
             .map_err(|e| e.to_string())
+    }
+
+    fn run(yaml: &str, env: &[(&'static str, &'static str)]) -> Result<serde_json::Value, String> {
+        run_with(yaml, env, &[])
     }
 
     #[test]
@@ -198,12 +372,64 @@ mod tests {
         let err = run("x:\n  y: {_plugin: env_var, var: NOPE}\n", &[]).unwrap_err();
         assert_eq!(
             err,
-            "inv.yaml:2:6: environment variable NOPE is not set (plugin env_var)"
+            "proj/inv.yaml:2:6: environment variable NOPE is not set (plugin env_var)"
         );
         let err = run("x: {_plugin: vault, var: A}\n", &[]).unwrap_err();
         assert!(
-            err.starts_with("inv.yaml:1:5: unknown plugin 'vault'"),
+            err.starts_with("proj/inv.yaml:1:14: unknown plugin 'vault'"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn parameters_are_resolved_first_and_values_again() {
+        // The filepath comes from the environment; the file's content holds
+        // another reference.
+        let out = run_with(
+            "x: {_plugin: yaml, filepath: {_plugin: env_var, var: F}}\n",
+            &[("F", "part.yaml"), ("U", "me")],
+            &[("proj/part.yaml", "user: {_plugin: env_var, var: U}\n")],
+        )
+        .unwrap();
+        assert_eq!(out, serde_json::json!({"x": {"user": "me"}}));
+        // A variable whose JSON value is a reference to itself stops.
+        let err = run(
+            "x: {_plugin: env_var, var: S, json: true}\n",
+            &[("S", r#"{"_plugin": "env_var", "var": "S", "json": true}"#)],
+        )
+        .unwrap_err();
+        assert!(err.contains("more than 32 times"), "{err}");
+    }
+
+    #[test]
+    fn yaml_paths_and_errors() {
+        let files = [
+            ("/abs/a.yaml", "[1, 2]\n"),
+            ("/home/u/creds.yaml", "user: me\n"),
+            ("proj/loop.yaml", "{_plugin: yaml, filepath: loop.yaml}\n"),
+            ("proj/bad.yaml", "a: [1,\n"),
+        ];
+        let vars = [("HOME", "/home/u")];
+        let out = run_with(
+            "a: {_plugin: yaml, filepath: /abs/a.yaml}\nb: {_plugin: yaml, filepath: ~/creds.yaml}\n",
+            &vars,
+            &files,
+        )
+        .unwrap();
+        assert_eq!(out, serde_json::json!({"a": [1, 2], "b": {"user": "me"}}));
+        let err = run_with("a: {_plugin: yaml, filepath: loop.yaml}\n", &vars, &files).unwrap_err();
+        assert!(
+            err.starts_with("proj/loop.yaml:1:1: plugin yaml: proj/loop.yaml includes itself"),
+            "{err}"
+        );
+        let err = run_with("a: {_plugin: yaml, filepath: bad.yaml}\n", &vars, &files).unwrap_err();
+        assert!(err.starts_with("proj/bad.yaml:"), "{err}");
+        let err = run_with("a: {_plugin: yaml, filepath: none.yaml}\n", &vars, &files).unwrap_err();
+        assert!(
+            err.starts_with("proj/inv.yaml:1:4: plugin yaml: cannot read proj/none.yaml"),
+            "{err}"
+        );
+        let err = run_with("a: {_plugin: yaml, path: x}\n", &vars, &files).unwrap_err();
+        assert!(err.contains("unknown key 'path' for plugin yaml"), "{err}");
     }
 }

@@ -1,21 +1,29 @@
 //! Merging definitions into targets, the way Bolt does it.
 //!
-//! For each target, config keys are looked up in order: the target's own
-//! definitions (in document order), then each group that holds it — the
-//! group, then its parents — in depth-first document order, then the top
-//! level; the first value found wins. Facts and vars are merged over all of
-//! those, earlier ones winning on the same key; features are their union.
+//! Every group entry that names a target contributes to it: a mapping its
+//! definition, a string that makes a new target its URI. Values come from
+//! the contributions first, then from the groups that hold the target, then
+//! from the top level (`all`), then from the command line. Among
+//! contributions and among groups, a subgroup's win over its parent's and
+//! an earlier branch's over a later one's: the order of a depth-first walk
+//! that finishes a group's subgroups before the group (Bolt's
+//! `target_collect` and `group_collect`). Config and facts are deep-merged
+//! in that order, the first value found winning; vars and plugin_hooks are
+//! merged key by key; features are their union. A target named twice in one
+//! group keeps its first entry there.
 //!
-//! A string in a group's `targets` that names another group makes that
-//! group's targets members too (as Ansible's children do); a cycle of such
-//! references is an error.
+//! A string in `targets` names, in this order: a target defined by a
+//! mapping somewhere, an alias of one (the target it stands for), a group
+//! (ferry's own: that group's targets become members too, as Ansible's
+//! children do; a cycle of such references is an error), or else a new
+//! target whose URI is the string.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::parse::{GroupDef, Member, TargetDef};
-use super::{Config, Inventory, InventoryError, Origin, Target};
+use super::{Config, Inventory, InventoryError, Origin, Setting, Target, deep_merge_map_under};
 
 type Json = serde_json::Map<String, serde_json::Value>;
 
@@ -26,7 +34,14 @@ struct Flat<'a> {
 }
 
 enum Entry<'a> {
-    Target(String, Origin, Option<&'a TargetDef>),
+    /// A target in the group, with its definition here if the entry is a
+    /// mapping, or the URI a string gave a new target.
+    Target {
+        name: String,
+        origin: Origin,
+        def: Option<&'a TargetDef>,
+        uri: Option<String>,
+    },
     Group(usize, Origin),
 }
 
@@ -49,6 +64,14 @@ fn valid_group_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+/// What a target gathers while the groups are read.
+struct Acc<'a> {
+    origin: Origin,
+    /// (group, definition or None, URI from a string), one per group.
+    parts: Vec<(usize, Option<&'a TargetDef>, Option<String>)>,
+    holders: Vec<usize>,
 }
 
 pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, InventoryError> {
@@ -102,23 +125,50 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
         }
     }
 
-    // Each group's direct entries.
+    let aliases = collect_aliases(&flat, &defined, &group_index)?;
+
+    // Each group's direct entries: definitions first, then strings (Bolt
+    // reads strings once every definition is known).
     let entries: Vec<Vec<Entry>> = flat
         .iter()
         .map(|g| {
-            g.def
-                .targets
-                .iter()
-                .map(|m| match m {
-                    Member::Def(d) => Entry::Target(d.name.clone(), d.origin.clone(), Some(d)),
-                    Member::Name { name, origin } => match group_index.get(name.as_str()) {
-                        Some(&gi) if !defined.contains(name.as_str()) => {
-                            Entry::Group(gi, origin.clone())
-                        }
-                        _ => Entry::Target(name.clone(), origin.clone(), None),
-                    },
-                })
-                .collect()
+            let defs = g.def.targets.iter().filter_map(|m| match m {
+                Member::Def(d) => Some(Entry::Target {
+                    name: d.name.clone(),
+                    origin: d.origin.clone(),
+                    def: Some(d),
+                    uri: None,
+                }),
+                Member::Name { .. } => None,
+            });
+            let names = g.def.targets.iter().filter_map(|m| match m {
+                Member::Def(_) => None,
+                Member::Name { name, origin } => Some(if defined.contains(name.as_str()) {
+                    Entry::Target {
+                        name: name.clone(),
+                        origin: origin.clone(),
+                        def: None,
+                        uri: None,
+                    }
+                } else if let Some((target, _)) = aliases.get(name.as_str()) {
+                    Entry::Target {
+                        name: target.to_string(),
+                        origin: origin.clone(),
+                        def: None,
+                        uri: None,
+                    }
+                } else if let Some(&gi) = group_index.get(name.as_str()) {
+                    Entry::Group(gi, origin.clone())
+                } else {
+                    Entry::Target {
+                        name: name.clone(),
+                        origin: origin.clone(),
+                        def: None,
+                        uri: Some(name.clone()),
+                    }
+                }),
+            });
+            defs.chain(names).collect()
         })
         .collect();
 
@@ -133,43 +183,40 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
             }
         }
     }
+    let rank = post_order(&flat, &entries);
 
-    // Targets in first-seen order, with their definitions and holding groups.
-    struct Acc<'a> {
-        origin: Origin,
-        defs: Vec<&'a TargetDef>,
-        holders: Vec<usize>,
-    }
+    // Targets in first-seen order, with what each group says of them.
     let mut order: Vec<String> = Vec::new();
     let mut acc: HashMap<String, Acc> = HashMap::new();
     for (g, list) in entries.iter().enumerate() {
         for e in list {
-            if let Entry::Target(name, origin, def) = e {
-                let a = acc.entry(name.clone()).or_insert_with(|| {
-                    order.push(name.clone());
-                    Acc {
-                        origin: origin.clone(),
-                        defs: Vec::new(),
-                        holders: Vec::new(),
-                    }
-                });
-                if let Some(d) = def {
-                    a.defs.push(d);
+            let Entry::Target {
+                name,
+                origin,
+                def,
+                uri,
+            } = e
+            else {
+                continue;
+            };
+            let a = acc.entry(name.clone()).or_insert_with(|| {
+                order.push(name.clone());
+                Acc {
+                    origin: origin.clone(),
+                    parts: Vec::new(),
+                    holders: Vec::new(),
                 }
-                if g != 0 && !a.holders.contains(&g) {
-                    a.holders.push(g);
-                }
+            });
+            // A target named twice in one group keeps its first entry.
+            if a.parts.iter().any(|(pg, _, _)| *pg == g) {
+                continue;
+            }
+            a.parts.push((g, *def, uri.clone()));
+            if g != 0 {
+                a.holders.push(g);
             }
         }
     }
-
-    check_aliases(
-        &order,
-        &acc.iter()
-            .map(|(k, v)| (k.as_str(), v.defs.as_slice()))
-            .collect(),
-        &group_index,
-    )?;
 
     let mut targets = Vec::with_capacity(order.len());
     let mut groups: BTreeMap<String, Vec<String>> = flat
@@ -178,13 +225,17 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
         .map(|g| (g.def.name.clone(), Vec::new()))
         .collect();
     for name in order {
-        let Some(a) = acc.remove(&name) else { continue };
+        let Some(mut a) = acc.remove(&name) else {
+            continue;
+        };
         let mut layers: Vec<usize> = Vec::new();
         let mut seen = HashSet::new();
         for &g in &a.holders {
             precedence(g, &flat, &referrers, &mut layers, &mut seen);
         }
-        let target = build(name, a.origin, &a.defs, &layers, &flat);
+        layers.sort_by_key(|&g| rank[g]);
+        a.parts.sort_by_key(|(g, _, _)| rank[*g]);
+        let target = build(name, a.origin, &a.parts, &layers, &flat);
         for g in &target.groups {
             if let Some(members) = groups.get_mut(g) {
                 members.push(target.name.clone());
@@ -198,7 +249,49 @@ pub fn resolve(top: GroupDef, file: Arc<PathBuf>) -> Result<Inventory, Inventory
         targets,
         groups,
         top,
+        command_line: Vec::new(),
     })
+}
+
+/// Each group's place in a depth-first walk from the top level that
+/// finishes a group's subgroups (nested, then named in its `targets`)
+/// before the group itself: a lower number wins. Every group is nested in
+/// the top level, so every group gets a place; the walk keeps its own
+/// stack, as chains of groups can be long.
+fn post_order(flat: &[Flat], entries: &[Vec<Entry>]) -> Vec<usize> {
+    let kids = |g: usize| -> Vec<usize> {
+        let named = entries[g].iter().filter_map(|e| match e {
+            Entry::Group(t, _) => Some(*t),
+            Entry::Target { .. } => None,
+        });
+        flat[g].children.iter().copied().chain(named).collect()
+    };
+    let mut rank = vec![usize::MAX; flat.len()];
+    let mut visited = vec![false; flat.len()];
+    let mut next = 0;
+    if flat.is_empty() {
+        return rank;
+    }
+    visited[0] = true;
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(0, kids(0), 0)];
+    while let Some(top) = stack.last_mut() {
+        let (g, at) = (top.0, top.2);
+        match top.1.get(at).copied() {
+            Some(k) => {
+                top.2 += 1;
+                if !visited[k] {
+                    visited[k] = true;
+                    stack.push((k, kids(k), 0));
+                }
+            }
+            None => {
+                rank[g] = next;
+                next += 1;
+                stack.pop();
+            }
+        }
+    }
+    rank
 }
 
 /// Appends `g`, its parents, and (recursively) the groups that refer to any
@@ -262,47 +355,76 @@ fn precedence(
 fn build(
     name: String,
     origin: Origin,
-    defs: &[&TargetDef],
+    parts: &[(usize, Option<&TargetDef>, Option<String>)],
     layers: &[usize],
     flat: &[Flat],
 ) -> Target {
+    let defs: Vec<&TargetDef> = parts.iter().filter_map(|(_, d, _)| *d).collect();
     let mut config = Config::default();
-    for d in defs {
+    for d in &defs {
         for (k, s) in &d.config {
             config.set_default(k.clone(), s.clone());
         }
     }
-    for &g in layers.iter().chain(std::iter::once(&0)) {
-        for (k, s) in &flat[g].def.config {
+    if name == "localhost" {
+        // Bolt's default for the target named localhost, under its own
+        // config but over its groups'.
+        config.set_default(
+            "transport".into(),
+            Setting {
+                value: "local".into(),
+                origin: origin.clone(),
+            },
+        );
+    }
+    let groups = layers
+        .iter()
+        .chain(std::iter::once(&0))
+        .map(|&g| flat[g].def);
+    for g in groups.clone() {
+        for (k, s) in &g.config {
             config.set_default(k.clone(), s.clone());
         }
     }
-    // Facts and vars: apply lowest precedence first so earlier layers win.
     let mut facts = Json::new();
     let mut vars = Json::new();
+    let mut plugin_hooks = Json::new();
     let mut features = BTreeSet::new();
-    let group_layers = std::iter::once(0).chain(layers.iter().rev().copied());
-    for g in group_layers {
-        let def = flat[g].def;
-        facts.extend(def.facts.clone());
-        vars.extend(def.vars.clone());
-        features.extend(def.features.iter().cloned());
+    let data = defs
+        .iter()
+        .map(|d| (&d.facts, &d.vars, &d.plugin_hooks, &d.features))
+        .chain(groups.map(|g| (&g.facts, &g.vars, &g.plugin_hooks, &g.features)));
+    for (f, v, h, feats) in data {
+        deep_merge_map_under(&mut facts, f);
+        for (k, x) in v {
+            vars.entry(k.clone()).or_insert_with(|| x.clone());
+        }
+        for (k, x) in h {
+            plugin_hooks.entry(k.clone()).or_insert_with(|| x.clone());
+        }
+        features.extend(feats.iter().cloned());
     }
+    // Bolt lists aliases and takes the URI from the lowest definition first.
+    let mut aliases: Vec<String> = Vec::new();
     for d in defs.iter().rev() {
-        facts.extend(d.facts.clone());
-        vars.extend(d.vars.clone());
-        features.extend(d.features.iter().cloned());
+        for (a, _) in &d.aliases {
+            if !aliases.contains(a) {
+                aliases.push(a.clone());
+            }
+        }
     }
+    let uri = parts
+        .iter()
+        .rev()
+        .find_map(|(_, d, uri)| d.and_then(|d| d.uri.clone()).or_else(|| uri.clone()));
     Target {
-        uri: defs.iter().find_map(|d| d.uri.clone()),
-        aliases: defs
-            .iter()
-            .flat_map(|d| d.aliases.iter().map(|(a, _)| a.clone()))
-            .collect(),
+        uri,
+        aliases,
         config,
         facts,
         vars,
         features,
+        plugin_hooks,
         groups: layers.iter().map(|&g| flat[g].def.name.clone()).collect(),
         origin,
         name,
@@ -317,7 +439,7 @@ fn check_cycles(flat: &[Flat], entries: &[Vec<Entry>]) -> Result<(), InventoryEr
         let nested = flat[g].children.iter().map(|&c| (c, None));
         let named = entries[g].iter().filter_map(|e| match e {
             Entry::Group(t, o) => Some((*t, Some(o))),
-            Entry::Target(..) => None,
+            Entry::Target { .. } => None,
         });
         nested.chain(named).collect()
     };
@@ -361,36 +483,45 @@ fn check_cycles(flat: &[Flat], entries: &[Vec<Entry>]) -> Result<(), InventoryEr
     Ok(())
 }
 
-fn check_aliases(
-    order: &[String],
-    defs: &HashMap<&str, &[&TargetDef]>,
+/// Every alias with the target it stands for. An alias may not be the name
+/// of a target or group, nor stand for two targets.
+fn collect_aliases<'a>(
+    flat: &[Flat<'a>],
+    defined: &BTreeSet<&str>,
     groups: &HashMap<&str, usize>,
-) -> Result<(), InventoryError> {
-    let names: BTreeSet<&str> = order.iter().map(String::as_str).collect();
-    let mut seen: HashMap<&str, &str> = HashMap::new();
-    for name in order {
-        for d in defs.get(name.as_str()).copied().unwrap_or_default() {
+) -> Result<HashMap<&'a str, (&'a str, &'a Origin)>, InventoryError> {
+    let mut out: HashMap<&str, (&str, &Origin)> = HashMap::new();
+    for g in flat {
+        // A second definition of a target in one group is ignored whole.
+        let mut seen: HashSet<&str> = HashSet::new();
+        for m in &g.def.targets {
+            let Member::Def(d) = m else { continue };
+            if !seen.insert(&d.name) {
+                continue;
+            }
             for (alias, origin) in &d.aliases {
-                if names.contains(alias.as_str()) || groups.contains_key(alias.as_str()) {
+                if defined.contains(alias.as_str()) || groups.contains_key(alias.as_str()) {
                     return Err(InventoryError::at(
                         origin.clone(),
                         format!(
-                            "alias '{alias}' of target '{name}' is already the name of a target or group"
+                            "alias '{alias}' of target '{}' is already the name of a target or group",
+                            d.name
                         ),
                     ));
                 }
-                if let Some(other) = seen.insert(alias, name)
-                    && other != name
+                if let Some((other, _)) = out.get(alias.as_str())
+                    && *other != d.name
                 {
                     return Err(InventoryError::at(
                         origin.clone(),
-                        format!("alias '{alias}' is used by both '{other}' and '{name}'"),
+                        format!("alias '{alias}' is used by both '{other}' and '{}'", d.name),
                     ));
                 }
+                out.insert(alias, (&d.name, origin));
             }
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]

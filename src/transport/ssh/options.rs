@@ -79,7 +79,13 @@ impl SshOptions {
             .address()
             .map_err(|e| TransportError::Config(format!("{}: {e}", target.name)))?;
         let mut o = Options::new(target, "ssh");
-        let host = o.string("host")?.unwrap_or_else(|| address.host.clone());
+        // A URI's host wins over `host` (Bolt's precedence), which serves
+        // targets named without a URI.
+        let config_host = o.string("host")?;
+        let host = match (&target.uri, config_host) {
+            (None, Some(h)) => h,
+            _ => address.host.clone(),
+        };
         let port = match o.number("port")? {
             Some(p) => Some(u16::try_from(p).map_err(|_| {
                 TransportError::Config(format!("{}: ssh.port {p} is out of range", target.name))
