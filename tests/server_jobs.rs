@@ -514,6 +514,10 @@ async fn plan_jobs_yaml_and_puppet() {
             "plan demo::pplan(TargetSpec $targets, String $who = 'world') {\n  $r = run_command(\"echo hi ${who}\", $targets)\n  out::message(\"said hi to ${who}\")\n  $t = run_task('demo::greet', $targets, { 'name' => $who })\n  $out = { 'count' => $r.count, 'stdout' => $r.first.value['stdout'], 'greeting' => $t.first.value['greeting'] }\n  return $out\n}\n",
         ),
         (
+            "plans/slow.yaml",
+            "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - command: sleep 30\n    targets: $targets\n",
+        ),
+        (
             "plans/broken.pp",
             "plan demo::broken(TargetSpec $targets) {\n  run_command('exit 3', $targets)\n  return 'never'\n}\n",
         ),
@@ -633,6 +637,27 @@ async fn plan_jobs_yaml_and_puppet() {
         .await;
     assert_eq!(r.json()["state"], "failed");
 
+    // A plan job stopped while a step runs: stopped, PE's `failure`.
+    let job = start("demo::slow", json!({"targets": "web1"})).await;
+    wait_events(&client, addr, &job, |ev| {
+        ev.iter().any(|e| e["type"] == "node_running")
+    })
+    .await;
+    let r = client
+        .post(addr, "/orchestrator/v1/command/stop", &json!({"job": job}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events = stream(&client, addr, &job).await;
+    assert_eq!(kinds(&events).last(), Some(&"job_finished"), "{events:?}");
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "failure", "{}", r.text());
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "stopped", "{}", r.text());
+
     // Requests that do not start a job.
     for (body, status, field) in [
         (json!({"plan_name": "demo::nope"}), 404, "plan_name"),
@@ -663,7 +688,7 @@ async fn plan_jobs_yaml_and_puppet() {
     // Listings.
     let r = client.get(addr, "/orchestrator/v1/plan_jobs").await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["pagination"]["total"], 3, "{}", r.text());
+    assert_eq!(r.json()["pagination"]["total"], 4, "{}", r.text());
     let r = client.get(addr, "/orchestrator/v1/plan_jobs/999").await;
     assert_eq!(r.status, 404, "{}", r.text());
     let r = client.get(addr, "/plans").await;
@@ -677,7 +702,7 @@ async fn plan_jobs_yaml_and_puppet() {
         .collect();
     assert_eq!(
         names,
-        ["demo::broken", "demo::pplan", "demo::yplan"],
+        ["demo::broken", "demo::pplan", "demo::slow", "demo::yplan"],
         "{}",
         r.text()
     );
@@ -688,6 +713,22 @@ async fn plan_jobs_yaml_and_puppet() {
         "'world'",
         "{}",
         r.text()
+    );
+    use axum::http::Method;
+    use ferry::server::http::auth::action_for;
+    assert_eq!(
+        action_for(&Method::POST, "/orchestrator/v1/command/plan_run"),
+        Some("jobs:plan")
+    );
+    for path in [
+        "/orchestrator/v1/plan_jobs",
+        "/orchestrator/v1/plan_jobs/3/events",
+    ] {
+        assert_eq!(action_for(&Method::GET, path), Some("jobs:read"), "{path}");
+    }
+    assert_eq!(
+        action_for(&Method::GET, "/orchestrator/v1/plan_jobsx"),
+        None
     );
     server.stop().await;
 }
