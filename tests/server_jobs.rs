@@ -518,6 +518,10 @@ async fn plan_jobs_yaml_and_puppet() {
             "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - command: sleep 30\n    targets: $targets\n",
         ),
         (
+            "plans/pslow.pp",
+            "plan demo::pslow(TargetSpec $targets) {\n  run_command('sleep 30', $targets)\n}\n",
+        ),
+        (
             "plans/broken.pp",
             "plan demo::broken(TargetSpec $targets) {\n  run_command('exit 3', $targets)\n  return 'never'\n}\n",
         ),
@@ -658,6 +662,30 @@ async fn plan_jobs_yaml_and_puppet() {
         .await;
     assert_eq!(r.json()["state"], "stopped", "{}", r.text());
 
+    // A Puppet-language plan stopped mid-step: its evaluation may go on
+    // (there is no way to interrupt it), but the job ends at once.
+    let job = start("demo::pslow", json!({"targets": "web1"})).await;
+    wait_events(&client, addr, &job, |ev| {
+        ev.iter().any(|e| e["type"] == "node_running")
+    })
+    .await;
+    let asked = Instant::now();
+    let r = client
+        .post(addr, "/orchestrator/v1/command/stop", &json!({"job": job}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events = stream(&client, addr, &job).await;
+    assert_eq!(kinds(&events).last(), Some(&"job_finished"), "{events:?}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "stopped", "{}", r.text());
+
     // Requests that do not start a job.
     for (body, status, field) in [
         (json!({"plan_name": "demo::nope"}), 404, "plan_name"),
@@ -688,7 +716,7 @@ async fn plan_jobs_yaml_and_puppet() {
     // Listings.
     let r = client.get(addr, "/orchestrator/v1/plan_jobs").await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["pagination"]["total"], 4, "{}", r.text());
+    assert_eq!(r.json()["pagination"]["total"], 5, "{}", r.text());
     let r = client.get(addr, "/orchestrator/v1/plan_jobs/999").await;
     assert_eq!(r.status, 404, "{}", r.text());
     let r = client.get(addr, "/plans").await;
@@ -702,7 +730,13 @@ async fn plan_jobs_yaml_and_puppet() {
         .collect();
     assert_eq!(
         names,
-        ["demo::broken", "demo::pplan", "demo::slow", "demo::yplan"],
+        [
+            "demo::broken",
+            "demo::pplan",
+            "demo::pslow",
+            "demo::slow",
+            "demo::yplan"
+        ],
         "{}",
         r.text()
     );

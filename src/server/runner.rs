@@ -57,8 +57,30 @@ enum Msg {
 /// job's sink (`steps`) records each step's start too (`task_start`,
 /// `command_start`...).
 struct StoreSink {
-    tx: mpsc::UnboundedSender<Msg>,
+    tx: Tx,
     steps: bool,
+}
+
+/// Where a sink sends: the job's writer, or the writer while the job's
+/// work lives (see [`Recorder::weak`]).
+enum Tx {
+    Strong(mpsc::UnboundedSender<Msg>),
+    Weak(mpsc::WeakUnboundedSender<Msg>),
+}
+
+impl Tx {
+    fn send(&self, msg: Msg) {
+        match self {
+            Tx::Strong(tx) => {
+                let _ = tx.send(msg);
+            }
+            Tx::Weak(weak) => {
+                if let Some(tx) = weak.upgrade() {
+                    let _ = tx.send(msg);
+                }
+            }
+        }
+    }
 }
 
 /// The event kind of a plan step's start, by the executor's action name.
@@ -113,7 +135,7 @@ impl Sink for StoreSink {
             ),
             _ => return,
         };
-        let _ = self.tx.send(msg);
+        self.tx.send(msg);
     }
 }
 
@@ -235,7 +257,7 @@ impl Recorder {
     /// start as a plan step event.
     pub fn sink(&self, steps: bool) -> Arc<dyn Sink> {
         Arc::new(StoreSink {
-            tx: self.tx.clone(),
+            tx: Tx::Strong(self.tx.clone()),
             steps,
         })
     }
@@ -246,6 +268,36 @@ impl Recorder {
         let _ = self
             .tx
             .send(Msg::Plain(kind, None, message.to_string(), details));
+    }
+
+    /// A recorder that records only while this one (the job's work) lives:
+    /// for work that may outlive its job, such as a Puppet-language plan's
+    /// evaluation thread after the job was stopped, so the job's events
+    /// end when the job does.
+    pub fn weak(&self) -> WeakRecorder {
+        WeakRecorder(self.tx.downgrade())
+    }
+}
+
+/// See [`Recorder::weak`].
+#[derive(Clone)]
+pub struct WeakRecorder(mpsc::WeakUnboundedSender<Msg>);
+
+impl WeakRecorder {
+    /// [`Recorder::sink`], whose events are dropped once the job's work
+    /// has ended.
+    pub fn sink(&self, steps: bool) -> Arc<dyn Sink> {
+        Arc::new(StoreSink {
+            tx: Tx::Weak(self.0.clone()),
+            steps,
+        })
+    }
+
+    /// [`Recorder::record`] while the job's work lives.
+    pub fn record(&self, kind: EventKind, message: &str, details: Value) {
+        if let Some(tx) = self.0.upgrade() {
+            Recorder { tx }.record(kind, message, details);
+        }
     }
 }
 

@@ -221,7 +221,9 @@ pub async fn plan_run(
                 }
             }
             Ready::Puppet(params) => {
-                let (sink_rec, msg_rec) = (rec.clone(), rec.clone());
+                // The evaluation thread may outlive a stopped job: it
+                // records only while the job's work lives.
+                let (sink_rec, msg_rec) = (rec.weak(), rec.weak());
                 let ctx = crate::plan::puppet::Context {
                     inventory,
                     modulepath,
