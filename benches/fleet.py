@@ -67,7 +67,10 @@ LAUNCHER: str | None = None  # compiled peers/rusage.c, see build_launcher()
 # The TASKS benchmark's ops (benches/tasks.py), one per kind of work a step
 # does: shell builtins only, or mkdir and cat as processes. `--ops tasks`
 # runs both.
-TASK_OPS = ("tasks-builtins", "tasks-procs")
+TASK_OPS = ("tasks-builtins", "tasks-procs", "tasks-pplan")
+# What `--ops tasks` means: the two ten-task ops (tasks-pplan, the
+# Puppet-language plan against pyinfra, is asked for by name).
+TASKS_DEFAULT = ("tasks-builtins", "tasks-procs")
 ALL_TOOLS = [
     "ferry",
     "ferry-plan",  # --ops tasks only: one `ferry plan run` (see tasks.py)
@@ -1032,6 +1035,8 @@ def markdown_table(results: list[Result], op: str, n: int, c: int) -> str:
     title = {"command": "`echo ok` on every target", "upload": "1 MiB upload to every target",
              "tasks-builtins": "Ten tasks in a row on every target, builtin work",
              "tasks-procs": "Ten tasks in a row on every target, mkdir and cat as processes",
+             "tasks-pplan": "A ten-step Puppet-language plan on every target (run_task, run_command, "
+                            "upload_file, parallelize) against a pyinfra deploy",
              }.get(op, op)
     return f"**{title}** (N={n}, concurrency={c})\n\n" + hdr + body
 
@@ -1069,7 +1074,7 @@ def main():
     for o in (o for o in a.ops.split(",") if o):
         if o not in ("command", "upload", "tasks", *TASK_OPS):
             ap.error(f"unknown op {o!r}")
-        ops += [x for x in (TASK_OPS if o == "tasks" else (o,)) if x not in ops]
+        ops += [x for x in (TASKS_DEFAULT if o == "tasks" else (o,)) if x not in ops]
     if any(o in TASK_OPS for o in ops) and "ferry" in tools and "ferry-plan" not in tools:
         tools.insert(tools.index("ferry") + 1, "ferry-plan")  # both ferry rows
     if a.targets > 250 * 250:

@@ -14,7 +14,8 @@ target's private tmpfs (fleet.Fleet.dest_dir), so the harness can read all ten
 files on every target afterwards and checks them, whatever the tool reported.
 Two ops do it two ways: tasks-builtins with shell builtins alone, and
 tasks-procs with `mkdir -p` and `cat` as processes (step.sh, deploy.py and
-playbook.yml spell both out); `--ops tasks` runs both.
+playbook.yml spell both out); `--ops tasks` runs both. A third op,
+tasks-pplan, is the Puppet-language plan benchmark (tasks_pplan.py).
 
 This module holds only what is specific to the op; the fleet, the
 measurement and the tool set-up (inventories, environments) are fleet.py's.
@@ -101,6 +102,9 @@ def clean(bench, tool: str):
 def run(bench, tool: str, op: str) -> Result | None:
     """Runs op (one of fleet.TASK_OPS: tasks-<work>, where work is what
     each step's commands are made of, "builtins" or "procs") with tool."""
+    if op == "tasks-pplan":
+        import tasks_pplan
+        return tasks_pplan.run(bench, tool)
     if tool not in TOOLS:
         return None  # pssh / openssh have no notion of tasks
     work = op.removeprefix("tasks-")
@@ -167,12 +171,13 @@ def _ferry_plan(bench, op: str, work: str) -> Result:
     if "--format" in help_text:
         argv += ["--format", "json"]
     res, out, err = measure(f, "ferry-plan", op, argv, env=bench.base_env, cwd=f.dir)
-    # --format json: {"status": ..., "steps": {"s1": {"items": [...]}, ...}, "value": ...}
+    # --format json prints the plan's value alone; plan.yaml returns every
+    # step's results: {"s1": [{target, status, value, ...}, ...], ...}
     good = None
     try:
-        steps = json.loads(out)["steps"]
+        steps = json.loads(out)
         for i in range(1, STEPS + 1):
-            ok = _ferry_step_ok(json.dumps(steps[f"s{i}"]), i) or set()
+            ok = _ferry_step_ok(json.dumps({"items": steps[f"s{i}"]}), i) or set()
             good = ok if good is None else good & ok
         res.success = len(good)
     except (ValueError, KeyError, TypeError):

@@ -483,3 +483,286 @@ async fn task_that_cannot_start_is_errored() {
     );
     server.stop().await;
 }
+
+/// Plans as jobs (`POST /orchestrator/v1/command/plan_run`): a YAML plan
+/// and a Puppet-language plan run on the inventory's targets, their plan
+/// and step events streamed and stored, their results in
+/// `GET /orchestrator/v1/plan_jobs/{id}`; a failing plan ends the job
+/// `failure` with Bolt's error; an unknown plan is a 404 naming
+/// `plan_name`; bad fields are 400s naming them; `GET /plans` lists both
+/// kinds of plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_jobs_yaml_and_puppet() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let sshd = fixture().await;
+    let inv = inventory(sshd, dir.path());
+    let demo = dir.path().join("modules/demo");
+    std::fs::create_dir_all(demo.join("tasks")).expect("mkdir");
+    std::fs::create_dir_all(demo.join("plans")).expect("mkdir");
+    for (path, text) in [
+        (
+            "tasks/greet.sh",
+            "#!/bin/sh\necho \"{\\\"greeting\\\": \\\"hi $PT_name\\\"}\"\n",
+        ),
+        (
+            "plans/yplan.yaml",
+            "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - name: hello\n    command: echo hello from yaml\n    targets: $targets\n  - message: greeted\n  - name: greet\n    task: demo::greet\n    targets: $targets\n    parameters:\n      name: yaml\nreturn: $hello\n",
+        ),
+        (
+            "plans/pplan.pp",
+            "plan demo::pplan(TargetSpec $targets, String $who = 'world') {\n  $r = run_command(\"echo hi ${who}\", $targets)\n  out::message(\"said hi to ${who}\")\n  $t = run_task('demo::greet', $targets, { 'name' => $who })\n  $out = { 'count' => $r.count, 'stdout' => $r.first.value['stdout'], 'greeting' => $t.first.value['greeting'] }\n  return $out\n}\n",
+        ),
+        (
+            "plans/slow.yaml",
+            "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - command: sleep 30\n    targets: $targets\n",
+        ),
+        (
+            "plans/pslow.pp",
+            "plan demo::pslow(TargetSpec $targets) {\n  run_command('sleep 30', $targets)\n}\n",
+        ),
+        (
+            "plans/broken.pp",
+            "plan demo::broken(TargetSpec $targets) {\n  run_command('exit 3', $targets)\n  return 'never'\n}\n",
+        ),
+    ] {
+        std::fs::write(demo.join(path), text).expect("write fixture");
+    }
+    let extra = format!(
+        "inventory: {}\nmodulepath: {}\n",
+        inv.display(),
+        dir.path().join("modules").display()
+    );
+    let server = TestServer::start(&pki, dir.path(), &extra).await;
+    let client = Client::new(&pki, Some(&pki.client));
+    let addr = server.addr;
+
+    let start = |plan: &str, params: serde_json::Value| {
+        let body = json!({"plan_name": plan, "params": params, "description": "test"});
+        let client = &client;
+        async move {
+            let r = client
+                .post(addr, "/orchestrator/v1/command/plan_run", &body)
+                .await;
+            assert_eq!(r.status, 202, "{}", r.text());
+            let name = r.json()["name"].as_str().expect("name").to_string();
+            let url = r.json()["id"].as_str().unwrap_or_default().to_string();
+            assert!(
+                url.ends_with(&format!("/orchestrator/v1/plan_jobs/{name}")),
+                "{url}"
+            );
+            name
+        }
+    };
+
+    // A YAML plan: its steps' events, its message, its value.
+    let job = start("demo::yplan", json!({"targets": "web"})).await;
+    let events = stream(&client, addr, &job).await;
+    let k = kinds(&events);
+    assert_eq!(k.first(), Some(&"plan_started"), "{k:?}");
+    assert_eq!(k[k.len() - 2..], ["plan_finished", "job_finished"], "{k:?}");
+    for kind in ["command_start", "task_start", "out_message"] {
+        assert_eq!(k.iter().filter(|x| **x == kind).count(), 1, "{kind}: {k:?}");
+    }
+    assert_eq!(
+        k.iter().filter(|x| **x == "node_finished").count(),
+        4,
+        "{k:?}"
+    );
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let shown = r.json();
+    assert_eq!(shown["state"], "success", "{shown}");
+    assert_eq!(shown["options"]["plan_name"], "demo::yplan");
+    assert_eq!(shown["options"]["environment"], "production");
+    assert_eq!(shown["options"]["parameters"]["targets"], "web");
+    assert_eq!(shown["options"]["description"], "test");
+    let result = shown["result"].as_array().expect("a result set");
+    assert_eq!(result.len(), 2, "{shown}");
+    assert!(
+        result
+            .iter()
+            .all(|r| r["value"]["stdout"] == "hello from yaml\n"),
+        "{shown}"
+    );
+
+    // A Puppet-language plan.
+    let job = start("demo::pplan", json!({"targets": ["web1"], "who": "api"})).await;
+    let events = stream(&client, addr, &job).await;
+    let k = kinds(&events);
+    assert_eq!(k.first(), Some(&"plan_started"), "{k:?}");
+    assert_eq!(
+        k[k.len() - 2..],
+        ["plan_finished", "job_finished"],
+        "{events:?}"
+    );
+    for kind in ["command_start", "task_start", "out_message"] {
+        assert_eq!(k.iter().filter(|x| **x == kind).count(), 1, "{kind}: {k:?}");
+    }
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+        .await;
+    let shown = r.json();
+    assert_eq!(shown["state"], "success", "{shown}");
+    assert_eq!(
+        shown["result"],
+        json!({"count": 1, "stdout": "hi api\n", "greeting": "hi api"}),
+        "{shown}"
+    );
+    let r = client
+        .get(
+            addr,
+            &format!("/orchestrator/v1/plan_jobs/{job}/events?start=2"),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let items = r.json()["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), events.len() - 1, "{items:?}");
+    assert_eq!(
+        items.last().map(|e| e["type"].clone()),
+        Some(json!("job_finished"))
+    );
+
+    // A failing plan: failure, with Bolt's error as its result.
+    let job = start("demo::broken", json!({"targets": "web1"})).await;
+    let events = stream(&client, addr, &job).await;
+    let k = kinds(&events);
+    assert_eq!(k[k.len() - 2..], ["plan_failed", "job_finished"], "{k:?}");
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+        .await;
+    let shown = r.json();
+    assert_eq!(shown["state"], "failure", "{shown}");
+    assert_eq!(shown["result"]["kind"], "bolt/run-failure", "{shown}");
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "failed");
+
+    // A plan job stopped while a step runs: stopped, PE's `failure`.
+    let job = start("demo::slow", json!({"targets": "web1"})).await;
+    wait_events(&client, addr, &job, |ev| {
+        ev.iter().any(|e| e["type"] == "node_running")
+    })
+    .await;
+    let r = client
+        .post(addr, "/orchestrator/v1/command/stop", &json!({"job": job}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events = stream(&client, addr, &job).await;
+    assert_eq!(kinds(&events).last(), Some(&"job_finished"), "{events:?}");
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "failure", "{}", r.text());
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "stopped", "{}", r.text());
+
+    // A Puppet-language plan stopped mid-step: its evaluation may go on
+    // (there is no way to interrupt it), but the job ends at once.
+    let job = start("demo::pslow", json!({"targets": "web1"})).await;
+    wait_events(&client, addr, &job, |ev| {
+        ev.iter().any(|e| e["type"] == "node_running")
+    })
+    .await;
+    let asked = Instant::now();
+    let r = client
+        .post(addr, "/orchestrator/v1/command/stop", &json!({"job": job}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let events = stream(&client, addr, &job).await;
+    assert_eq!(kinds(&events).last(), Some(&"job_finished"), "{events:?}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    let r = client
+        .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+        .await;
+    assert_eq!(r.json()["state"], "stopped", "{}", r.text());
+
+    // Requests that do not start a job.
+    for (body, status, field) in [
+        (json!({"plan_name": "demo::nope"}), 404, "plan_name"),
+        (json!({"plan_name": 3}), 400, "plan_name"),
+        (json!({"plan_name": "Bad Name"}), 400, "plan_name"),
+        (
+            json!({"plan_name": "demo::yplan", "params": {"targets": 1}}),
+            400,
+            "params",
+        ),
+        (
+            json!({"plan_name": "demo::yplan", "environment": "qa"}),
+            400,
+            "environment",
+        ),
+        (json!({"plan_name": "demo::yplan", "bogus": 1}), 400, ""),
+    ] {
+        let r = client
+            .post(addr, "/orchestrator/v1/command/plan_run", &body)
+            .await;
+        assert_eq!(r.status, status, "{body}: {}", r.text());
+        if !field.is_empty() {
+            assert_eq!(r.json()["details"]["field"], field, "{body}: {}", r.text());
+            assert!(r.text().contains(field), "{}", r.text());
+        }
+    }
+
+    // Listings.
+    let r = client.get(addr, "/orchestrator/v1/plan_jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["pagination"]["total"], 5, "{}", r.text());
+    let r = client.get(addr, "/orchestrator/v1/plan_jobs/999").await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    let r = client.get(addr, "/plans").await;
+    let names: Vec<String> = r
+        .json()
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "demo::broken",
+            "demo::pplan",
+            "demo::pslow",
+            "demo::slow",
+            "demo::yplan"
+        ],
+        "{}",
+        r.text()
+    );
+    let r = client.get(addr, "/plans/demo/pplan").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["parameters"]["who"]["default"],
+        "'world'",
+        "{}",
+        r.text()
+    );
+    use axum::http::Method;
+    use ferry::server::http::auth::action_for;
+    assert_eq!(
+        action_for(&Method::POST, "/orchestrator/v1/command/plan_run"),
+        Some("jobs:plan")
+    );
+    for path in [
+        "/orchestrator/v1/plan_jobs",
+        "/orchestrator/v1/plan_jobs/3/events",
+    ] {
+        assert_eq!(action_for(&Method::GET, path), Some("jobs:read"), "{path}");
+    }
+    assert_eq!(
+        action_for(&Method::GET, "/orchestrator/v1/plan_jobsx"),
+        None
+    );
+    server.stop().await;
+}

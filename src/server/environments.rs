@@ -85,7 +85,7 @@ pub fn find(environmentpath: &[PathBuf], name: &str) -> Result<Environment, Envi
 
 /// The environment's modules first, then the server's, as Puppet orders
 /// an environment's modulepath.
-fn modulepath(env: &Environment, server: &[PathBuf]) -> Vec<PathBuf> {
+pub fn modulepath(env: &Environment, server: &[PathBuf]) -> Vec<PathBuf> {
     let own = env.dir.join("modules");
     let mut path = Vec::with_capacity(server.len() + 1);
     if own.is_dir() {

@@ -13,7 +13,7 @@
 //! Folders: `net` (listening, TLS, the connection cap), `http` (what every
 //! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
 //! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
-//! (orchestrator jobs, Puppet runs, their event stream, PQL scopes),
+//! (orchestrator jobs, plan jobs, Puppet runs, their event stream, PQL scopes),
 //! `files` (the file cache, its HTTPS client, per-request scratch
 //! directories). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
@@ -45,7 +45,7 @@ pub use net::listen::Server;
 use api::{ace, bolt, listing, metrics, openapi};
 use files::{cache, client, scratch};
 use http::{auth, errors};
-use jobs::{deploy, orchestrator, sse};
+use jobs::{deploy, orchestrator, plans, sse};
 
 use crate::inventory::{Inventory, InventoryError};
 use crate::store::{Store, StoreError};
@@ -181,6 +181,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orchestrator/v1/jobs/{id}/report"),
     ("GET", "/orchestrator/v1/jobs/{id}/events"),
     ("GET", "/orchestrator/v1/jobs/{id}/events/stream"),
+    ("POST", "/orchestrator/v1/command/plan_run"),
+    ("GET", "/orchestrator/v1/plan_jobs"),
+    ("GET", "/orchestrator/v1/plan_jobs/{id}"),
+    ("GET", "/orchestrator/v1/plan_jobs/{id}/events"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -234,6 +238,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(orchestrator::events),
         )
         .route("/orchestrator/v1/jobs/{id}/events/stream", get(sse::stream))
+        .route("/orchestrator/v1/command/plan_run", post(plans::plan_run))
+        .route("/orchestrator/v1/plan_jobs", get(plans::list))
+        .route("/orchestrator/v1/plan_jobs/{id}", get(plans::show))
+        .route("/orchestrator/v1/plan_jobs/{id}/events", get(plans::events))
         .fallback(no_route)
         .method_not_allowed_fallback(errors::wrong_method)
         .layer(DefaultBodyLimit::max(limit))

@@ -46,17 +46,75 @@ pub struct JobSpec {
 
 enum Msg {
     Started(String),
+    /// An event that changes no state: kind, node, message, details.
+    Plain(EventKind, Option<String>, String, Value),
     /// A resource event: node, details.
     Resource(String, String, Value),
     Finished(TargetResult),
 }
 
-/// The store's sink: forwards events to the job's writer task.
-struct StoreSink(mpsc::UnboundedSender<Msg>);
+/// The store's sink: forwards events to the job's writer task. A plan
+/// job's sink (`steps`) records each step's start too (`task_start`,
+/// `command_start`...).
+struct StoreSink {
+    tx: Tx,
+    steps: bool,
+}
+
+/// Where a sink sends: the job's writer, or the writer while the job's
+/// work lives (see [`Recorder::weak`]).
+enum Tx {
+    Strong(mpsc::UnboundedSender<Msg>),
+    Weak(mpsc::WeakUnboundedSender<Msg>),
+}
+
+impl Tx {
+    fn send(&self, msg: Msg) {
+        match self {
+            Tx::Strong(tx) => {
+                let _ = tx.send(msg);
+            }
+            Tx::Weak(weak) => {
+                if let Some(tx) = weak.upgrade() {
+                    let _ = tx.send(msg);
+                }
+            }
+        }
+    }
+}
+
+/// The event kind of a plan step's start, by the executor's action name.
+fn step_kind(action: &str) -> Option<EventKind> {
+    Some(match action {
+        "task" => EventKind::TaskStart,
+        "command" => EventKind::CommandStart,
+        "script" => EventKind::ScriptStart,
+        "upload" => EventKind::UploadStart,
+        "download" => EventKind::DownloadStart,
+        "apply" => EventKind::ApplyStart,
+        _ => return None,
+    })
+}
 
 impl Sink for StoreSink {
     fn event(&self, event: &Event<'_>) {
         let msg = match event {
+            Event::RunStarted {
+                action,
+                object,
+                target_count,
+            } if self.steps => {
+                let Some(kind) = step_kind(action) else {
+                    return;
+                };
+                let plural = if *target_count == 1 { "" } else { "s" };
+                Msg::Plain(
+                    kind,
+                    None,
+                    format!("Started {action} '{object}' on {target_count} target{plural}"),
+                    json!({ "action": action, "object": object, "target_count": target_count }),
+                )
+            }
             Event::TargetStarted { target } => Msg::Started((*target).to_string()),
             Event::TargetFinished(result) => Msg::Finished((*result).clone()),
             Event::Resource {
@@ -77,7 +135,7 @@ impl Sink for StoreSink {
             ),
             _ => return,
         };
-        let _ = self.0.send(msg);
+        self.tx.send(msg);
     }
 }
 
@@ -114,6 +172,10 @@ async fn writer(
                     json!({}),
                 );
                 state.store.node_started(job, &event).await.map(|()| event)
+            }
+            Msg::Plain(kind, node, message, details) => {
+                let event = EventRecord::new(next_id, kind, node.as_deref(), &message, details);
+                state.store.add_event(job, &event).await.map(|()| event)
             }
             Msg::Resource(node, message, details) => {
                 let event = EventRecord::new(
@@ -170,6 +232,73 @@ pub enum Outcome {
     Stopped,
     /// Its runner failed (a panic or a store error): the job is `failed`.
     Failed(String),
+    /// A plan job ran to its end: `ok` when the plan returned a value
+    /// (not an error).
+    Plan { ok: bool },
+}
+
+/// What a job's work gives back when it ends.
+pub enum Done {
+    /// A run over targets.
+    Run(Summary),
+    /// A plan, which succeeded or failed.
+    Plan { ok: bool },
+}
+
+/// What a job's work records through: the executor's sink, and events of
+/// its own (a plan's start, messages and end).
+#[derive(Clone)]
+pub struct Recorder {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+impl Recorder {
+    /// A sink for one run of the executor; `steps` records each run's
+    /// start as a plan step event.
+    pub fn sink(&self, steps: bool) -> Arc<dyn Sink> {
+        Arc::new(StoreSink {
+            tx: Tx::Strong(self.tx.clone()),
+            steps,
+        })
+    }
+
+    /// Records an event that changes no node's state, in order with the
+    /// executor's.
+    pub fn record(&self, kind: EventKind, message: &str, details: Value) {
+        let _ = self
+            .tx
+            .send(Msg::Plain(kind, None, message.to_string(), details));
+    }
+
+    /// A recorder that records only while this one (the job's work) lives:
+    /// for work that may outlive its job, such as a Puppet-language plan's
+    /// evaluation thread after the job was stopped, so the job's events
+    /// end when the job does.
+    pub fn weak(&self) -> WeakRecorder {
+        WeakRecorder(self.tx.downgrade())
+    }
+}
+
+/// See [`Recorder::weak`].
+#[derive(Clone)]
+pub struct WeakRecorder(mpsc::WeakUnboundedSender<Msg>);
+
+impl WeakRecorder {
+    /// [`Recorder::sink`], whose events are dropped once the job's work
+    /// has ended.
+    pub fn sink(&self, steps: bool) -> Arc<dyn Sink> {
+        Arc::new(StoreSink {
+            tx: Tx::Weak(self.0.clone()),
+            steps,
+        })
+    }
+
+    /// [`Recorder::record`] while the job's work lives.
+    pub fn record(&self, kind: EventKind, message: &str, details: Value) {
+        if let Some(tx) = self.0.upgrade() {
+            Recorder { tx }.record(kind, message, details);
+        }
+    }
 }
 
 /// Records a job and starts it under a supervisor that always ends it
@@ -222,6 +351,23 @@ where
     W: FnOnce(Arc<dyn Sink>) -> F + Send + 'static,
     F: Future<Output = Summary> + Send + 'static,
 {
+    start_with(state, job, scrub, move |rec: Recorder| async move {
+        Done::Run(work(rec.sink(false)).await)
+    })
+}
+
+/// [`start`] for work that records events of its own (a plan job): it
+/// gets the job's [`Recorder`] and says how it ended.
+pub fn start_with<W, F>(
+    state: &Arc<AppState>,
+    job: i64,
+    scrub: Scrub,
+    work: W,
+) -> JoinHandle<Outcome>
+where
+    W: FnOnce(Recorder) -> F + Send + 'static,
+    F: Future<Output = Done> + Send + 'static,
+{
     state.metrics.job_started();
     let (stop_tx, stop_rx) = watch::channel(false);
     state.stops().insert(job, stop_tx);
@@ -241,16 +387,15 @@ async fn supervise<W, F>(
     mut stop: watch::Receiver<bool>,
 ) -> Outcome
 where
-    W: FnOnce(Arc<dyn Sink>) -> F + Send + 'static,
-    F: Future<Output = Summary> + Send + 'static,
+    W: FnOnce(Recorder) -> F + Send + 'static,
+    F: Future<Output = Done> + Send + 'static,
 {
     if let Err(e) = state.store.set_job_state(job, JobState::Running).await {
         tracing::error!(job, "cannot mark the job running: {e}");
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let mut written = tokio::spawn(writer(Arc::clone(&state), job, rx, scrub.clone()));
-    let sink: Arc<dyn Sink> = Arc::new(StoreSink(tx));
-    let mut work = tokio::spawn(work(sink));
+    let mut work = tokio::spawn(work(Recorder { tx }));
     // `stop` stays alive until the job is recorded as ended, so a stop that
     // comes meanwhile is taken by this job, not left unheard.
     let stopped = async {
@@ -260,12 +405,13 @@ where
     };
     let outcome = tokio::select! {
         joined = &mut work => match joined {
-            Ok(mut summary) => {
+            Ok(Done::Run(mut summary)) => {
                 for r in &mut summary.results {
                     scrub.result(r);
                 }
                 Outcome::Finished(summary)
             }
+            Ok(Done::Plan { ok }) => Outcome::Plan { ok },
             Err(e) => {
                 tracing::error!(job, "the job's runner failed: {e}");
                 Outcome::Failed(if e.is_panic() { "panicked".into() } else { e.to_string() })
@@ -317,6 +463,19 @@ where
                     s.succeeded().count(),
                     s.results.len()
                 ),
+                json!({ "state": job_state }),
+            )
+        }
+        Outcome::Plan { ok } => {
+            let job_state = if *ok {
+                JobState::Finished
+            } else {
+                JobState::Failed
+            };
+            (
+                job_state,
+                NodeState::Failed,
+                format!("The plan job {job_state}"),
                 json!({ "state": job_state }),
             )
         }

@@ -400,6 +400,37 @@ impl Store {
         Ok(max + 1)
     }
 
+    /// Jobs of one kind (`plan`), newest first, and how many there are.
+    pub async fn jobs_of_kind(
+        &self,
+        kind: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<JobRecord>, i64), StoreError> {
+        let total: i64 = sqlx::query(&self.sql("SELECT COUNT(*) AS n FROM jobs WHERE kind = ?"))
+            .bind(kind)
+            .fetch_one(&self.pool)
+            .await
+            .and_then(|r| r.try_get("n"))
+            .map_err(query_error("count jobs"))?;
+        let rows = sqlx::query(&self.sql(&format!(
+            "SELECT {} FROM jobs WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+            records::JOB_COLUMNS
+        )))
+        .bind(kind)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(query_error("list jobs"))?;
+        let jobs = rows
+            .iter()
+            .map(JobRecord::from_row)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(query_error("read job"))?;
+        Ok((jobs, total))
+    }
+
     /// Jobs, newest first, and how many there are in all.
     pub async fn jobs(&self, limit: i64, offset: i64) -> Result<(Vec<JobRecord>, i64), StoreError> {
         let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM jobs")

@@ -96,6 +96,16 @@ text_enum!(
         NodeErrored => "node_errored",
         ResourceEvent => "resource_event",
         JobFinished => "job_finished",
+        PlanStarted => "plan_started",
+        TaskStart => "task_start",
+        CommandStart => "command_start",
+        ScriptStart => "script_start",
+        UploadStart => "upload_start",
+        DownloadStart => "download_start",
+        ApplyStart => "apply_start",
+        OutMessage => "out_message",
+        PlanFinished => "plan_finished",
+        PlanFailed => "plan_failed",
     }
 );
 

@@ -139,6 +139,7 @@ pub(crate) async fn run_to_end(state: &Arc<AppState>, spec: JobSpec) -> Result<S
             "the job was stopped before it finished",
         )),
         Ok(Outcome::Failed(why)) => Err(ApiError::internal(format!("the job failed: {why}"))),
+        Ok(Outcome::Plan { .. }) => Err(ApiError::internal("a direct request ran a plan job")),
         Err(e) => Err(ApiError::internal(e)),
     }
 }

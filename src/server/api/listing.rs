@@ -1,6 +1,6 @@
 //! What the server offers, as bolt-server lists it: tasks (`/tasks`) on the
-//! server's modulepath and the built-in `ferry` module, and YAML plans
-//! (`/plans`) on the modulepath, and module files
+//! server's modulepath and the built-in `ferry` module, YAML and
+//! Puppet-language plans (`/plans`) on the modulepath, and module files
 //! (`/puppet/v3/file_content/...`) as puppetserver serves them.
 
 use std::sync::Arc;
@@ -14,9 +14,7 @@ use serde_json::{Value, json};
 use crate::server::AppState;
 use crate::server::files::blocking;
 use crate::server::http::errors::ApiError;
-use crate::task::loader::{
-    BUILTIN_MODULE, builtin_file, module_entries, split_name, valid_segment,
-};
+use crate::task::loader::{BUILTIN_MODULE, builtin_file, split_name, valid_segment};
 use crate::task::{Loader, TaskError};
 
 /// Tasks on the modulepath and built in (`?environment` is ignored).
@@ -128,25 +126,43 @@ fn unreadable(name: &str, e: TaskError) -> ApiError {
     )
 }
 
-/// YAML plans on the modulepath (`?environment` is ignored).
+/// Plans on the modulepath, YAML and Puppet-language ones
+/// (`?environment` is ignored).
 #[utoipa::path(get, path = "/plans",
     responses((status = 200, description = "[{name}]", body = Value)))]
 pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     let modulepath = state.config.modulepath.clone();
     blocking(move || {
-        let names: std::collections::BTreeSet<String> = module_entries(&modulepath, "plans")
-            .into_iter()
-            .filter_map(|(module, file_name)| {
-                let name = format!("{module}::{}", file_name.strip_suffix(".yaml")?);
-                split_name(&name).ok()?;
-                Some(shown_name(&name).to_string())
-            })
+        let names: Vec<Value> = crate::plan::load::list(&modulepath)
+            .into_keys()
+            .map(|n| json!({ "name": shown_name(&n) }))
             .collect();
-        Ok(Json(Value::Array(
-            names.into_iter().map(|n| json!({ "name": n })).collect(),
-        )))
+        Ok(Json(Value::Array(names)))
     })
     .await
+}
+
+/// A Puppet-language plan's name and parameters (`type`, and `default`
+/// as Puppet writes the value when it is a constant).
+fn puppet_plan(name: &str, modulepath: &[std::path::PathBuf]) -> Result<Value, ApiError> {
+    let info = crate::plan::puppet::show(name, modulepath).map_err(|e| {
+        tracing::error!("plan {name}: {e}");
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ferry/plan-error",
+            format!("plan {name} cannot be read on this server (see its log)"),
+        )
+    })?;
+    let mut parameters = serde_json::Map::new();
+    for (pname, p) in &info.parameters {
+        let mut entry = serde_json::Map::new();
+        entry.insert("type".into(), json!(p.ty));
+        if let Some(d) = &p.default_value {
+            entry.insert("default".into(), json!(d));
+        }
+        parameters.insert(pname.clone(), Value::Object(entry));
+    }
+    Ok(json!({ "name": info.name, "description": null, "parameters": parameters }))
 }
 
 /// One plan: its description and parameters.
@@ -162,6 +178,17 @@ pub async fn show_plan(
         ApiError::bad_field("name", e.to_string().replace("task name", "plan name"))
     })?;
     let modulepath = state.config.modulepath.clone();
+    let mp = modulepath.clone();
+    let pp_name = name.clone();
+    let puppet = blocking(move || {
+        Ok(crate::plan::puppet::find(shown_name(&pp_name), &mp)
+            .is_some()
+            .then(|| puppet_plan(shown_name(&pp_name), &mp)))
+    })
+    .await?;
+    if let Some(found) = puppet {
+        return Ok(Json(found?));
+    }
     let found = blocking(move || {
         let path = crate::plan::find(&name, &modulepath).map_err(|_| {
             ApiError::new(

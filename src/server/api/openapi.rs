@@ -21,7 +21,7 @@ use crate::server::AppState;
 use crate::server::api::{ace, bolt, listing, metrics};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
-use crate::server::jobs::{deploy, orchestrator, sse};
+use crate::server::jobs::{deploy, orchestrator, plans, sse};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -55,6 +55,10 @@ use crate::server::jobs::{deploy, orchestrator, sse};
         deploy::report,
         orchestrator::events,
         sse::stream,
+        plans::plan_run,
+        plans::list,
+        plans::show,
+        plans::events,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Ferry)

@@ -75,6 +75,7 @@ pub const ACTIONS: &[&str] = &[
     "jobs:task",
     "jobs:deploy",
     "jobs:stop",
+    "jobs:plan",
 ];
 
 impl Tokens {
@@ -168,7 +169,10 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         "/orchestrator/v1/command/task" if post => "jobs:task",
         "/orchestrator/v1/command/deploy" if post => "jobs:deploy",
         "/orchestrator/v1/command/stop" if post => "jobs:stop",
-        _ if read && under("/orchestrator/v1/jobs") => "jobs:read",
+        "/orchestrator/v1/command/plan_run" if post => "jobs:plan",
+        _ if read && (under("/orchestrator/v1/jobs") || under("/orchestrator/v1/plan_jobs")) => {
+            "jobs:read"
+        }
         _ => return None,
     };
     Some(action)
