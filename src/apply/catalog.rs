@@ -253,21 +253,22 @@ impl ApplyCatalog {
         })
     }
 
-    /// A catalog ferry compiled.
-    pub fn from_compiled(c: &crate::catalog::Catalog) -> ApplyCatalog {
+    /// A catalog ferry compiled (taken apart: its parameters move, a
+    /// content is never copied).
+    pub fn from_compiled(c: crate::catalog::Catalog) -> ApplyCatalog {
         let resources: Vec<Resource> = c
             .resources
-            .iter()
+            .into_iter()
             .map(|r| Resource {
-                type_name: r.type_name.clone(),
-                title: r.title.clone(),
-                tags: r.tags.clone(),
-                file: r.file.clone(),
+                type_name: r.type_name,
+                title: r.title,
+                tags: r.tags,
+                file: r.file,
                 line: r.line.map(u64::from),
                 exported: r.exported,
-                kind: Some(r.kind.clone()),
-                params: r.parameters.clone(),
-                sensitive: r.sensitive_parameters.iter().cloned().collect(),
+                kind: Some(r.kind),
+                params: r.parameters,
+                sensitive: r.sensitive_parameters.into_iter().collect(),
             })
             .collect();
         let index: std::collections::HashMap<String, usize> = resources
@@ -281,11 +282,11 @@ impl ApplyCatalog {
             .filter_map(|e| Some((*index.get(&e.source)?, *index.get(&e.target)?)))
             .collect();
         ApplyCatalog {
-            name: c.name.clone(),
+            name: c.name,
             version: c.version.to_string(),
-            catalog_uuid: Some(c.catalog_uuid.clone()),
-            code_id: c.code_id.clone(),
-            environment: c.environment.clone(),
+            catalog_uuid: Some(c.catalog_uuid),
+            code_id: c.code_id,
+            environment: c.environment,
             resources,
             contains,
         }

@@ -204,10 +204,10 @@ fn compile_inner(
                 .filter(|f| f.extension().is_some_and(|e| e == "pp"))
             {
                 if let Some(s) = ev.load_file(f)? {
-                    all.extend(s);
+                    all.extend(s.iter().cloned());
                 }
             }
-            all
+            Arc::new(all)
         }
         ManifestSource::File(path) => ev.load_file(path)?.unwrap_or_default(),
     };

@@ -63,25 +63,45 @@ pub(crate) fn build(ev: Output) -> Catalog {
         .map(|r| !r.virtual_ && !r.exported)
         .collect();
     let is_in = |i: usize| included.get(i).copied().unwrap_or(false);
+    let name_of = |ResId(i): ResId| {
+        ev.resources
+            .get(i)
+            .map(|r| format!("{}[{}]", r.type_name, r.title))
+    };
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for &(s, t) in &ev.edges {
+        if !is_in(s.0) || !is_in(t.0) || !seen.insert((s, t)) {
+            continue;
+        }
+        if let (Some(source), Some(target)) = (name_of(s), name_of(t)) {
+            edges.push(Edge { source, target });
+        }
+    }
     let mut resources = Vec::new();
     let mut tags: Vec<String> = Vec::new();
-    for (i, r) in ev.resources.iter().enumerate() {
+    for (i, r) in ev.resources.into_iter().enumerate() {
         if !is_in(i) {
             continue;
         }
         let mut parameters = serde_json::Map::new();
         let mut sensitive = Vec::new();
-        for (k, v) in &r.params {
+        for (k, v) in r.params {
             // Puppet omits a namevar that merely repeats the title.
-            if r.kind == ResKind::Builtin && *k == r.namevar && v.as_str() == Some(r.title.as_str())
+            if r.kind == ResKind::Builtin && k == r.namevar && v.as_str() == Some(r.title.as_str())
             {
                 continue;
             }
             if let crate::lang::values::value::Value::Sensitive(_) = v {
                 sensitive.push(k.clone());
             }
-            if let Some(j) = v.to_json() {
-                parameters.insert(k.clone(), j);
+            // A string (a file's content, often) moves; the rest converts.
+            let json = match v {
+                crate::lang::values::value::Value::Str(s) => Some(serde_json::Value::String(s)),
+                other => other.to_json(),
+            };
+            if let Some(j) = json {
+                parameters.insert(k, j);
             }
         }
         for t in &r.tags {
@@ -95,9 +115,9 @@ pub(crate) fn build(ev: Output) -> Catalog {
             None => (None, None),
         };
         resources.push(CatalogResource {
-            type_name: r.type_name.clone(),
-            title: r.title.clone(),
-            tags: r.tags.clone(),
+            type_name: r.type_name,
+            title: r.title,
+            tags: r.tags,
             file,
             line,
             exported: r.exported,
@@ -105,23 +125,6 @@ pub(crate) fn build(ev: Output) -> Catalog {
             parameters,
             sensitive_parameters: sensitive,
         });
-    }
-    let name_of = |ResId(i): ResId| {
-        ev.resources
-            .get(i)
-            .map(|r| format!("{}[{}]", r.type_name, r.title))
-    };
-    let mut edges: Vec<Edge> = Vec::new();
-    for &(s, t) in &ev.edges {
-        if !is_in(s.0) || !is_in(t.0) {
-            continue;
-        }
-        if let (Some(source), Some(target)) = (name_of(s), name_of(t)) {
-            let e = Edge { source, target };
-            if !edges.contains(&e) {
-                edges.push(e);
-            }
-        }
     }
     let version = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -143,12 +146,12 @@ pub(crate) fn build(ev: Output) -> Catalog {
     };
     Catalog {
         tags,
-        name: ev.node.clone(),
+        name: ev.node,
         version,
         code_id: None,
         catalog_uuid: uuid,
         catalog_format: 2,
-        environment: ev.environment.clone(),
+        environment: ev.environment,
         resources,
         edges,
         classes: ev.classes,

@@ -33,7 +33,7 @@ const MAX_DEFINE_NESTING: usize = 200;
 
 impl<'l> Evaluator<'l> {
     /// Parse a manifest file once and register its definitions.
-    pub fn load_file(&mut self, path: &Path) -> Result<Option<Vec<Expr>>, LangError> {
+    pub fn load_file(&mut self, path: &Path) -> Result<Option<Arc<Vec<Expr>>>, LangError> {
         if !self.loaded_files.insert(path.to_path_buf()) {
             return Ok(None);
         }

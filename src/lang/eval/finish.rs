@@ -28,7 +28,12 @@ impl<'l> Evaluator<'l> {
         facts: &serde_json::Map<String, serde_json::Value>,
         library: &'l dyn Library,
     ) -> Evaluator<'l> {
-        let facts_v = Value::from_json(&serde_json::Value::Object(facts.clone()));
+        let facts_v = Value::Hash(
+            facts
+                .iter()
+                .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                .collect(),
+        );
         let mut ev = Evaluator {
             loader,
             library,

@@ -54,27 +54,28 @@ pub struct Parser {
 static PARSED: std::sync::OnceLock<std::sync::Mutex<Parsed>> = std::sync::OnceLock::new();
 
 /// File name → (its text, its statements).
-type Parsed = std::collections::HashMap<Arc<str>, (String, Vec<Expr>)>;
+type Parsed = std::collections::HashMap<Arc<str>, (String, Arc<Vec<Expr>>)>;
 
 /// How many files [`parse_cached`] keeps.
 const PARSED_MAX: usize = 4096;
 
 /// [`parse`], remembering the result for the same file and text (the text
-/// is compared whole, so a file changed on disk is parsed again).
-pub fn parse_cached(src: &str, file: &Arc<str>) -> LResult<Vec<Expr>> {
+/// is compared whole, so a file changed on disk is parsed again). The
+/// statements are shared, never copied.
+pub fn parse_cached(src: &str, file: &Arc<str>) -> LResult<Arc<Vec<Expr>>> {
     let cache = PARSED.get_or_init(Default::default);
     if let Ok(map) = cache.lock()
         && let Some((text, stmts)) = map.get(file)
         && text == src
     {
-        return Ok(stmts.clone());
+        return Ok(Arc::clone(stmts));
     }
-    let stmts = parse(src, file)?;
+    let stmts = Arc::new(parse(src, file)?);
     if let Ok(mut map) = cache.lock() {
         if map.len() >= PARSED_MAX {
             map.clear();
         }
-        map.insert(Arc::clone(file), (src.to_string(), stmts.clone()));
+        map.insert(Arc::clone(file), (src.to_string(), Arc::clone(&stmts)));
     }
     Ok(stmts)
 }

@@ -1222,7 +1222,7 @@ pub fn apply_block(
             Ok(catalog) => {
                 let job = crate::run::actions::apply::ApplyJob {
                     source: crate::run::actions::apply::CatalogSource::Fixed(Arc::new(
-                        crate::apply::ApplyCatalog::from_compiled(&catalog),
+                        crate::apply::ApplyCatalog::from_compiled(catalog),
                     )),
                     options: crate::apply::ApplyOptions {
                         noop: meta.noop,

@@ -337,7 +337,7 @@ pub async fn run(
             .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
             match compiled {
                 Ok(c) => {
-                    let catalog = ApplyCatalog::from_compiled(&c);
+                    let catalog = ApplyCatalog::from_compiled(c);
                     let ready = job.prepared.get_or_make(&options, Some(&catalog), || {
                         prepare(catalog.clone(), options.clone())
                     });
