@@ -8,9 +8,10 @@
 //! ferry's own `parallel:` group. A failed step is Bolt's
 //! `bolt/run-failure` error ([`Failure`]).
 //!
-//! Plans in the Puppet language (`plans/*.pp`) are found ([`locate`]) but
-//! not run here: a Puppet-language engine takes them, and the expressions
-//! embedded in YAML plans beyond [`expr`]'s reference shapes.
+//! Plans in the Puppet language (`plans/*.pp`) are found ([`locate`]) and
+//! run by [`puppet`], which also evaluates the code embedded in YAML plans
+//! beyond [`expr`]'s reference shapes (`eval` steps, operators, function
+//! and plan-function calls, lambdas).
 
 pub mod expr;
 pub mod load;

@@ -235,6 +235,28 @@ impl<'l> Evaluator<'l> {
         }
     }
 
+    /// Evaluates code on its own, as a YAML plan's embedded code: `vars`
+    /// bound in a scope of its own under the top scope; the last
+    /// statement's value (or what `return` gives).
+    pub fn eval_code(
+        &mut self,
+        body: &[Expr],
+        vars: Vec<(String, Value)>,
+        loc: &Loc,
+    ) -> EvalResult<Value> {
+        let scope = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), self.main_index);
+        for (name, v) in vars {
+            self.set_var(&name, v, scope, loc)?;
+        }
+        self.enter(loc)?;
+        let r = self.eval_block(body, scope);
+        self.leave();
+        match r {
+            Err(Unwind::Return { value, .. }) => Ok(value),
+            other => other,
+        }
+    }
+
     /// Evaluates a default value of a plan parameter on its own (for
     /// listings); `None` when it needs anything evaluation provides.
     pub fn constant(&mut self, e: &Expr) -> Option<Value> {

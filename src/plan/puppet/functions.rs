@@ -31,6 +31,39 @@ use crate::lang::values::value::{Value, hash_get_str};
 use crate::run::events::{Discard, Sink};
 use crate::run::{self, Action};
 
+/// An executor's result as a plan's `Result` (an `ApplyResult` for an
+/// apply) of target `t`.
+pub fn plan_result(t: Target, r: &crate::run::TargetResult) -> PlanResult {
+    let value = match Value::from_json(&r.value()) {
+        Value::Hash(h) => h,
+        other => vec![(Value::str("_output"), other)],
+    };
+    PlanResult {
+        kind: if r.action == "apply" {
+            ResultKind::ApplyResult
+        } else {
+            ResultKind::Result
+        },
+        target: t,
+        action: r.action.clone(),
+        object: Some(r.object.clone()),
+        value,
+    }
+}
+
+/// Bolt's description of a step a plan function runs, for the
+/// "Starting:"/"Finished:" lines.
+fn step_description(function: &str, object: &str) -> String {
+    match function {
+        "run_command" => format!("command '{object}'"),
+        "run_script" => format!("script {object}"),
+        "run_task" | "run_task_with" => format!("task {object}"),
+        "upload_file" | "write_file" => format!("file upload from {object}"),
+        "download_file" => format!("file download from {object}"),
+        other => format!("{other} {object}"),
+    }
+}
+
 /// The plan function called `name`, if there is one.
 pub fn find(name: &str) -> Option<PlanFn> {
     Some(match name {
@@ -188,8 +221,28 @@ impl PlanLibrary {
         action: Action,
         meta: &Meta,
     ) -> EvalResult<Value> {
+        let description = step_description(c.name, object);
+        let report = self.reporter().filter(|_| !targets.is_empty());
+        let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+        if let Some(r) = &report {
+            r.step_started(&description, &names);
+        }
+        let started = std::time::Instant::now();
         let set = self.execute_set(targets, action, meta.run_as.clone(), false)?;
+        if let Some(r) = &report {
+            let failures = set.iter().filter(|x| !x.ok()).count();
+            r.step_finished(&description, failures, started.elapsed());
+        }
         self.check(c, object, set, meta.catch_errors)
+    }
+
+    /// Where the steps' Starting/Finished lines go, unless default logging
+    /// is off.
+    fn reporter(&self) -> Option<Arc<dyn crate::plan::run::Reporter>> {
+        if self.state.quiet() {
+            return None;
+        }
+        self.report.clone()
     }
 
     fn execute_set(
@@ -227,21 +280,7 @@ impl PlanLibrary {
         let mut results = Vec::new();
         for t in &targets {
             if let Some(r) = summary.results.iter().find(|r| r.target == t.name) {
-                let value = match Value::from_json(&r.value()) {
-                    Value::Hash(h) => h,
-                    other => vec![(Value::str("_output"), other)],
-                };
-                results.push(PlanResult {
-                    kind: if r.action == "apply" {
-                        ResultKind::ApplyResult
-                    } else {
-                        ResultKind::Result
-                    },
-                    target: t.clone(),
-                    action: r.action.clone(),
-                    object: Some(r.object.clone()),
-                    value,
-                });
+                results.push(plan_result(t.clone(), r));
             }
         }
         Ok(results)
@@ -278,21 +317,7 @@ impl PlanLibrary {
         let mut results = Vec::new();
         for (t, summary) in order.into_iter().zip(summaries) {
             for r in summary.results {
-                let value = match Value::from_json(&r.value()) {
-                    Value::Hash(h) => h,
-                    other => vec![(Value::str("_output"), other)],
-                };
-                results.push(PlanResult {
-                    kind: if r.action == "apply" {
-                        ResultKind::ApplyResult
-                    } else {
-                        ResultKind::Result
-                    },
-                    target: t.clone(),
-                    action: r.action.clone(),
-                    object: Some(r.object.clone()),
-                    value,
-                });
+                results.push(plan_result(t.clone(), &r));
             }
         }
         Ok(results)

@@ -31,6 +31,8 @@ pub struct PlanLibrary {
     pub state: PlanState,
     /// The `_run_as` of the `run_plan` being run, for its steps.
     pub run_as: Mutex<Option<String>>,
+    /// Where steps and messages are told (Bolt's human output), if anywhere.
+    pub report: Option<Arc<dyn crate::plan::run::Reporter>>,
 }
 
 impl PlanLibrary {
@@ -57,6 +59,7 @@ impl PlanLibrary {
             handle,
             state: PlanState::new(inventory),
             run_as: Mutex::new(None),
+            report: None,
         }
     }
 }
