@@ -191,6 +191,11 @@ pub enum StepKind {
     Eval {
         eval: Expr,
     },
+    /// Resources applied to the targets, as an `apply` block declares them.
+    Resources {
+        resources: Expr,
+        noop: Option<Expr>,
+    },
     /// ferry's own: steps run at the same time, each on its targets.
     Parallel {
         steps: Vec<Step>,
@@ -210,6 +215,7 @@ impl StepKind {
             StepKind::Message { .. } => "message",
             StepKind::Verbose { .. } => "verbose",
             StepKind::Eval { .. } => "eval",
+            StepKind::Resources { .. } => "resources",
             StepKind::Parallel { .. } => "parallel",
         }
     }
@@ -279,6 +285,10 @@ impl Step {
             StepKind::Message { message: e }
             | StepKind::Verbose { verbose: e }
             | StepKind::Eval { eval: e } => exprs.push(e),
+            StepKind::Resources { resources, noop } => {
+                exprs.push(resources);
+                exprs.extend(noop);
+            }
             StepKind::Parallel { .. } => {}
         }
         exprs

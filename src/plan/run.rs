@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::expr::{Code, EvalError, Expr, Resolved, Vars};
 use super::{Failure, Located, Plan, PlanError, Step, StepKind, Val};
@@ -517,6 +517,26 @@ impl<'a> Runner<'a> {
                     other => other,
                 }
             }
+            StepKind::Resources { resources, noop } => {
+                let list = ev(resources)?.to_json();
+                let noop = flag(noop, "noop")?;
+                let targets = targets(step)?;
+                if targets.is_empty() {
+                    return Ok(Val::ResultSet(Arc::new(Vec::new())));
+                }
+                let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+                let text =
+                    resources_code(&list, &names, catch, noop).map_err(|m| invalid(at, m))?;
+                let code = Arc::new(Code {
+                    text,
+                    place: super::expr::Place {
+                        at: at.clone(),
+                        block_indent: None,
+                        lead: 0,
+                    },
+                });
+                self.engine(code, &Vars::new(), &user).await
+            }
             StepKind::Parallel { .. } => Err(invalid(at, "a parallel step inside a parallel step")),
         }
     }
@@ -741,6 +761,90 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A `resources` step as Puppet code, as Bolt runs it: `apply_prep` on
+/// the targets, then an `apply` block declaring each resource in order,
+/// each after the one before. Types are checked names; titles and
+/// parameters are written as Puppet literals of their computed values.
+fn resources_code(
+    list: &Value,
+    targets: &[String],
+    catch: bool,
+    noop: bool,
+) -> Result<String, String> {
+    let Value::Array(items) = list else {
+        return Err(format!("resources must be a list of resources, got {list}"));
+    };
+    let mut declared = Vec::new();
+    for item in items {
+        let Value::Object(m) = item else {
+            return Err(format!("a resource must be a mapping, got {item}"));
+        };
+        let (ty, title) = match (m.get("type"), m.get("title")) {
+            (Some(Value::String(t)), Some(title)) => (t.clone(), title.clone()),
+            _ => {
+                let mut keys = m.keys().filter(|k| *k != "parameters");
+                match (keys.next(), keys.next()) {
+                    (Some(k), None) => (k.clone(), m[k].clone()),
+                    _ => return Err(format!("Resource declaration has no single type: {item}")),
+                }
+            }
+        };
+        let ty_ok = !ty.is_empty()
+            && ty.split("::").all(|seg| {
+                let mut c = seg.chars();
+                c.next().is_some_and(|f| f.is_ascii_alphabetic())
+                    && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+            });
+        if !ty_ok {
+            return Err(format!("Invalid resource type {ty:?}"));
+        }
+        let mut text = format!("{} {{ {}:", ty.to_lowercase(), puppet_literal(&title));
+        match m.get("parameters") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(params)) => {
+                for (k, v) in params {
+                    let mut c = k.chars();
+                    let bare = c.next().is_some_and(|f| f.is_ascii_lowercase())
+                        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_');
+                    if !bare {
+                        return Err(format!("Invalid attribute name {k:?} for {ty}"));
+                    }
+                    text.push_str(&format!("\n    {k} => {},", puppet_literal(v)));
+                }
+            }
+            Some(other) => return Err(format!("resource parameters must be a Hash, got {other}")),
+        }
+        text.push_str("\n  }");
+        declared.push(text);
+    }
+    let targets = puppet_literal(&json!(targets));
+    Ok(format!(
+        "apply_prep({targets})\napply({targets}, {{'_catch_errors' => {catch}, '_noop' => {noop}}}) {{\n  {}\n}}\n",
+        declared.join("\n  -> ")
+    ))
+}
+
+/// JSON data as a Puppet literal.
+fn puppet_literal(v: &Value) -> String {
+    match v {
+        Value::Null => "undef".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(puppet_literal).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{} => {}", puppet_literal(&json!(k)), puppet_literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 fn invalid(at: &Origin, msg: impl Into<String>) -> Failure {
     Failure::new("bolt/pal-error", msg, Some(at))
 }
@@ -758,4 +862,33 @@ fn empty_dir(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_become_an_apply_block_that_parses() {
+        let list = json!([
+            {"file": "/tmp/d", "parameters": {"ensure": "directory"}},
+            {"type": "File", "title": "/tmp/d/it's", "parameters": {"content": "a\\b\n", "mode": 420}},
+            {"notify": "hi"},
+        ]);
+        let code = resources_code(&list, &["t".into()], false, true).unwrap();
+        let file: Arc<str> = Arc::from("x.yaml");
+        if let Err(e) = crate::lang::syntax::parser::parse(&code, &file) {
+            panic!("{code}\n{e}");
+        }
+        assert!(code.contains("-> file { '/tmp/d/it\\'s':"), "{code}");
+        assert!(code.contains("'_noop' => true"), "{code}");
+        for bad in [
+            json!([{"type": "file; exec", "title": "x"}]),
+            json!([{"file": "x", "parameters": {"a' => 1, b": 2}}]),
+            json!(["x"]),
+            json!({}),
+        ] {
+            assert!(resources_code(&bad, &[], false, false).is_err(), "{bad}");
+        }
+    }
 }

@@ -1281,8 +1281,23 @@ pub fn apply_block(
             (t, action, run_as)
         })
         .collect();
+    let report = lib
+        .reporter()
+        .filter(|_| !runs.is_empty() || !results.is_empty());
+    let names: Vec<String> = runs
+        .iter()
+        .map(|(t, _, _)| t.name.clone())
+        .chain(results.iter().map(|r| r.target.name.clone()))
+        .collect();
+    if let Some(r) = &report {
+        r.step_started("apply catalog", &names);
+    }
+    let started = std::time::Instant::now();
     results.extend(lib.execute_many(runs)?);
     let failed = results.iter().filter(|r| !r.ok()).count();
+    if let Some(r) = &report {
+        r.step_finished("apply catalog", failed, started.elapsed());
+    }
     let set = value(PlanObject::ResultSet(results));
     if failed == 0 || meta.catch_errors {
         return Ok(set);

@@ -458,7 +458,7 @@ fn eval_code_here(
     );
     let loc = crate::lang::error::Loc::new(&file, 1, 1);
     match ev.eval_code(&stmts, bound, &loc) {
-        Ok(v) => Ok(Val::Data(to_json(&v))),
+        Ok(v) => Ok(yaml_value(&v)),
         Err(Unwind::Raise { error, loc }) => {
             let kind = error.kind.as_deref().unwrap_or("bolt/plan-failure");
             let mut f = Failure::new(kind, error.msg.clone(), Some(&at(&loc)));
@@ -470,6 +470,52 @@ fn eval_code_here(
             Err(f)
         }
         Err(other) => Err(lang_failure(&other.into_error())),
+    }
+}
+
+/// The Puppet engine's value as a YAML plan's: results stay results (so
+/// that `$step.ok` and `$step.first.value` work on them), anything else
+/// is its data.
+fn yaml_value(v: &Value) -> Val {
+    use crate::lang::values::plan::{PlanObject, as_object};
+    let result = |r: &crate::lang::values::plan::PlanResult| {
+        let value = to_json(&Value::Hash(r.value.clone()));
+        let output = crate::run::result::Output::Task(value);
+        crate::run::TargetResult {
+            target: r.target.name.clone(),
+            action: r.action.clone(),
+            object: r.object.clone().unwrap_or_default(),
+            outcome: if r.ok() {
+                crate::run::result::Outcome::Ok(output)
+            } else {
+                crate::run::result::Outcome::Failed(output)
+            },
+        }
+    };
+    match as_object(v) {
+        Some(PlanObject::ResultSet(rs)) => {
+            Val::ResultSet(Arc::new(rs.iter().map(result).collect()))
+        }
+        Some(PlanObject::Result(r)) => Val::Result(Arc::new(result(r))),
+        Some(PlanObject::Target(t)) => Val::Target(t.name.clone()),
+        Some(PlanObject::Error(e)) => {
+            let data = e.to_data();
+            let mut f = Failure::new(
+                e.kind.as_deref().unwrap_or("bolt/error"),
+                e.msg.clone(),
+                None,
+            );
+            if let J::Object(d) = &data["details"] {
+                f.details = d.clone();
+            }
+            Val::Error(Arc::new(f))
+        }
+        _ => match v {
+            Value::Array(items) if items.iter().any(|i| as_object(i).is_some()) => {
+                Val::List(items.iter().map(yaml_value).collect())
+            }
+            other => Val::Data(to_json(other)),
+        },
     }
 }
 
