@@ -257,6 +257,22 @@ impl<'l> Evaluator<'l> {
         }
     }
 
+    /// Calls a plan's block on an evaluator of its own (another thread's,
+    /// for `parallelize` and `background`): `vars`, the variables the
+    /// block saw where it was written, bound in a scope under the top one.
+    pub fn call_lambda_with(
+        &mut self,
+        l: &Lambda,
+        args: Vec<Value>,
+        vars: Vec<(String, Value)>,
+    ) -> EvalResult<Value> {
+        let scope = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), self.main_index);
+        for (name, v) in vars {
+            self.set_var(&name, v, scope, &l.loc)?;
+        }
+        self.call_lambda(l, args, scope)
+    }
+
     /// Evaluates a default value of a plan parameter on its own (for
     /// listings); `None` when it needs anything evaluation provides.
     pub fn constant(&mut self, e: &Expr) -> Option<Value> {

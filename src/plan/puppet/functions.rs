@@ -25,7 +25,8 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{ApplyCall, Call, Evaluator};
 use crate::lang::values::plan::{
-    ErrorValue, Future, PlanObject, PlanResult, PlanType, ResultKind, Target, as_object, value,
+    ErrorValue, Future, FutureSlot, PlanObject, PlanResult, PlanType, ResultKind, Target,
+    as_object, value,
 };
 use crate::lang::values::value::{Value, hash_get_str};
 use crate::run::events::{Discard, Sink};
@@ -910,24 +911,77 @@ fn gather(
     Err(raise(c, e))
 }
 
-/// `parallelize($items) |$item| { ... }`. ferry evaluates the blocks one
-/// after the other (each block's steps still run on all their targets at
-/// once); the results and errors are Bolt's.
-fn parallelize(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+/// The variables a block sees where it is written, to bind on another
+/// evaluator (numbered match variables left out).
+fn block_vars(ev: &Evaluator<'_>, c: &Call<'_>) -> Vec<(String, Value)> {
+    ev.visible_vars(c.scope)
+        .into_iter()
+        .filter(|(k, _)| !k.chars().all(|ch| ch.is_ascii_digit()))
+        .collect()
+}
+
+/// Runs `l` on an evaluator of its own on the current thread, with the
+/// plan's library (its targets, connections and futures).
+fn run_block(
+    lib: &PlanLibrary,
+    l: &crate::lang::syntax::ast::Lambda,
+    args: Vec<Value>,
+    vars: Vec<(String, Value)>,
+) -> EvalResult<Result<Value, ErrorValue>> {
+    let loader = crate::lang::loader::FsLoader;
+    let mut ev = Evaluator::new(
+        &loader,
+        lib.modulepath.clone(),
+        None,
+        "localhost",
+        &serde_json::Map::new(),
+        lib,
+    );
+    block_outcome(ev.call_lambda_with(l, args, vars))
+}
+
+/// `parallelize($items) |$item| { ... }`: each item's block on a thread
+/// of its own (with the compiler's stack and an evaluator of its own, the
+/// plan's connections shared), all at once; the values in the items'
+/// order, or Bolt's `bolt/parallel-failure`.
+fn parallelize(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 1, 1)?;
     let Value::Array(items) = c.arg(0) else {
         return Err(arg_error(&c, "data", "an Array value", &c.arg(0)));
     };
     let l = c.block()?;
+    let vars = block_vars(ev, &c);
+    let joined: Vec<EvalResult<Result<Value, ErrorValue>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let vars = vars.clone();
+                std::thread::Builder::new()
+                    .name("ferry-plan-parallel".into())
+                    .stack_size(super::PLAN_STACK)
+                    .spawn_scoped(s, move || run_block(lib, l, vec![item], vars))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(plain("a parallelize block panicked").into())),
+                Err(e) => Err(plain(format!("parallelize: could not start a thread: {e}")).into()),
+            })
+            .collect()
+    });
     let mut outcomes = Vec::new();
-    for item in items {
-        outcomes.push(block_outcome(ev.call_lambda(l, vec![item], c.scope))?);
+    for o in joined {
+        outcomes.push(o?);
     }
     gather(&c, outcomes, false)
 }
 
-/// `background(name) { ... }`: ferry runs the block at once and keeps
-/// how it ended in the Future that `wait` gives back.
+/// `background(name) { ... }`: the block on a thread of its own (an
+/// evaluator of its own, the plan's variables as they are now, the
+/// plan's connections shared), at once; a Future that `wait` joins.
 fn background(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 0, 1)?;
     let l = c.block()?;
@@ -936,11 +990,33 @@ fn background(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalRes
         Some(Value::Str(s)) => s.clone(),
         _ => format!("Future {id}"),
     };
-    let outcome = block_outcome(ev.call_lambda(l, Vec::new(), c.scope))?;
+    let slot = Arc::new(FutureSlot::default());
+    let vars = block_vars(ev, &c);
+    let me = lib.me.get().and_then(std::sync::Weak::upgrade);
+    let started = me.and_then(|shared| {
+        let lambda = l.clone();
+        let done = Arc::clone(&slot);
+        std::thread::Builder::new()
+            .name("ferry-plan-background".into())
+            .stack_size(super::PLAN_STACK)
+            .spawn(move || {
+                let outcome = match run_block(&shared, &lambda, Vec::new(), vars) {
+                    Ok(o) => o,
+                    Err(u) => Err(super::pal_error(&u.into_error())),
+                };
+                done.set(outcome);
+            })
+            .ok()
+    });
+    if started.is_none() {
+        // No thread: the block runs now, as it would have.
+        let outcome = block_outcome(ev.call_lambda(l, Vec::new(), c.scope))?;
+        slot.set(outcome);
+    }
     let f = Future {
         id,
         name,
-        outcome: Arc::new(outcome),
+        outcome: slot,
     };
     if let Ok(mut all) = lib.state.futures.lock() {
         all.push(f.clone());
@@ -952,6 +1028,7 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
     want_args(&c, 0, 3)?;
     let mut futures: Option<Vec<Future>> = None;
     let mut options = Vec::new();
+    let mut timeout = None;
     for a in &c.args {
         match (a, as_object(a)) {
             (_, Some(PlanObject::Future(f))) => {
@@ -967,7 +1044,7 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
                 }
             }
             (Value::Hash(h), _) => options = h.clone(),
-            (Value::Int(_) | Value::Float(_), _) => {}
+            (Value::Int(_) | Value::Float(_), _) => timeout = Some(seconds(&c, a, "timeout")?),
             (other, _) => {
                 return Err(arg_error(
                     &c,
@@ -988,7 +1065,27 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
             .unwrap_or_default(),
     };
     let meta = meta(&c, &options)?;
-    let outcomes = futures.iter().map(|f| (*f.outcome).clone()).collect();
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    let mut outcomes = Vec::new();
+    for f in &futures {
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        match f.outcome.wait(left) {
+            Some(o) => outcomes.push(o),
+            None => {
+                let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+                let mut e = ErrorValue::new(
+                    format!("Future '{}' timed out after {secs} seconds.", f.name),
+                    "bolt/future-timeout-error",
+                );
+                e.details = vec![(Value::str("future"), Value::str(f.name.clone()))];
+                if meta.catch_errors {
+                    outcomes.push(Err(e));
+                } else {
+                    return Err(raise(&c, e));
+                }
+            }
+        }
+    }
     gather(&c, outcomes, meta.catch_errors)
 }
 

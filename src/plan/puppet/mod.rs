@@ -42,7 +42,7 @@ use crate::run::events::Sink;
 use crate::run::{Connections, RunOptions};
 
 /// Stack size of the thread a plan is evaluated on (as the compiler's).
-const PLAN_STACK: usize = 64 * 1024 * 1024;
+pub(crate) const PLAN_STACK: usize = 64 * 1024 * 1024;
 
 /// Why a plan could not be listed or described.
 #[derive(Debug, thiserror::Error)]
@@ -271,13 +271,14 @@ fn evaluate(
     let modulepath = ctx.modulepath.clone();
     let mut library = library::PlanLibrary::new(ctx, conns, handle);
     library.report = report.clone();
+    let library = library.shared();
     let mut ev = Evaluator::new(
         &loader,
         modulepath,
         None,
         "localhost",
         &Map::new(),
-        &library,
+        &*library,
     );
     let def = match ev.find_plan(name) {
         Ok(Some(d)) => d,
@@ -302,6 +303,9 @@ fn evaluate(
     }
     let started = std::time::Instant::now();
     let ran = ev.run_plan(&def, args, &loc);
+    // Background blocks end before the plan does (and before its
+    // connections close).
+    library.wait_for_background();
     if let Some(r) = &report {
         r.plan_finished(&def.name, started.elapsed());
     }
@@ -444,20 +448,17 @@ fn eval_code_here(
     let modulepath = ctx.modulepath.clone();
     let mut library = library::PlanLibrary::new(ctx, conns, handle);
     library.report = report;
+    let library = library.shared();
+    let library = &*library;
     let bound: Vec<(String, Value)> = vars
         .iter()
-        .map(|(k, v)| (k.clone(), plan_value(&library, v)))
+        .map(|(k, v)| (k.clone(), plan_value(library, v)))
         .collect();
-    let mut ev = Evaluator::new(
-        &loader,
-        modulepath,
-        None,
-        "localhost",
-        &Map::new(),
-        &library,
-    );
+    let mut ev = Evaluator::new(&loader, modulepath, None, "localhost", &Map::new(), library);
     let loc = crate::lang::error::Loc::new(&file, 1, 1);
-    match ev.eval_code(&stmts, bound, &loc) {
+    let done = ev.eval_code(&stmts, bound, &loc);
+    library.wait_for_background();
+    match done {
         Ok(v) => Ok(yaml_value(&v)),
         Err(Unwind::Raise { error, loc }) => {
             let kind = error.kind.as_deref().unwrap_or("bolt/plan-failure");
