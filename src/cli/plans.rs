@@ -40,8 +40,9 @@ fn duration(d: Duration) -> String {
     }
 }
 
-/// The human output's plan and step lines, and messages, on stdout.
-struct HumanReport;
+/// The human output's plan and step lines, and messages, on stdout (for
+/// Puppet-language plans too).
+pub(super) struct HumanReport;
 
 impl HumanReport {
     fn line(&self, text: &str) {

@@ -82,6 +82,7 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "vars" => vars,
         "facts" => facts,
         "set_var" => set_var,
+        "set_config" => set_config,
         "add_facts" => add_facts,
         "set_feature" => set_feature,
         "add_to_group" => add_to_group,
@@ -178,6 +179,9 @@ struct Meta {
     catch_errors: bool,
     run_as: Option<String>,
     noop: bool,
+    /// `_env_vars`: set in the environment of a command or script (given
+    /// on its standard input, never on a command line).
+    env_vars: Vec<(String, String)>,
 }
 
 fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
@@ -188,6 +192,22 @@ fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
             (Some("_run_as"), Value::Str(s)) => m.run_as = Some(s.clone()),
             (Some("_run_as"), other) => return Err(arg_error(c, "_run_as", "a String", other)),
             (Some("_noop"), v) => m.noop = v.truthy(),
+            (Some("_env_vars"), Value::Hash(h)) => {
+                m.env_vars = h
+                    .iter()
+                    .map(|(k, v)| {
+                        let text = match v {
+                            Value::Undef => String::new(),
+                            Value::Sensitive(inner) => inner.to_s(),
+                            other => other.to_s(),
+                        };
+                        (k.to_s(), text)
+                    })
+                    .collect();
+            }
+            (Some("_env_vars"), other) => {
+                return Err(arg_error(c, "_env_vars", "a Hash", other));
+            }
             (Some(k), _) if k.starts_with('_') => {
                 tracing::warn!("{}: option {k} is not supported by ferry; ignored", c.name);
             }
@@ -379,20 +399,30 @@ impl PlanLibrary {
     }
 }
 
+/// The action with the step's `_env_vars` in its environment.
+fn with_env(action: Action, meta: &Meta) -> Action {
+    if meta.env_vars.is_empty() {
+        action
+    } else {
+        Action::Env {
+            vars: meta.env_vars.clone(),
+            action: Box::new(action),
+        }
+    }
+}
+
 fn run_command(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 2, 4)?;
     let command = string_arg(&c, 0, "command")?;
     let targets = lib.targets_of(&c, &c.arg(1))?;
     let meta = meta(&c, &tail(&c, 2)?)?;
-    lib.execute(
-        &c,
-        &command,
-        targets,
+    let action = with_env(
         Action::Command {
             line: command.clone(),
         },
         &meta,
-    )
+    );
+    lib.execute(&c, &command, targets, action, &meta)
 }
 
 fn run_script(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
@@ -409,7 +439,8 @@ fn run_script(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResu
         Some(Value::Array(a)) => a.iter().map(Value::to_s).collect(),
         Some(other) => return Err(arg_error(&c, "arguments", "an Array", other)),
     };
-    lib.execute(&c, &script, targets, Action::Script { path, args }, &meta)
+    let action = with_env(Action::Script { path, args }, &meta);
+    lib.execute(&c, &script, targets, action, &meta)
 }
 
 /// The task parameters a plan passes, as JSON (Sensitive values unwrapped:
@@ -689,6 +720,47 @@ fn set_var(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<
     let key = string_arg(&c, 1, "key")?;
     let v = c.arg(2);
     t.update(|i| crate::lang::values::value::hash_set(&mut i.vars, Value::Str(key), v));
+    Ok(value(PlanObject::Target(t)))
+}
+
+/// `set_config($target, 'ssh', {...})` or `set_config($target, ['ssh',
+/// 'user'], 'root')`: the target's transport options for the rest of the
+/// plan (a hash given for a section sets each of its keys).
+fn set_config(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    want_args(&c, 3, 3)?;
+    let t = target_arg(lib, &c, 0)?;
+    let path: Vec<String> = match c.arg(1) {
+        Value::Str(s) if !s.is_empty() => vec![s],
+        Value::Array(a) if !a.is_empty() && a.iter().all(|k| matches!(k, Value::Str(_))) => {
+            a.iter().map(Value::to_s).collect()
+        }
+        other => {
+            return Err(arg_error(
+                &c,
+                "key_or_key_path",
+                "a String or an Array of Strings",
+                &other,
+            ));
+        }
+    };
+    let v = c.arg(2);
+    let json = match &v {
+        Value::Sensitive(inner) => inner.to_json(),
+        other => other.to_json(),
+    }
+    .ok_or_else(|| arg_error(&c, "value", "data (not a plan object)", &v))?;
+    let mut settings = Vec::new();
+    match (path.as_slice(), json) {
+        ([section], serde_json::Value::Object(m)) if section != "transport" => {
+            for (k, v) in m {
+                settings.push((format!("{section}.{k}"), v));
+            }
+        }
+        ([one], v) => settings.push((one.clone(), v)),
+        ([section, rest @ ..], v) => settings.push((format!("{section}.{}", rest.join(".")), v)),
+        ([], _) => {}
+    }
+    lib.state.set_config(&t, &settings);
     Ok(value(PlanObject::Target(t)))
 }
 
