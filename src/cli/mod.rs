@@ -7,6 +7,7 @@ mod apply;
 mod catalog;
 mod commands;
 mod generate;
+mod plan_report;
 mod plans;
 mod pp_plans;
 mod rerun;

@@ -2,7 +2,7 @@
 //! for a `.pp` plan (its value printed alone, or Bolt's error object) and
 //! `ferry plan show` (every plan on the modulepath, or one plan's
 //! parameters). The human output tells the plan and its steps as the YAML
-//! runner does (its `HumanReport`).
+//! runner does (`plan_report`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -59,7 +59,7 @@ pub(super) async fn run(
         }
     });
     let report: Option<Arc<dyn ferry::plan::run::Reporter>> = match format {
-        Format::Human => Some(Arc::new(super::plans::HumanReport)),
+        Format::Human => Some(Arc::new(super::plan_report::HumanReport)),
         Format::Json => None,
     };
     // Messages go to standard output, or to standard error when standard
