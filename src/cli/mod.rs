@@ -8,6 +8,7 @@ mod catalog;
 mod commands;
 mod connect;
 mod generate;
+mod plan_report;
 mod plans;
 mod pp_plans;
 mod rerun;

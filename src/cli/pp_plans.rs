@@ -1,7 +1,8 @@
 //! Plans in the Puppet language on the command line: `ferry plan run`
 //! for a `.pp` plan (its value printed alone, or Bolt's error object) and
 //! `ferry plan show` (every plan on the modulepath, or one plan's
-//! parameters).
+//! parameters). The human output tells the plan and its steps as the YAML
+//! runner does (`plan_report`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,12 +40,19 @@ pub(super) async fn run(
     };
     let format = args.format;
     let stream = args.stream;
+    // As for YAML plans: Bolt's Starting/Finished lines, each target's
+    // output as it comes only with --stream.
     let sink = Arc::new(move || -> Arc<dyn Sink> {
-        match format {
-            Format::Human => Arc::new(HumanPrinter::new(Box::new(std::io::stdout()), stream)),
-            Format::Json => Arc::new(Discard),
+        if format == Format::Human && stream {
+            Arc::new(HumanPrinter::new(Box::new(std::io::stdout()), true))
+        } else {
+            Arc::new(Discard)
         }
     });
+    let report: Option<Arc<dyn ferry::plan::run::Reporter>> = match format {
+        Format::Human => Some(Arc::new(super::plan_report::HumanReport)),
+        Format::Json => None,
+    };
     // Messages go to standard output, or to standard error when standard
     // output holds the JSON result.
     let message = Arc::new(move |m: &str| match format {
@@ -59,7 +67,7 @@ pub(super) async fn run(
         message,
         downloads: PathBuf::from("downloads"),
     };
-    let outcome = puppet::run(name, given, ctx).await;
+    let outcome = puppet::run_reported(name, given, ctx, report).await;
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&outcome.value)?)?,

@@ -278,7 +278,7 @@ impl Target {
 }
 
 /// A whole inventory: its targets (in definition order) and groups.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Inventory {
     pub path: Arc<PathBuf>,
     pub targets: Vec<Target>,

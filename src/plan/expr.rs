@@ -8,10 +8,12 @@
 //! (`lang::syntax`), so code that does not parse is refused when the plan
 //! is read, and keeps the reference shapes Bolt's documentation shows —
 //! `$step`, `$step.ok`, `$step.first.value['key']`, `$step.targets`,
-//! `$step.names`, indexes into data, interpolation of those — as [`Expr`].
-//! Anything else (operators, function calls, lambdas) is refused with
-//! its position: that is where a Puppet-language engine plugs in, taking
-//! the parsed code and the plan's variables ([`Vars`]).
+//! `$step.names`, indexes into data, interpolation of those — as [`Expr`],
+//! computed here. Anything else (operators, function calls, lambdas,
+//! several statements) is kept as written ([`Code`]) for the
+//! Puppet-language engine (`plan::puppet::eval_code`), which the runner
+//! calls before the step that holds it, with the plan's variables
+//! ([`Vars`]); [`Expr::eval_with`] then takes its value ([`Resolved`]).
 //!
 //! [`Val`] is what a variable holds: plain data, or Bolt's typed values
 //! (`ResultSet`, `Result`, `Target`, `Error`) with their methods.
@@ -41,6 +43,41 @@ pub enum Expr {
     Concat(Vec<Expr>),
     /// A variable, with methods and indexes applied in order.
     Ref(Ref),
+    /// Puppet code beyond the reference shapes, evaluated by the
+    /// Puppet-language plan engine (`plan::puppet::eval_code`) before the
+    /// step that holds it runs.
+    Code(Arc<Code>),
+}
+
+/// Code for the Puppet-language engine, with where it is written.
+#[derive(Debug)]
+pub struct Code {
+    /// Puppet source: the code, or a double-quoted string literal.
+    pub text: String,
+    pub place: Place,
+}
+
+/// The values of the [`Code`] parts of some expressions, computed ahead
+/// (by the engine) for [`Expr::eval_with`].
+#[derive(Default, Debug)]
+pub struct Resolved(std::collections::HashMap<usize, Val>);
+
+impl Resolved {
+    fn key(code: &Arc<Code>) -> usize {
+        Arc::as_ptr(code) as usize
+    }
+
+    pub fn insert(&mut self, code: &Arc<Code>, v: Val) {
+        self.0.insert(Resolved::key(code), v);
+    }
+
+    pub fn contains(&self, code: &Arc<Code>) -> bool {
+        self.0.contains_key(&Resolved::key(code))
+    }
+
+    fn get(&self, code: &Arc<Code>) -> Option<&Val> {
+        self.0.get(&Resolved::key(code))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -115,7 +152,8 @@ pub struct Place {
 }
 
 impl Place {
-    fn map(&self, line: u32, col: u32) -> Origin {
+    /// A position inside the string's code, as a position in the file.
+    pub fn map(&self, line: u32, col: u32) -> Origin {
         let (line, col) = (u64::from(line.max(1)), u64::from(col.max(1)));
         let mut at = self.at.clone();
         match self.block_indent {
@@ -176,11 +214,12 @@ fn syntax(place: &Place, e: crate::lang::error::LangError) -> ExprError {
 pub fn code(text: &str, place: &Place) -> Result<Expr, ExprError> {
     let file = file_name(place);
     let stmts = parser::parse(text, &file).map_err(|e| syntax(place, e))?;
-    match stmts.as_slice() {
+    let fast = match stmts.as_slice() {
         [one] => compile(one, place),
         [] => Ok(Expr::Lit(Value::Null)),
         [_, second, ..] => Err(engine(place, second, "code of several statements")),
-    }
+    };
+    or_engine(fast, text.to_string(), place)
 }
 
 /// A Puppet double-quoted string's text (without its quotes).
@@ -188,7 +227,23 @@ pub fn interpolated(text: &str, place: &Place) -> Result<Expr, ExprError> {
     let file = file_name(place);
     let quoted = quote(text);
     let e = parser::parse_expression(&quoted, &file).map_err(|e| syntax(place, e))?;
-    compile(&e, place)
+    or_engine(compile(&e, place), quoted, place)
+}
+
+/// The reference shapes are computed here; any other code that parsed
+/// goes to the Puppet-language engine as it is written.
+fn or_engine(
+    fast: Result<Expr, ExprError>,
+    text: String,
+    place: &Place,
+) -> Result<Expr, ExprError> {
+    match fast {
+        Err(e) if e.needs_engine => Ok(Expr::Code(Arc::new(Code {
+            text,
+            place: place.clone(),
+        }))),
+        other => other,
+    }
 }
 
 /// Checks that a text parses as a double-quoted string, as Bolt checks
@@ -320,6 +375,25 @@ impl Expr {
                     }
                 }
             }
+            // The engine reports the variables code names when it runs.
+            Expr::Code(_) => {}
+        }
+    }
+
+    /// Every part of the expression that is code for the engine.
+    pub fn codes(&self, out: &mut Vec<Arc<Code>>) {
+        match self {
+            Expr::Lit(_) => {}
+            Expr::List(items) | Expr::Concat(items) => items.iter().for_each(|i| i.codes(out)),
+            Expr::Map(pairs) => pairs.iter().for_each(|(_, v)| v.codes(out)),
+            Expr::Ref(r) => {
+                for op in &r.path {
+                    if let Op::Index(k) = op {
+                        k.codes(out);
+                    }
+                }
+            }
+            Expr::Code(c) => out.push(Arc::clone(c)),
         }
     }
 
@@ -331,26 +405,38 @@ impl Expr {
         }
     }
 
-    /// Computes the value with the plan's variables.
+    /// Computes the value with the plan's variables (an expression with
+    /// code in it needs [`Expr::eval_with`]).
     pub fn eval(&self, vars: &Vars) -> Result<Val, EvalError> {
+        self.eval_with(vars, &Resolved::default())
+    }
+
+    /// Computes the value with the plan's variables and the values of its
+    /// code, computed ahead.
+    pub fn eval_with(&self, vars: &Vars, resolved: &Resolved) -> Result<Val, EvalError> {
+        let eval = |e: &Expr| e.eval_with(vars, resolved);
         Ok(match self {
+            Expr::Code(c) => resolved.get(c).cloned().ok_or_else(|| EvalError {
+                at: c.place.at.clone(),
+                msg: "internal error: code evaluated before the engine ran it".into(),
+            })?,
             Expr::Lit(v) => Val::Data(v.clone()),
             Expr::List(items) => Val::Data(Value::Array(
                 items
                     .iter()
-                    .map(|i| i.eval(vars).map(|v| v.to_json()))
+                    .map(|i| eval(i).map(|v| v.to_json()))
                     .collect::<Result<_, _>>()?,
             )),
             Expr::Map(pairs) => Val::Data(Value::Object(
                 pairs
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), v.eval(vars)?.to_json())))
+                    .map(|(k, v)| Ok((k.clone(), eval(v)?.to_json())))
                     .collect::<Result<_, EvalError>>()?,
             )),
             Expr::Concat(parts) => {
                 let mut out = String::new();
                 for p in parts {
-                    out.push_str(&p.eval(vars)?.to_text());
+                    out.push_str(&eval(p)?.to_text());
                 }
                 Val::Data(Value::String(out))
             }
@@ -362,7 +448,7 @@ impl Expr {
                 for op in &r.path {
                     v = match op {
                         Op::Method(m) => method(v, m),
-                        Op::Index(k) => index(v, k.eval(vars)?),
+                        Op::Index(k) => index(v, eval(k)?),
                     }
                     .map_err(|msg| EvalError {
                         at: r.at.clone(),
@@ -698,22 +784,33 @@ mod tests {
     }
 
     #[test]
-    fn other_code_needs_the_engine_with_a_position() {
-        for (text, col) in [
-            ("$n * 2", 13),
-            ("$step.map |$r| { $r.value }", 10),
-            ("$n.foo", 10),
-            ("notice($n)", 10),
+    fn other_code_goes_to_the_engine_as_written() {
+        for text in [
+            "$n * 2",
+            "$step.map |$r| { $r.value }",
+            "$n.foo",
+            "notice($n)",
+            "$a = 1\n$a",
         ] {
-            let err = code(text, &place()).unwrap_err();
-            assert!(err.needs_engine, "{text}: {}", err.msg);
-            assert!(
-                err.msg.contains("Puppet-language plan engine"),
-                "{}",
-                err.msg
-            );
-            assert_eq!((err.at.line, err.at.column), (3, col), "{text}");
+            match code(text, &place()) {
+                Ok(Expr::Code(c)) => assert_eq!(c.text, text),
+                other => panic!("{text}: {other:?}"),
+            }
         }
+        match interpolated("n=${n * 2}", &place()) {
+            Ok(Expr::Code(c)) => assert_eq!(c.text, "\"n=${n * 2}\""),
+            other => panic!("{other:?}"),
+        }
+        // A list with code in it goes to the engine whole.
+        let e = code("[$n, $n + 1]", &place()).unwrap();
+        let mut codes = Vec::new();
+        e.codes(&mut codes);
+        assert_eq!(codes.len(), 1);
+        // Not computed ahead: an internal error, not a wrong value.
+        assert!(e.eval(&vars()).is_err());
+        let mut resolved = Resolved::default();
+        resolved.insert(&codes[0], Val::Data(json!(4)));
+        assert_eq!(e.eval_with(&vars(), &resolved).unwrap().to_json(), json!(4));
         let err = code("$x = ", &place()).unwrap_err();
         assert!(!err.needs_engine, "{}", err.msg);
         let err = check_interpolated("echo ${x", &place()).unwrap_err();

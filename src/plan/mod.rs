@@ -8,9 +8,10 @@
 //! ferry's own `parallel:` group. A failed step is Bolt's
 //! `bolt/run-failure` error ([`Failure`]).
 //!
-//! Plans in the Puppet language (`plans/*.pp`) are found ([`locate`]) but
-//! not run here: a Puppet-language engine takes them, and the expressions
-//! embedded in YAML plans beyond [`expr`]'s reference shapes.
+//! Plans in the Puppet language (`plans/*.pp`) are found ([`locate`]) and
+//! run by [`puppet`], which also evaluates the code embedded in YAML plans
+//! beyond [`expr`]'s reference shapes (`eval` steps, operators, function
+//! and plan-function calls, lambdas).
 
 pub mod expr;
 pub mod load;
@@ -190,6 +191,11 @@ pub enum StepKind {
     Eval {
         eval: Expr,
     },
+    /// Resources applied to the targets, as an `apply` block declares them.
+    Resources {
+        resources: Expr,
+        noop: Option<Expr>,
+    },
     /// ferry's own: steps run at the same time, each on its targets.
     Parallel {
         steps: Vec<Step>,
@@ -209,6 +215,7 @@ impl StepKind {
             StepKind::Message { .. } => "message",
             StepKind::Verbose { .. } => "verbose",
             StepKind::Eval { .. } => "eval",
+            StepKind::Resources { .. } => "resources",
             StepKind::Parallel { .. } => "parallel",
         }
     }
@@ -278,6 +285,10 @@ impl Step {
             StepKind::Message { message: e }
             | StepKind::Verbose { verbose: e }
             | StepKind::Eval { eval: e } => exprs.push(e),
+            StepKind::Resources { resources, noop } => {
+                exprs.push(resources);
+                exprs.extend(noop);
+            }
             StepKind::Parallel { .. } => {}
         }
         exprs

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::expr::{EvalError, Expr, Vars};
+use super::expr::{Code, EvalError, Expr, Resolved, Vars};
 use super::{Failure, Located, Plan, PlanError, Step, StepKind, Val};
 use crate::inventory::{Inventory, Target};
-use crate::run::events::Sink;
+use crate::run::events::{Discard, Sink};
 use crate::run::{self, Action, Connections, RunOptions, TargetResult};
 use crate::task::{Loader, params};
 use crate::yaml::Origin;
@@ -36,6 +36,58 @@ pub trait Reporter: Send + Sync {
     fn message(&self, text: &str);
     /// A `verbose` step's text.
     fn verbose(&self, text: &str);
+}
+
+/// What a [`Reporter`] is told, sent from another thread (the Puppet
+/// engine's) to the plan's reporter.
+enum Told {
+    PlanStarted(String),
+    PlanFinished(String, Duration),
+    StepStarted(String, Vec<String>),
+    StepFinished(String, usize, Duration),
+    Message(String),
+    Verbose(String),
+}
+
+impl Told {
+    fn tell(self, r: &dyn Reporter) {
+        match self {
+            Told::PlanStarted(p) => r.plan_started(&p),
+            Told::PlanFinished(p, d) => r.plan_finished(&p, d),
+            Told::StepStarted(s, t) => r.step_started(&s, &t),
+            Told::StepFinished(s, f, d) => r.step_finished(&s, f, d),
+            Told::Message(m) => r.message(&m),
+            Told::Verbose(m) => r.verbose(&m),
+        }
+    }
+}
+
+/// A [`Reporter`] that sends what it hears over a channel.
+struct Forward(tokio::sync::mpsc::UnboundedSender<Told>);
+
+impl Reporter for Forward {
+    fn plan_started(&self, plan: &str) {
+        let _ = self.0.send(Told::PlanStarted(plan.into()));
+    }
+    fn plan_finished(&self, plan: &str, elapsed: Duration) {
+        let _ = self.0.send(Told::PlanFinished(plan.into(), elapsed));
+    }
+    fn step_started(&self, description: &str, targets: &[String]) {
+        let _ = self
+            .0
+            .send(Told::StepStarted(description.into(), targets.to_vec()));
+    }
+    fn step_finished(&self, description: &str, failures: usize, elapsed: Duration) {
+        let _ = self
+            .0
+            .send(Told::StepFinished(description.into(), failures, elapsed));
+    }
+    fn message(&self, text: &str) {
+        let _ = self.0.send(Told::Message(text.into()));
+    }
+    fn verbose(&self, text: &str) {
+        let _ = self.0.send(Told::Verbose(text.into()));
+    }
 }
 
 /// What a plan needs from its surroundings.
@@ -199,7 +251,10 @@ impl<'a> Runner<'a> {
                     }
                 }
                 match &plan.returns {
-                    Some(r) => r.eval(&vars).map_err(eval_failure),
+                    Some(r) => {
+                        let resolved = self.resolve(&[r], &vars, &run_as).await?;
+                        r.eval_with(&vars, &resolved).map_err(eval_failure)
+                    }
                     None => Ok(Val::Data(Value::Null)),
                 }
             }
@@ -218,7 +273,9 @@ impl<'a> Runner<'a> {
         depth: usize,
     ) -> StepResult {
         let at = &step.origin;
-        let ev = |e: &Expr| e.eval(vars).map_err(eval_failure);
+        let resolved = self.resolve(&step.exprs(), vars, run_as).await?;
+        let resolved = &resolved;
+        let ev = |e: &Expr| e.eval_with(vars, resolved).map_err(eval_failure);
         let text = |e: &Expr, what: &str| -> Result<String, Failure> {
             match ev(e)? {
                 Val::Data(Value::String(s)) if !s.is_empty() => Ok(s),
@@ -368,7 +425,7 @@ impl<'a> Runner<'a> {
                 noop,
             } => {
                 let name = text(task, "task")?;
-                let mut given = self.parameters(parameters, vars, at)?;
+                let mut given = self.parameters(parameters, vars, resolved, at)?;
                 // Metaparameters in `parameters`, as run_task takes them.
                 if let Some(v) = given.remove("_catch_errors") {
                     catch = v.as_bool().unwrap_or(catch);
@@ -444,7 +501,7 @@ impl<'a> Runner<'a> {
                 parameters,
             } => {
                 let name = text(p, "plan")?;
-                let mut given = self.parameters(parameters, vars, at)?;
+                let mut given = self.parameters(parameters, vars, resolved, at)?;
                 if let Some(v) = given.remove("_catch_errors") {
                     catch = v.as_bool().unwrap_or(catch);
                 }
@@ -460,6 +517,26 @@ impl<'a> Runner<'a> {
                     other => other,
                 }
             }
+            StepKind::Resources { resources, noop } => {
+                let list = ev(resources)?.to_json();
+                let noop = flag(noop, "noop")?;
+                let targets = targets(step)?;
+                if targets.is_empty() {
+                    return Ok(Val::ResultSet(Arc::new(Vec::new())));
+                }
+                let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+                let text =
+                    resources_code(&list, &names, catch, noop).map_err(|m| invalid(at, m))?;
+                let code = Arc::new(Code {
+                    text,
+                    place: super::expr::Place {
+                        at: at.clone(),
+                        block_indent: None,
+                        lead: 0,
+                    },
+                });
+                self.engine(code, &Vars::new(), &user).await
+            }
             StepKind::Parallel { .. } => Err(invalid(at, "a parallel step inside a parallel step")),
         }
     }
@@ -469,9 +546,14 @@ impl<'a> Runner<'a> {
         &self,
         parameters: &Option<Expr>,
         vars: &Vars,
+        resolved: &Resolved,
         at: &Origin,
     ) -> Result<Map<String, Value>, Failure> {
-        match parameters.as_ref().map(|p| p.eval(vars)).transpose() {
+        match parameters
+            .as_ref()
+            .map(|p| p.eval_with(vars, resolved))
+            .transpose()
+        {
             Err(e) => Err(eval_failure(e)),
             Ok(None) | Ok(Some(Val::Data(Value::Null))) => Ok(Map::new()),
             Ok(Some(Val::Data(Value::Object(m)))) => Ok(m),
@@ -479,6 +561,76 @@ impl<'a> Runner<'a> {
                 at,
                 format!("parameters must be a Hash, got {}", other.type_name()),
             )),
+        }
+    }
+
+    /// The values of the code in `exprs`, computed by the Puppet-language
+    /// engine with the plan's variables, in the order written.
+    async fn resolve(
+        &self,
+        exprs: &[&Expr],
+        vars: &Vars,
+        run_as: &Option<String>,
+    ) -> Result<Resolved, Failure> {
+        let mut codes = Vec::new();
+        for e in exprs {
+            e.codes(&mut codes);
+        }
+        let mut resolved = Resolved::default();
+        for code in codes {
+            if resolved.contains(&code) {
+                continue;
+            }
+            let v = self.engine(Arc::clone(&code), vars, run_as).await?;
+            resolved.insert(&code, v);
+        }
+        Ok(resolved)
+    }
+
+    /// Evaluates one piece of code with the Puppet-language engine, with
+    /// the plan's kept connections; what it reports goes to the plan's
+    /// reporter as it happens.
+    async fn engine(
+        &self,
+        code: Arc<Code>,
+        vars: &Vars,
+        run_as: &Option<String>,
+    ) -> Result<Val, Failure> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let forward: Arc<dyn Reporter> = Arc::new(Forward(tx.clone()));
+        let message: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |m: &str| {
+            let _ = tx.send(Told::Message(m.to_string()));
+        });
+        let mut options = self.ctx.options.clone();
+        options.overrides.run_as = run_as.clone();
+        let inv = self.ctx.inventory;
+        let ctx = super::puppet::Context {
+            inventory: inv.clone(),
+            modulepath: self.ctx.modulepath.clone(),
+            options,
+            sink: Arc::new(|| -> Arc<dyn Sink> { Arc::new(Discard) }),
+            message,
+            downloads: self.ctx.downloads.clone(),
+        };
+        let done = super::puppet::eval_code(
+            code,
+            vars.clone(),
+            ctx,
+            Arc::clone(&self.conns),
+            Some(forward),
+        );
+        tokio::pin!(done);
+        let report = self.ctx.report;
+        loop {
+            tokio::select! {
+                r = &mut done => {
+                    while let Ok(t) = rx.try_recv() {
+                        t.tell(report);
+                    }
+                    return r;
+                }
+                Some(t) = rx.recv() => t.tell(report),
+            }
         }
     }
 
@@ -604,6 +756,90 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A `resources` step as Puppet code, as Bolt runs it: `apply_prep` on
+/// the targets, then an `apply` block declaring each resource in order,
+/// each after the one before. Types are checked names; titles and
+/// parameters are written as Puppet literals of their computed values.
+fn resources_code(
+    list: &Value,
+    targets: &[String],
+    catch: bool,
+    noop: bool,
+) -> Result<String, String> {
+    let Value::Array(items) = list else {
+        return Err(format!("resources must be a list of resources, got {list}"));
+    };
+    let mut declared = Vec::new();
+    for item in items {
+        let Value::Object(m) = item else {
+            return Err(format!("a resource must be a mapping, got {item}"));
+        };
+        let (ty, title) = match (m.get("type"), m.get("title")) {
+            (Some(Value::String(t)), Some(title)) => (t.clone(), title.clone()),
+            _ => {
+                let mut keys = m.keys().filter(|k| *k != "parameters");
+                match (keys.next(), keys.next()) {
+                    (Some(k), None) => (k.clone(), m[k].clone()),
+                    _ => return Err(format!("Resource declaration has no single type: {item}")),
+                }
+            }
+        };
+        let ty_ok = !ty.is_empty()
+            && ty.split("::").all(|seg| {
+                let mut c = seg.chars();
+                c.next().is_some_and(|f| f.is_ascii_alphabetic())
+                    && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+            });
+        if !ty_ok {
+            return Err(format!("Invalid resource type {ty:?}"));
+        }
+        let mut text = format!("{} {{ {}:", ty.to_lowercase(), puppet_literal(&title));
+        match m.get("parameters") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(params)) => {
+                for (k, v) in params {
+                    let mut c = k.chars();
+                    let bare = c.next().is_some_and(|f| f.is_ascii_lowercase())
+                        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_');
+                    if !bare {
+                        return Err(format!("Invalid attribute name {k:?} for {ty}"));
+                    }
+                    text.push_str(&format!("\n    {k} => {},", puppet_literal(v)));
+                }
+            }
+            Some(other) => return Err(format!("resource parameters must be a Hash, got {other}")),
+        }
+        text.push_str("\n  }");
+        declared.push(text);
+    }
+    let targets = puppet_literal(&json!(targets));
+    Ok(format!(
+        "apply_prep({targets})\napply({targets}, {{'_catch_errors' => {catch}, '_noop' => {noop}}}) {{\n  {}\n}}\n",
+        declared.join("\n  -> ")
+    ))
+}
+
+/// JSON data as a Puppet literal.
+fn puppet_literal(v: &Value) -> String {
+    match v {
+        Value::Null => "undef".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(puppet_literal).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{} => {}", puppet_literal(&json!(k)), puppet_literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 fn invalid(at: &Origin, msg: impl Into<String>) -> Failure {
     Failure::new("bolt/pal-error", msg, Some(at))
 }
@@ -621,4 +857,33 @@ fn empty_dir(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_become_an_apply_block_that_parses() {
+        let list = json!([
+            {"file": "/tmp/d", "parameters": {"ensure": "directory"}},
+            {"type": "File", "title": "/tmp/d/it's", "parameters": {"content": "a\\b\n", "mode": 420}},
+            {"notify": "hi"},
+        ]);
+        let code = resources_code(&list, &["t".into()], false, true).unwrap();
+        let file: Arc<str> = Arc::from("x.yaml");
+        if let Err(e) = crate::lang::syntax::parser::parse(&code, &file) {
+            panic!("{code}\n{e}");
+        }
+        assert!(code.contains("-> file { '/tmp/d/it\\'s':"), "{code}");
+        assert!(code.contains("'_noop' => true"), "{code}");
+        for bad in [
+            json!([{"type": "file; exec", "title": "x"}]),
+            json!([{"file": "x", "parameters": {"a' => 1, b": 2}}]),
+            json!(["x"]),
+            json!({}),
+        ] {
+            assert!(resources_code(&bad, &[], false, false).is_err(), "{bad}");
+        }
+    }
 }

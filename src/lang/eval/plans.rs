@@ -235,6 +235,44 @@ impl<'l> Evaluator<'l> {
         }
     }
 
+    /// Evaluates code on its own, as a YAML plan's embedded code: `vars`
+    /// bound in a scope of its own under the top scope; the last
+    /// statement's value (or what `return` gives).
+    pub fn eval_code(
+        &mut self,
+        body: &[Expr],
+        vars: Vec<(String, Value)>,
+        loc: &Loc,
+    ) -> EvalResult<Value> {
+        let scope = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), self.main_index);
+        for (name, v) in vars {
+            self.set_var(&name, v, scope, loc)?;
+        }
+        self.enter(loc)?;
+        let r = self.eval_block(body, scope);
+        self.leave();
+        match r {
+            Err(Unwind::Return { value, .. }) => Ok(value),
+            other => other,
+        }
+    }
+
+    /// Calls a plan's block on an evaluator of its own (another thread's,
+    /// for `parallelize` and `background`): `vars`, the variables the
+    /// block saw where it was written, bound in a scope under the top one.
+    pub fn call_lambda_with(
+        &mut self,
+        l: &Lambda,
+        args: Vec<Value>,
+        vars: Vec<(String, Value)>,
+    ) -> EvalResult<Value> {
+        let scope = self.new_scope(Some(ScopeId::TOP), Some(ScopeId::TOP), self.main_index);
+        for (name, v) in vars {
+            self.set_var(&name, v, scope, &l.loc)?;
+        }
+        self.call_lambda(l, args, scope)
+    }
+
     /// Evaluates a default value of a plan parameter on its own (for
     /// listings); `None` when it needs anything evaluation provides.
     pub fn constant(&mut self, e: &Expr) -> Option<Value> {

@@ -297,7 +297,11 @@ impl Parser {
     fn parse_statement(&mut self) -> LResult<Expr> {
         if let Some(Tok::Name(n)) = self.peek()
             && STATEMENT_CALLS.contains(&n.as_str())
-            && self.starts_call_arg(1)
+            && (self.starts_call_arg(1)
+                // `return { 'a' => 1 }`: a hash, as Puppet reads it (no
+                // resource type is named `return` or `next`).
+                || (matches!(n.as_str(), "return" | "next")
+                    && matches!(self.peek_n(1), Some(Tok::P(P::LBrace)))))
         {
             let name = n.clone();
             let loc = self.loc();

@@ -170,12 +170,60 @@ impl ErrorValue {
     }
 }
 
-/// A `background()` block's handle: its name and how it ended.
+/// A `background()` block's handle: its name and how it ends, once it
+/// has (the block runs on a thread of its own).
 #[derive(Debug, Clone)]
 pub struct Future {
     pub id: u64,
     pub name: String,
-    pub outcome: Arc<Result<Value, ErrorValue>>,
+    pub outcome: Arc<FutureSlot>,
+}
+
+/// Where a background block leaves how it ended; `wait` blocks on it.
+#[derive(Debug, Default)]
+pub struct FutureSlot {
+    done: std::sync::Mutex<Option<Result<Value, ErrorValue>>>,
+    finished: std::sync::Condvar,
+}
+
+impl FutureSlot {
+    /// A slot that already holds how its block ended.
+    pub fn finished(outcome: Result<Value, ErrorValue>) -> FutureSlot {
+        let slot = FutureSlot::default();
+        slot.set(outcome);
+        slot
+    }
+
+    pub fn set(&self, outcome: Result<Value, ErrorValue>) {
+        if let Ok(mut d) = self.done.lock() {
+            *d = Some(outcome);
+        }
+        self.finished.notify_all();
+    }
+
+    /// How the block ended, if it has.
+    pub fn peek(&self) -> Option<Result<Value, ErrorValue>> {
+        self.done.lock().ok().and_then(|d| d.clone())
+    }
+
+    /// How the block ended, waiting for it at most `timeout` (for ever
+    /// without one); `None` when the time ran out.
+    pub fn wait(&self, timeout: Option<std::time::Duration>) -> Option<Result<Value, ErrorValue>> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut d = self.done.lock().ok()?;
+        loop {
+            if let Some(o) = d.as_ref() {
+                return Some(o.clone());
+            }
+            d = match deadline {
+                None => self.finished.wait(d).ok()?,
+                Some(end) => {
+                    let left = end.checked_duration_since(std::time::Instant::now())?;
+                    self.finished.wait_timeout(d, left).ok()?.0
+                }
+            };
+        }
+    }
 }
 
 /// A plan object value.
@@ -518,9 +566,10 @@ impl PlanObject {
                 _ => return None,
             },
             PlanObject::Future(f) => match name {
-                "state" => no_args(Value::str(match &*f.outcome {
-                    Ok(_) => "done",
-                    Err(_) => "error",
+                "state" => no_args(Value::str(match f.outcome.peek() {
+                    None => "running",
+                    Some(Ok(_)) => "done",
+                    Some(Err(_)) => "error",
                 })),
                 _ => return None,
             },

@@ -25,11 +25,45 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{ApplyCall, Call, Evaluator};
 use crate::lang::values::plan::{
-    ErrorValue, Future, PlanObject, PlanResult, PlanType, ResultKind, Target, as_object, value,
+    ErrorValue, Future, FutureSlot, PlanObject, PlanResult, PlanType, ResultKind, Target,
+    as_object, value,
 };
 use crate::lang::values::value::{Value, hash_get_str};
 use crate::run::events::{Discard, Sink};
 use crate::run::{self, Action};
+
+/// An executor's result as a plan's `Result` (an `ApplyResult` for an
+/// apply) of target `t`.
+pub fn plan_result(t: Target, r: &crate::run::TargetResult) -> PlanResult {
+    let value = match Value::from_json(&r.value()) {
+        Value::Hash(h) => h,
+        other => vec![(Value::str("_output"), other)],
+    };
+    PlanResult {
+        kind: if r.action == "apply" {
+            ResultKind::ApplyResult
+        } else {
+            ResultKind::Result
+        },
+        target: t,
+        action: r.action.clone(),
+        object: Some(r.object.clone()),
+        value,
+    }
+}
+
+/// Bolt's description of a step a plan function runs, for the
+/// "Starting:"/"Finished:" lines.
+fn step_description(function: &str, object: &str) -> String {
+    match function {
+        "run_command" => format!("command '{object}'"),
+        "run_script" => format!("script {object}"),
+        "run_task" | "run_task_with" => format!("task {object}"),
+        "upload_file" | "write_file" => format!("file upload from {object}"),
+        "download_file" => format!("file download from {object}"),
+        other => format!("{other} {object}"),
+    }
+}
 
 /// The plan function called `name`, if there is one.
 pub fn find(name: &str) -> Option<PlanFn> {
@@ -48,6 +82,7 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "vars" => vars,
         "facts" => facts,
         "set_var" => set_var,
+        "set_config" => set_config,
         "add_facts" => add_facts,
         "set_feature" => set_feature,
         "add_to_group" => add_to_group,
@@ -144,6 +179,9 @@ struct Meta {
     catch_errors: bool,
     run_as: Option<String>,
     noop: bool,
+    /// `_env_vars`: set in the environment of a command or script (given
+    /// on its standard input, never on a command line).
+    env_vars: Vec<(String, String)>,
 }
 
 fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
@@ -154,6 +192,22 @@ fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
             (Some("_run_as"), Value::Str(s)) => m.run_as = Some(s.clone()),
             (Some("_run_as"), other) => return Err(arg_error(c, "_run_as", "a String", other)),
             (Some("_noop"), v) => m.noop = v.truthy(),
+            (Some("_env_vars"), Value::Hash(h)) => {
+                m.env_vars = h
+                    .iter()
+                    .map(|(k, v)| {
+                        let text = match v {
+                            Value::Undef => String::new(),
+                            Value::Sensitive(inner) => inner.to_s(),
+                            other => other.to_s(),
+                        };
+                        (k.to_s(), text)
+                    })
+                    .collect();
+            }
+            (Some("_env_vars"), other) => {
+                return Err(arg_error(c, "_env_vars", "a Hash", other));
+            }
             (Some(k), _) if k.starts_with('_') => {
                 tracing::warn!("{}: option {k} is not supported by ferry; ignored", c.name);
             }
@@ -188,8 +242,28 @@ impl PlanLibrary {
         action: Action,
         meta: &Meta,
     ) -> EvalResult<Value> {
+        let description = step_description(c.name, object);
+        let report = self.reporter().filter(|_| !targets.is_empty());
+        let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+        if let Some(r) = &report {
+            r.step_started(&description, &names);
+        }
+        let started = std::time::Instant::now();
         let set = self.execute_set(targets, action, meta.run_as.clone(), false)?;
+        if let Some(r) = &report {
+            let failures = set.iter().filter(|x| !x.ok()).count();
+            r.step_finished(&description, failures, started.elapsed());
+        }
         self.check(c, object, set, meta.catch_errors)
+    }
+
+    /// Where the steps' Starting/Finished lines go, unless default logging
+    /// is off.
+    fn reporter(&self) -> Option<Arc<dyn crate::plan::run::Reporter>> {
+        if self.state.quiet() {
+            return None;
+        }
+        self.report.clone()
     }
 
     fn execute_set(
@@ -227,21 +301,7 @@ impl PlanLibrary {
         let mut results = Vec::new();
         for t in &targets {
             if let Some(r) = summary.results.iter().find(|r| r.target == t.name) {
-                let value = match Value::from_json(&r.value()) {
-                    Value::Hash(h) => h,
-                    other => vec![(Value::str("_output"), other)],
-                };
-                results.push(PlanResult {
-                    kind: if r.action == "apply" {
-                        ResultKind::ApplyResult
-                    } else {
-                        ResultKind::Result
-                    },
-                    target: t.clone(),
-                    action: r.action.clone(),
-                    object: Some(r.object.clone()),
-                    value,
-                });
+                results.push(plan_result(t.clone(), r));
             }
         }
         Ok(results)
@@ -278,21 +338,7 @@ impl PlanLibrary {
         let mut results = Vec::new();
         for (t, summary) in order.into_iter().zip(summaries) {
             for r in summary.results {
-                let value = match Value::from_json(&r.value()) {
-                    Value::Hash(h) => h,
-                    other => vec![(Value::str("_output"), other)],
-                };
-                results.push(PlanResult {
-                    kind: if r.action == "apply" {
-                        ResultKind::ApplyResult
-                    } else {
-                        ResultKind::Result
-                    },
-                    target: t.clone(),
-                    action: r.action.clone(),
-                    object: Some(r.object.clone()),
-                    value,
-                });
+                results.push(plan_result(t.clone(), &r));
             }
         }
         Ok(results)
@@ -353,20 +399,30 @@ impl PlanLibrary {
     }
 }
 
+/// The action with the step's `_env_vars` in its environment.
+fn with_env(action: Action, meta: &Meta) -> Action {
+    if meta.env_vars.is_empty() {
+        action
+    } else {
+        Action::Env {
+            vars: meta.env_vars.clone(),
+            action: Box::new(action),
+        }
+    }
+}
+
 fn run_command(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 2, 4)?;
     let command = string_arg(&c, 0, "command")?;
     let targets = lib.targets_of(&c, &c.arg(1))?;
     let meta = meta(&c, &tail(&c, 2)?)?;
-    lib.execute(
-        &c,
-        &command,
-        targets,
+    let action = with_env(
         Action::Command {
             line: command.clone(),
         },
         &meta,
-    )
+    );
+    lib.execute(&c, &command, targets, action, &meta)
 }
 
 fn run_script(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
@@ -383,7 +439,8 @@ fn run_script(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResu
         Some(Value::Array(a)) => a.iter().map(Value::to_s).collect(),
         Some(other) => return Err(arg_error(&c, "arguments", "an Array", other)),
     };
-    lib.execute(&c, &script, targets, Action::Script { path, args }, &meta)
+    let action = with_env(Action::Script { path, args }, &meta);
+    lib.execute(&c, &script, targets, action, &meta)
 }
 
 /// The task parameters a plan passes, as JSON (Sensitive values unwrapped:
@@ -666,6 +723,47 @@ fn set_var(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<
     Ok(value(PlanObject::Target(t)))
 }
 
+/// `set_config($target, 'ssh', {...})` or `set_config($target, ['ssh',
+/// 'user'], 'root')`: the target's transport options for the rest of the
+/// plan (a hash given for a section sets each of its keys).
+fn set_config(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    want_args(&c, 3, 3)?;
+    let t = target_arg(lib, &c, 0)?;
+    let path: Vec<String> = match c.arg(1) {
+        Value::Str(s) if !s.is_empty() => vec![s],
+        Value::Array(a) if !a.is_empty() && a.iter().all(|k| matches!(k, Value::Str(_))) => {
+            a.iter().map(Value::to_s).collect()
+        }
+        other => {
+            return Err(arg_error(
+                &c,
+                "key_or_key_path",
+                "a String or an Array of Strings",
+                &other,
+            ));
+        }
+    };
+    let v = c.arg(2);
+    let json = match &v {
+        Value::Sensitive(inner) => inner.to_json(),
+        other => other.to_json(),
+    }
+    .ok_or_else(|| arg_error(&c, "value", "data (not a plan object)", &v))?;
+    let mut settings = Vec::new();
+    match (path.as_slice(), json) {
+        ([section], serde_json::Value::Object(m)) if section != "transport" => {
+            for (k, v) in m {
+                settings.push((format!("{section}.{k}"), v));
+            }
+        }
+        ([one], v) => settings.push((one.clone(), v)),
+        ([section, rest @ ..], v) => settings.push((format!("{section}.{}", rest.join(".")), v)),
+        ([], _) => {}
+    }
+    lib.state.set_config(&t, &settings);
+    Ok(value(PlanObject::Target(t)))
+}
+
 fn add_facts(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 2, 2)?;
     let t = target_arg(lib, &c, 0)?;
@@ -885,24 +983,77 @@ fn gather(
     Err(raise(c, e))
 }
 
-/// `parallelize($items) |$item| { ... }`. ferry evaluates the blocks one
-/// after the other (each block's steps still run on all their targets at
-/// once); the results and errors are Bolt's.
-fn parallelize(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+/// The variables a block sees where it is written, to bind on another
+/// evaluator (numbered match variables left out).
+fn block_vars(ev: &Evaluator<'_>, c: &Call<'_>) -> Vec<(String, Value)> {
+    ev.visible_vars(c.scope)
+        .into_iter()
+        .filter(|(k, _)| !k.chars().all(|ch| ch.is_ascii_digit()))
+        .collect()
+}
+
+/// Runs `l` on an evaluator of its own on the current thread, with the
+/// plan's library (its targets, connections and futures).
+fn run_block(
+    lib: &PlanLibrary,
+    l: &crate::lang::syntax::ast::Lambda,
+    args: Vec<Value>,
+    vars: Vec<(String, Value)>,
+) -> EvalResult<Result<Value, ErrorValue>> {
+    let loader = crate::lang::loader::FsLoader;
+    let mut ev = Evaluator::new(
+        &loader,
+        lib.modulepath.clone(),
+        None,
+        "localhost",
+        &serde_json::Map::new(),
+        lib,
+    );
+    block_outcome(ev.call_lambda_with(l, args, vars))
+}
+
+/// `parallelize($items) |$item| { ... }`: each item's block on a thread
+/// of its own (with the compiler's stack and an evaluator of its own, the
+/// plan's connections shared), all at once; the values in the items'
+/// order, or Bolt's `bolt/parallel-failure`.
+fn parallelize(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 1, 1)?;
     let Value::Array(items) = c.arg(0) else {
         return Err(arg_error(&c, "data", "an Array value", &c.arg(0)));
     };
     let l = c.block()?;
+    let vars = block_vars(ev, &c);
+    let joined: Vec<EvalResult<Result<Value, ErrorValue>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let vars = vars.clone();
+                std::thread::Builder::new()
+                    .name("ferry-plan-parallel".into())
+                    .stack_size(super::PLAN_STACK)
+                    .spawn_scoped(s, move || run_block(lib, l, vec![item], vars))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(plain("a parallelize block panicked").into())),
+                Err(e) => Err(plain(format!("parallelize: could not start a thread: {e}")).into()),
+            })
+            .collect()
+    });
     let mut outcomes = Vec::new();
-    for item in items {
-        outcomes.push(block_outcome(ev.call_lambda(l, vec![item], c.scope))?);
+    for o in joined {
+        outcomes.push(o?);
     }
     gather(&c, outcomes, false)
 }
 
-/// `background(name) { ... }`: ferry runs the block at once and keeps
-/// how it ended in the Future that `wait` gives back.
+/// `background(name) { ... }`: the block on a thread of its own (an
+/// evaluator of its own, the plan's variables as they are now, the
+/// plan's connections shared), at once; a Future that `wait` joins.
 fn background(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 0, 1)?;
     let l = c.block()?;
@@ -911,11 +1062,33 @@ fn background(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalRes
         Some(Value::Str(s)) => s.clone(),
         _ => format!("Future {id}"),
     };
-    let outcome = block_outcome(ev.call_lambda(l, Vec::new(), c.scope))?;
+    let slot = Arc::new(FutureSlot::default());
+    let vars = block_vars(ev, &c);
+    let me = lib.me.get().and_then(std::sync::Weak::upgrade);
+    let started = me.and_then(|shared| {
+        let lambda = l.clone();
+        let done = Arc::clone(&slot);
+        std::thread::Builder::new()
+            .name("ferry-plan-background".into())
+            .stack_size(super::PLAN_STACK)
+            .spawn(move || {
+                let outcome = match run_block(&shared, &lambda, Vec::new(), vars) {
+                    Ok(o) => o,
+                    Err(u) => Err(super::pal_error(&u.into_error())),
+                };
+                done.set(outcome);
+            })
+            .ok()
+    });
+    if started.is_none() {
+        // No thread: the block runs now, as it would have.
+        let outcome = block_outcome(ev.call_lambda(l, Vec::new(), c.scope))?;
+        slot.set(outcome);
+    }
     let f = Future {
         id,
         name,
-        outcome: Arc::new(outcome),
+        outcome: slot,
     };
     if let Ok(mut all) = lib.state.futures.lock() {
         all.push(f.clone());
@@ -927,6 +1100,7 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
     want_args(&c, 0, 3)?;
     let mut futures: Option<Vec<Future>> = None;
     let mut options = Vec::new();
+    let mut timeout = None;
     for a in &c.args {
         match (a, as_object(a)) {
             (_, Some(PlanObject::Future(f))) => {
@@ -942,7 +1116,7 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
                 }
             }
             (Value::Hash(h), _) => options = h.clone(),
-            (Value::Int(_) | Value::Float(_), _) => {}
+            (Value::Int(_) | Value::Float(_), _) => timeout = Some(seconds(&c, a, "timeout")?),
             (other, _) => {
                 return Err(arg_error(
                     &c,
@@ -963,7 +1137,27 @@ fn wait(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Val
             .unwrap_or_default(),
     };
     let meta = meta(&c, &options)?;
-    let outcomes = futures.iter().map(|f| (*f.outcome).clone()).collect();
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    let mut outcomes = Vec::new();
+    for f in &futures {
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        match f.outcome.wait(left) {
+            Some(o) => outcomes.push(o),
+            None => {
+                let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+                let mut e = ErrorValue::new(
+                    format!("Future '{}' timed out after {secs} seconds.", f.name),
+                    "bolt/future-timeout-error",
+                );
+                e.details = vec![(Value::str("future"), Value::str(f.name.clone()))];
+                if meta.catch_errors {
+                    outcomes.push(Err(e));
+                } else {
+                    return Err(raise(&c, e));
+                }
+            }
+        }
+    }
     gather(&c, outcomes, meta.catch_errors)
 }
 
@@ -1256,8 +1450,23 @@ pub fn apply_block(
             (t, action, run_as)
         })
         .collect();
+    let report = lib
+        .reporter()
+        .filter(|_| !runs.is_empty() || !results.is_empty());
+    let names: Vec<String> = runs
+        .iter()
+        .map(|(t, _, _)| t.name.clone())
+        .chain(results.iter().map(|r| r.target.name.clone()))
+        .collect();
+    if let Some(r) = &report {
+        r.step_started("apply catalog", &names);
+    }
+    let started = std::time::Instant::now();
     results.extend(lib.execute_many(runs)?);
     let failed = results.iter().filter(|r| !r.ok()).count();
+    if let Some(r) = &report {
+        r.step_finished("apply catalog", failed, started.elapsed());
+    }
     let set = value(PlanObject::ResultSet(results));
     if failed == 0 || meta.catch_errors {
         return Ok(set);

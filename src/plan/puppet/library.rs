@@ -31,6 +31,11 @@ pub struct PlanLibrary {
     pub state: PlanState,
     /// The `_run_as` of the `run_plan` being run, for its steps.
     pub run_as: Mutex<Option<String>>,
+    /// Where steps and messages are told (Bolt's human output), if anywhere.
+    pub report: Option<Arc<dyn crate::plan::run::Reporter>>,
+    /// The library itself, for `background` blocks that outlive the call
+    /// (set by whoever puts the library in an `Arc`).
+    pub me: std::sync::OnceLock<std::sync::Weak<PlanLibrary>>,
 }
 
 impl PlanLibrary {
@@ -57,6 +62,30 @@ impl PlanLibrary {
             handle,
             state: PlanState::new(inventory),
             run_as: Mutex::new(None),
+            report: None,
+            me: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl PlanLibrary {
+    /// The library in an `Arc` that knows itself.
+    pub fn shared(self) -> Arc<PlanLibrary> {
+        let lib = Arc::new(self);
+        let _ = lib.me.set(Arc::downgrade(&lib));
+        lib
+    }
+
+    /// Waits for every `background` block the plan started.
+    pub fn wait_for_background(&self) {
+        let futures = self
+            .state
+            .futures
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default();
+        for f in futures {
+            f.outcome.wait(None);
         }
     }
 }

@@ -35,11 +35,14 @@ use crate::lang::eval::plans::{plan_file, plan_name_for};
 use crate::lang::loader::FsLoader;
 use crate::lang::values::plan::{ErrorValue, to_json};
 use crate::lang::values::value::Value;
+use crate::plan::Failure;
+use crate::plan::expr::{Code, Val, Vars};
+use crate::plan::run::Reporter;
 use crate::run::events::Sink;
 use crate::run::{Connections, RunOptions};
 
 /// Stack size of the thread a plan is evaluated on (as the compiler's).
-const PLAN_STACK: usize = 64 * 1024 * 1024;
+pub(crate) const PLAN_STACK: usize = 64 * 1024 * 1024;
 
 /// Why a plan could not be listed or described.
 #[derive(Debug, thiserror::Error)]
@@ -212,6 +215,17 @@ pub struct Outcome {
 /// Runs plan `name` with `params` (JSON values, as given on the command
 /// line or to the API), and closes every connection it opened.
 pub async fn run(name: &str, params: Map<String, J>, ctx: Context) -> Outcome {
+    run_reported(name, params, ctx, None).await
+}
+
+/// [`run`], telling `report` when the plan and each step start and finish
+/// (Bolt's human output, as the YAML runner tells it).
+pub async fn run_reported(
+    name: &str,
+    params: Map<String, J>,
+    ctx: Context,
+    report: Option<Arc<dyn Reporter>>,
+) -> Outcome {
     let conns = Arc::new(Connections::default());
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -221,7 +235,7 @@ pub async fn run(name: &str, params: Map<String, J>, ctx: Context) -> Outcome {
         .name("ferry-plan".into())
         .stack_size(PLAN_STACK)
         .spawn(move || {
-            let outcome = evaluate(&name, params, ctx, kept, handle);
+            let outcome = evaluate(&name, params, ctx, kept, handle, report);
             let _ = tx.send(outcome);
         });
     let outcome = match spawned {
@@ -251,17 +265,20 @@ fn evaluate(
     ctx: Context,
     conns: Arc<Connections>,
     handle: tokio::runtime::Handle,
+    report: Option<Arc<dyn Reporter>>,
 ) -> Outcome {
     let loader = FsLoader;
     let modulepath = ctx.modulepath.clone();
-    let library = library::PlanLibrary::new(ctx, conns, handle);
+    let mut library = library::PlanLibrary::new(ctx, conns, handle);
+    library.report = report.clone();
+    let library = library.shared();
     let mut ev = Evaluator::new(
         &loader,
         modulepath,
         None,
         "localhost",
         &Map::new(),
-        &library,
+        &*library,
     );
     let def = match ev.find_plan(name) {
         Ok(Some(d)) => d,
@@ -281,7 +298,18 @@ fn evaluate(
         .map(|(k, v)| (k.clone(), Value::from_json(v)))
         .collect();
     let loc = def.loc.clone();
-    match ev.run_plan(&def, args, &loc) {
+    if let Some(r) = &report {
+        r.plan_started(&def.name);
+    }
+    let started = std::time::Instant::now();
+    let ran = ev.run_plan(&def, args, &loc);
+    // Background blocks end before the plan does (and before its
+    // connections close).
+    library.wait_for_background();
+    if let Some(r) = &report {
+        r.plan_finished(&def.name, started.elapsed());
+    }
+    match ran {
         Ok(v) => {
             if !crate::lang::values::plan::PlanType::PlanResult.is_instance(&v) {
                 let e = ErrorValue::new(
@@ -356,4 +384,174 @@ fn error_json(e: &ErrorValue) -> J {
         j["details"] = json!({});
     }
     j
+}
+
+/// Evaluates a YAML plan's embedded code (an `eval` step, a `return`, any
+/// value beyond a reference) with the Puppet-language engine: the plan's
+/// variables and earlier steps' results bound as plan values (`ResultSet`,
+/// `Result`, `Target`, `Error`), plan functions run with the plan's kept
+/// connections `conns`. The value comes back as data (Bolt's `to_data`);
+/// an error as Bolt's, its position in the plan file.
+pub async fn eval_code(
+    code: Arc<Code>,
+    vars: Vars,
+    ctx: Context,
+    conns: Arc<Connections>,
+    report: Option<Arc<dyn Reporter>>,
+) -> Result<Val, Failure> {
+    let handle = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("ferry-plan-code".into())
+        .stack_size(PLAN_STACK)
+        .spawn(move || {
+            let _ = tx.send(eval_code_here(&code, &vars, ctx, conns, handle, report));
+        });
+    match spawned {
+        Ok(_) => rx.await.unwrap_or_else(|_| {
+            Err(Failure::new(
+                "bolt/pal-error",
+                "internal error: the code's evaluation stopped",
+                None,
+            ))
+        }),
+        Err(e) => Err(Failure::new(
+            "bolt/pal-error",
+            PuppetPlanError::Thread(e.to_string()).to_string(),
+            None,
+        )),
+    }
+}
+
+fn eval_code_here(
+    code: &Code,
+    vars: &Vars,
+    ctx: Context,
+    conns: Arc<Connections>,
+    handle: tokio::runtime::Handle,
+    report: Option<Arc<dyn Reporter>>,
+) -> Result<Val, Failure> {
+    let place = &code.place;
+    let file: Arc<str> = Arc::from(place.at.file.display().to_string());
+    // Positions inside the code, as positions in the plan file.
+    let at = |l: &crate::lang::error::Loc| place.map(l.line, l.col);
+    let lang_failure = |e: &LangError| {
+        Failure::new(
+            "bolt/pal-error",
+            e.message.clone(),
+            e.loc.as_ref().map(at).as_ref(),
+        )
+    };
+    let stmts =
+        crate::lang::syntax::parser::parse(&code.text, &file).map_err(|e| lang_failure(&e))?;
+    let loader = FsLoader;
+    let modulepath = ctx.modulepath.clone();
+    let mut library = library::PlanLibrary::new(ctx, conns, handle);
+    library.report = report;
+    let library = library.shared();
+    let library = &*library;
+    let bound: Vec<(String, Value)> = vars
+        .iter()
+        .map(|(k, v)| (k.clone(), plan_value(library, v)))
+        .collect();
+    let mut ev = Evaluator::new(&loader, modulepath, None, "localhost", &Map::new(), library);
+    let loc = crate::lang::error::Loc::new(&file, 1, 1);
+    let done = ev.eval_code(&stmts, bound, &loc);
+    library.wait_for_background();
+    match done {
+        Ok(v) => Ok(yaml_value(&v)),
+        Err(Unwind::Raise { error, loc }) => {
+            let kind = error.kind.as_deref().unwrap_or("bolt/plan-failure");
+            let mut f = Failure::new(kind, error.msg.clone(), Some(&at(&loc)));
+            if let J::Object(d) = error.to_data()["details"].take() {
+                for (k, v) in d {
+                    f.details.entry(k).or_insert(v);
+                }
+            }
+            Err(f)
+        }
+        Err(other) => Err(lang_failure(&other.into_error())),
+    }
+}
+
+/// The Puppet engine's value as a YAML plan's: results stay results (so
+/// that `$step.ok` and `$step.first.value` work on them), anything else
+/// is its data.
+fn yaml_value(v: &Value) -> Val {
+    use crate::lang::values::plan::{PlanObject, as_object};
+    let result = |r: &crate::lang::values::plan::PlanResult| {
+        let value = to_json(&Value::Hash(r.value.clone()));
+        let output = crate::run::result::Output::Task(value);
+        crate::run::TargetResult {
+            target: r.target.name.clone(),
+            action: r.action.clone(),
+            object: r.object.clone().unwrap_or_default(),
+            outcome: if r.ok() {
+                crate::run::result::Outcome::Ok(output)
+            } else {
+                crate::run::result::Outcome::Failed(output)
+            },
+        }
+    };
+    match as_object(v) {
+        Some(PlanObject::ResultSet(rs)) => {
+            Val::ResultSet(Arc::new(rs.iter().map(result).collect()))
+        }
+        Some(PlanObject::Result(r)) => Val::Result(Arc::new(result(r))),
+        Some(PlanObject::Target(t)) => Val::Target(t.name.clone()),
+        Some(PlanObject::Error(e)) => {
+            let data = e.to_data();
+            let mut f = Failure::new(
+                e.kind.as_deref().unwrap_or("bolt/error"),
+                e.msg.clone(),
+                None,
+            );
+            if let J::Object(d) = &data["details"] {
+                f.details = d.clone();
+            }
+            Val::Error(Arc::new(f))
+        }
+        _ => match v {
+            Value::Array(items) if items.iter().any(|i| as_object(i).is_some()) => {
+                Val::List(items.iter().map(yaml_value).collect())
+            }
+            other => Val::Data(to_json(other)),
+        },
+    }
+}
+
+/// A YAML plan's value as the Puppet engine's.
+fn plan_value(lib: &library::PlanLibrary, v: &Val) -> Value {
+    use crate::lang::values::plan::{PlanObject, Target, value};
+    let target = |name: &str| -> Target {
+        lib.state
+            .targets(&Value::str(name))
+            .ok()
+            .and_then(|t| t.into_iter().next())
+            .unwrap_or_else(|| Target {
+                name: name.to_string(),
+                info: Default::default(),
+            })
+    };
+    match v {
+        Val::Data(d) => Value::from_json(d),
+        Val::ResultSet(rs) => value(PlanObject::ResultSet(
+            rs.iter()
+                .map(|r| functions::plan_result(target(&r.target), r))
+                .collect(),
+        )),
+        Val::Result(r) => value(PlanObject::Result(functions::plan_result(
+            target(&r.target),
+            r,
+        ))),
+        Val::Target(name) => value(PlanObject::Target(target(name))),
+        Val::List(items) => Value::Array(items.iter().map(|i| plan_value(lib, i)).collect()),
+        Val::Error(f) => {
+            let mut e = ErrorValue::new(f.msg.clone(), &f.kind);
+            if let Value::Hash(h) = Value::from_json(&f.to_json()["details"]) {
+                e.details = h;
+            }
+            value(PlanObject::Error(e))
+        }
+    }
 }

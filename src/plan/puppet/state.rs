@@ -162,6 +162,29 @@ impl PlanState {
         Some(inv)
     }
 
+    /// Sets transport options (dotted keys: `ssh.user`, `transport`) of a
+    /// target for the rest of the plan; its `Target` values see them.
+    pub fn set_config(&self, t: &Target, settings: &[(String, serde_json::Value)]) {
+        let Ok(mut map) = self.targets.lock() else {
+            return;
+        };
+        let Some((inv, info)) = map.get_mut(&t.name) else {
+            return;
+        };
+        for (k, v) in settings {
+            inv.config.set(k, v.clone());
+        }
+        let fresh = info_of(inv);
+        if let Ok(mut i) = info.write() {
+            i.uri = fresh.uri;
+            i.host = fresh.host;
+            i.port = fresh.port;
+            i.user = fresh.user;
+            i.transport = fresh.transport;
+            i.config = fresh.config;
+        }
+    }
+
     /// Adds targets to a group of the inventory (made if new).
     pub fn add_to_group(&self, targets: &[Target], group: &str) {
         if let Ok(mut inv) = self.inventory.lock() {
