@@ -522,6 +522,14 @@ async fn plan_jobs_yaml_and_puppet() {
             "plan demo::pslow(TargetSpec $targets) {\n  run_command('sleep 30', $targets)\n}\n",
         ),
         (
+            "plans/psecret.pp",
+            "plan demo::psecret(TargetSpec $targets, Sensitive[String] $secret) {\n  return 'kept'\n}\n",
+        ),
+        (
+            "plans/ysecret.yaml",
+            "parameters:\n  targets:\n    type: TargetSpec\n  secret:\n    type: Sensitive[String]\nsteps:\n  - message: nothing\nreturn: kept\n",
+        ),
+        (
             "plans/broken.pp",
             "plan demo::broken(TargetSpec $targets) {\n  run_command('exit 3', $targets)\n  return 'never'\n}\n",
         ),
@@ -641,6 +649,43 @@ async fn plan_jobs_yaml_and_puppet() {
         .await;
     assert_eq!(r.json()["state"], "failed");
 
+    // A parameter the plan declares Sensitive is never stored: not in the
+    // job's options, not in any file of the server's.
+    for (plan, secret) in [
+        ("demo::psecret", "hunter2-of-the-pp-plan"),
+        ("demo::ysecret", "hunter2-of-the-yaml-plan"),
+    ] {
+        let job = start(plan, json!({"targets": "web1", "secret": secret})).await;
+        let events = stream(&client, addr, &job).await;
+        let k = kinds(&events);
+        assert_eq!(
+            k[k.len() - 2..],
+            ["plan_finished", "job_finished"],
+            "{events:?}"
+        );
+        let r = client
+            .get(addr, &format!("/orchestrator/v1/plan_jobs/{job}"))
+            .await;
+        let shown = r.json();
+        assert_eq!(
+            shown["options"]["parameters"]["secret"], "Sensitive [value redacted]",
+            "{shown}"
+        );
+        assert!(!r.text().contains(secret), "{}", r.text());
+        let mut todo = vec![dir.path().to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else if let Ok(bytes) = std::fs::read(&p) {
+                    let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+                    assert!(!found, "{secret} is in {}", p.display());
+                }
+            }
+        }
+    }
+
     // A plan job stopped while a step runs: stopped, PE's `failure`.
     let job = start("demo::slow", json!({"targets": "web1"})).await;
     wait_events(&client, addr, &job, |ev| {
@@ -716,7 +761,7 @@ async fn plan_jobs_yaml_and_puppet() {
     // Listings.
     let r = client.get(addr, "/orchestrator/v1/plan_jobs").await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["pagination"]["total"], 5, "{}", r.text());
+    assert_eq!(r.json()["pagination"]["total"], 7, "{}", r.text());
     let r = client.get(addr, "/orchestrator/v1/plan_jobs/999").await;
     assert_eq!(r.status, 404, "{}", r.text());
     let r = client.get(addr, "/plans").await;
@@ -733,9 +778,11 @@ async fn plan_jobs_yaml_and_puppet() {
         [
             "demo::broken",
             "demo::pplan",
+            "demo::psecret",
             "demo::pslow",
             "demo::slow",
-            "demo::yplan"
+            "demo::yplan",
+            "demo::ysecret"
         ],
         "{}",
         r.text()

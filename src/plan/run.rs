@@ -129,6 +129,16 @@ pub fn check_params(
             }
         };
         let ty = p.ty.as_deref().unwrap_or("Any");
+        // A plain value for a Sensitive parameter is wrapped, as Bolt's
+        // run_plan wraps it: what it must be is the inner type.
+        let ty = match ty.strip_prefix("Sensitive") {
+            Some("") => "Any",
+            Some(rest) => rest
+                .strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .unwrap_or(ty),
+            None => ty,
+        };
         let ok = if is_target_spec(ty) {
             let optional = ty.starts_with("Optional[");
             match &value {

@@ -20,6 +20,7 @@ use crate::lang::eval::{ApplyCall, Evaluator, ScopeId};
 use crate::lang::loader::{Loader, module_dir};
 use crate::lang::syntax::ast::{Definition, Expr, ExprKind, Lambda};
 use crate::lang::values::plan::{PlanObject, as_object, value};
+use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
 
 /// The file that should define plan `name` (`mod::a::b` →
@@ -222,6 +223,24 @@ impl<'l> Evaluator<'l> {
                 &def.loc,
             )
             .into());
+        }
+        // A value for a parameter typed Sensitive arrives plain (from the
+        // command line, JSON, another plan) and is wrapped, as Bolt's
+        // run_plan wraps it.
+        for (name, value) in args.iter_mut() {
+            let Some(ty) = def
+                .params
+                .iter()
+                .find(|p| &p.name == name)
+                .and_then(|p| p.ty.as_ref())
+            else {
+                continue;
+            };
+            if !matches!(value, Value::Sensitive(_))
+                && matches!(self.eval(ty, scope), Ok(Value::Type(PType::Sensitive(_))))
+            {
+                *value = Value::Sensitive(Box::new(std::mem::replace(value, Value::Undef)));
+            }
         }
         self.bind_definition_params(def, &mut args, scope, &what, false)
             .map_err(|u| u.at(&def.loc))?;

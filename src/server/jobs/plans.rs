@@ -83,6 +83,31 @@ fn plan_modulepath(state: &AppState, environment: Option<&str>) -> Result<Vec<Pa
     }
 }
 
+/// What a stored request shows instead of a Sensitive parameter's value.
+const REDACTED: &str = "Sensitive [value redacted]";
+
+/// The parameters plan `name` declares `Sensitive[...]`.
+fn sensitive_params(ready: &Ready, name: &str, modulepath: &[std::path::PathBuf]) -> Vec<String> {
+    match ready {
+        Ready::Yaml(plan, _) => plan
+            .parameters
+            .iter()
+            .filter(|(_, p)| p.ty.as_deref().is_some_and(|t| t.starts_with("Sensitive")))
+            .map(|(n, _)| n.clone())
+            .collect(),
+        // A plan that cannot be read cannot say: none of its values is kept.
+        Ready::Puppet(params) => match crate::plan::puppet::show(name, modulepath) {
+            Ok(info) => info
+                .parameters
+                .into_iter()
+                .filter(|(_, p)| p.sensitive)
+                .map(|(n, _)| n)
+                .collect(),
+            Err(_) => params.keys().cloned().collect(),
+        },
+    }
+}
+
 /// Finds and prepares the plan (file-system work: off the async threads).
 fn prepare(
     name: &str,
@@ -159,16 +184,17 @@ pub async fn plan_run(
     let modulepath = plan_modulepath(&state, req.environment.as_deref())?;
     let scrub = Scrub::for_server(&state);
     let inventory_path = state.config.inventory.clone();
-    let (ready, inventory) = {
+    let (ready, inventory, secret) = {
         let (name, mp, params, scrub) =
             (name.clone(), modulepath.clone(), req.params, scrub.clone());
         crate::server::files::blocking(move || {
             let ready = prepare(&name, params, &mp, &scrub)?;
+            let secret = sensitive_params(&ready, &name, &mp);
             let inventory = match &inventory_path {
                 Some(p) => Inventory::load(p).map_err(ApiError::internal)?,
                 None => Inventory::empty(),
             };
-            Ok((ready, inventory))
+            Ok((ready, inventory, secret))
         })
         .await?
     };
@@ -180,6 +206,14 @@ pub async fn plan_run(
     let mut request = crate::server::api::targets::redact(&raw);
     if let Some(map) = request.as_object_mut() {
         map.insert("environment".into(), json!(environment));
+        // A parameter the plan declares Sensitive is never stored.
+        if let Some(Value::Object(params)) = map.get_mut("params") {
+            for name in &secret {
+                if let Some(v) = params.get_mut(name) {
+                    *v = json!(REDACTED);
+                }
+            }
+        }
     }
     let job = state
         .store
