@@ -243,15 +243,17 @@ case $rel_full in
     ;;
 esac
 
-kernel=$(uname -s 2>/dev/null)
-kernelrelease=$(uname -r 2>/dev/null)
+# One uname for the three (none of them holds a blank).
+set -f
+set -- $(uname -s -r -m 2>/dev/null)
+set +f
+kernel=${1-} kernelrelease=${2-} hardware=${3-}
 kernelversion=${kernelrelease%%-*}
 kernelversion=${kernelversion%%[!0-9.]*}
 case $kernelversion in
   *.*.*) kernelmajversion=${kernelversion%.*} ;;
   *) kernelmajversion=$kernelversion ;;
 esac
-hardware=$(uname -m 2>/dev/null)
 arch=$hardware
 case $hardware in
   i[3456]86) arch=i386 ;;
@@ -655,9 +657,15 @@ net_m=$JM
 
 # ---------------------------------------------------------------- identity
 JM=
-if uid=$(id -u 2>/dev/null); then
-  jm_s user "$(id -un 2>/dev/null)"; jm_n uid "$uid"
-  jm_s group "$(id -gn 2>/dev/null)"; jm_n gid "$(id -g 2>/dev/null)"
+# One id for the four: "uid=0(root) gid=0(root) groups=...".
+# A user or group without a name has no "(name)" after its number.
+if ids=$(LC_ALL=C id 2>/dev/null) && [ "${ids#uid=}" != "$ids" ]; then
+  uid=${ids#uid=}; uid=${uid%%[!0-9]*}
+  user=${ids#uid=$uid}; case $user in \(*) user=${user#\(}; user=${user%%\)*} ;; *) user= ;; esac
+  gid=${ids#* gid=}; gid=${gid%%[!0-9]*}
+  group=${ids#* gid=$gid}; case $group in \(*) group=${group#\(}; group=${group%%\)*} ;; *) group= ;; esac
+  jm_s user "$user"; jm_n uid "$uid"
+  jm_s group "$group"; jm_n gid "$gid"
   if [ "$uid" = 0 ]; then jm_b privileged true; else jm_b privileged false; fi
 fi
 id_m=$JM
