@@ -105,6 +105,10 @@ fn facts_match_this_machine_under_every_shell() {
         let uid: u64 = sh_out("id -u").parse().unwrap();
         assert_eq!(f["identity"]["uid"], uid, "{who}");
         assert_eq!(f["identity"]["privileged"], uid == 0, "{who}");
+        assert_eq!(f["identity"]["user"], sh_out("id -un").as_str(), "{who}");
+        assert_eq!(f["identity"]["group"], sh_out("id -gn").as_str(), "{who}");
+        let gid: u64 = sh_out("id -g").parse().unwrap();
+        assert_eq!(f["identity"]["gid"], gid, "{who}");
         networks.push((who, f["networking"].clone()));
     }
     // Every shell and userland must see the same network.
