@@ -400,53 +400,42 @@ impl Store {
         Ok(max + 1)
     }
 
-    /// Jobs of one kind (`plan`), newest first, and how many there are.
-    pub async fn jobs_of_kind(
+    /// Jobs (of one kind, such as `plan`, or of every kind), newest
+    /// first, and how many there are in all.
+    pub async fn jobs(
         &self,
-        kind: &str,
+        kind: Option<&str>,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<JobRecord>, i64), StoreError> {
-        let total: i64 = sqlx::query(&self.sql("SELECT COUNT(*) AS n FROM jobs WHERE kind = ?"))
-            .bind(kind)
+        let filter = if kind.is_some() {
+            " WHERE kind = ?"
+        } else {
+            ""
+        };
+        let count_text = format!("SELECT COUNT(*) AS n FROM jobs{filter}");
+        let list_text = format!(
+            "SELECT {} FROM jobs{filter} ORDER BY id DESC LIMIT ? OFFSET ?",
+            records::JOB_COLUMNS
+        );
+        let (count_sql, list_sql) = (self.sql(&count_text), self.sql(&list_text));
+        let mut count = sqlx::query(&count_sql);
+        let mut list = sqlx::query(&list_sql);
+        if let Some(kind) = kind {
+            count = count.bind(kind);
+            list = list.bind(kind);
+        }
+        let total: i64 = count
             .fetch_one(&self.pool)
             .await
             .and_then(|r| r.try_get("n"))
             .map_err(query_error("count jobs"))?;
-        let rows = sqlx::query(&self.sql(&format!(
-            "SELECT {} FROM jobs WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-            records::JOB_COLUMNS
-        )))
-        .bind(kind)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(query_error("list jobs"))?;
-        let jobs = rows
-            .iter()
-            .map(JobRecord::from_row)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(query_error("read job"))?;
-        Ok((jobs, total))
-    }
-
-    /// Jobs, newest first, and how many there are in all.
-    pub async fn jobs(&self, limit: i64, offset: i64) -> Result<(Vec<JobRecord>, i64), StoreError> {
-        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM jobs")
-            .fetch_one(&self.pool)
+        let rows = list
+            .bind(limit)
+            .bind(offset)
+            .fetch_all(&self.pool)
             .await
-            .and_then(|r| r.try_get("n"))
-            .map_err(query_error("count jobs"))?;
-        let rows = sqlx::query(&self.sql(&format!(
-            "SELECT {} FROM jobs ORDER BY id DESC LIMIT ? OFFSET ?",
-            records::JOB_COLUMNS
-        )))
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(query_error("list jobs"))?;
+            .map_err(query_error("list jobs"))?;
         let jobs = rows
             .iter()
             .map(JobRecord::from_row)

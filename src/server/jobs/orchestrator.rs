@@ -378,7 +378,7 @@ pub async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let limit = limits::query_number(&query, "limit", 1, limits::MAX_PAGE)?.unwrap_or(100);
     let offset = limits::query_number(&query, "offset", 0, limits::MAX_POSITION)?.unwrap_or(0);
-    let (jobs, total) = state.store.jobs(limit, offset).await?;
+    let (jobs, total) = state.store.jobs(None, limit, offset).await?;
     let items: Vec<Value> = jobs.iter().map(|j| job_json(&state, j)).collect();
     Ok(Json(json!({
         "items": items,

@@ -368,7 +368,7 @@ pub async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let limit = limits::query_number(&query, "limit", 1, limits::MAX_PAGE)?.unwrap_or(100);
     let offset = limits::query_number(&query, "offset", 0, limits::MAX_POSITION)?.unwrap_or(0);
-    let (jobs, total) = state.store.jobs_of_kind(KIND, limit, offset).await?;
+    let (jobs, total) = state.store.jobs(Some(KIND), limit, offset).await?;
     let mut items = Vec::with_capacity(jobs.len());
     for j in &jobs {
         items.push(plan_job_json(&state, j).await?);
