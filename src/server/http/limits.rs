@@ -34,6 +34,14 @@ pub fn range(field: &str, n: u64, lo: u64, hi: u64) -> Result<u64, ApiError> {
     }
 }
 
+/// A listing's `limit` (1 to [`MAX_PAGE`], default 100) and `offset`
+/// (default 0) from the query; a bad one is a 400 naming it.
+pub fn page(query: &Option<String>) -> Result<(i64, i64), ApiError> {
+    let limit = query_number(query, "limit", 1, MAX_PAGE)?.unwrap_or(100);
+    let offset = query_number(query, "offset", 0, MAX_POSITION)?.unwrap_or(0);
+    Ok((limit, offset))
+}
+
 /// A whole-number query parameter within `lo..=hi`; a bad one is a 400
 /// naming it.
 pub fn query_number(

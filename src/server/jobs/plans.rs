@@ -366,8 +366,7 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let limit = limits::query_number(&query, "limit", 1, limits::MAX_PAGE)?.unwrap_or(100);
-    let offset = limits::query_number(&query, "offset", 0, limits::MAX_POSITION)?.unwrap_or(0);
+    let (limit, offset) = limits::page(&query)?;
     let (jobs, total) = state.store.jobs(Some(KIND), limit, offset).await?;
     let mut items = Vec::with_capacity(jobs.len());
     for j in &jobs {
