@@ -1061,13 +1061,7 @@ impl Parser {
     }
 
     fn parse_definition(&mut self, loc: Loc, is_class: bool) -> LResult<Expr> {
-        let name = match self.next() {
-            Some(Token {
-                tok: Tok::Name(n), ..
-            }) => n.trim_start_matches("::").to_string(),
-            Some(t) => return Err(self.syntax_at(&t)),
-            None => return Err(self.unexpected()),
-        };
+        let name = self.definition_name()?;
         let params = self.parse_params()?;
         let parent = if is_class && self.is_name("inherits") {
             self.pos += 1;
@@ -1097,16 +1091,22 @@ impl Parser {
         Ok(Expr::new(kind, loc))
     }
 
+    /// The name a class, define, plan or function definition gives itself, without a
+    /// leading `::`.
+    fn definition_name(&mut self) -> LResult<String> {
+        match self.next() {
+            Some(Token {
+                tok: Tok::Name(n), ..
+            }) => Ok(n.trim_start_matches("::").to_string()),
+            Some(t) => Err(self.syntax_at(&t)),
+            None => Err(self.unexpected()),
+        }
+    }
+
     /// `plan NAME (params) { statements }`, as Puppet parses it with
     /// tasks enabled: a definition without a parent or a return type.
     fn parse_plan(&mut self, loc: Loc) -> LResult<Expr> {
-        let name = match self.next() {
-            Some(Token {
-                tok: Tok::Name(n), ..
-            }) => n.trim_start_matches("::").to_string(),
-            Some(t) => return Err(self.syntax_at(&t)),
-            None => return Err(self.unexpected()),
-        };
+        let name = self.definition_name()?;
         let params = self.parse_params()?;
         let body = self.parse_block()?;
         Ok(Expr::new(
@@ -1214,13 +1214,7 @@ impl Parser {
     }
 
     fn parse_function(&mut self, loc: Loc) -> LResult<Expr> {
-        let name = match self.next() {
-            Some(Token {
-                tok: Tok::Name(n), ..
-            }) => n.trim_start_matches("::").to_string(),
-            Some(t) => return Err(self.syntax_at(&t)),
-            None => return Err(self.unexpected()),
-        };
+        let name = self.definition_name()?;
         let params = self.parse_params()?;
         let return_type = if self.eat_p(P::Shr) {
             Some(self.parse_primary_typeref()?)
