@@ -9,6 +9,7 @@ pub mod inventory;
 pub mod lang;
 pub mod output;
 pub mod plan;
+pub mod project;
 pub mod run;
 pub mod server;
 pub mod store;

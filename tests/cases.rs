@@ -11,7 +11,8 @@
 //! document), `json_contains` (pointer → substring of the string there),
 //! `json_types`, `items` (how many result items), `stdout_contains`,
 //! `stderr_contains`, `output_lacks` (neither stream) and `absent` (paths
-//! in the scratch dir that must not exist).
+//! in the scratch dir that must not exist). `cwd` runs it in another
+//! directory, `env` sets environment variables.
 //! An API step is `get` or `post` (path) with a `body`, and checks
 //! `status`, `json`, `json_contains`, `text_contains`, `text_lacks` and
 //! `file_lacks` (a file of the server's directory → strings it must not hold).
@@ -85,6 +86,11 @@ struct Checks {
 struct CliStep {
     inventory: Option<String>,
     target: Option<CliTarget>,
+    /// The directory ferry runs in (default: the scratch dir).
+    cwd: Option<String>,
+    /// Environment variables set for the run.
+    #[serde(default)]
+    env: BTreeMap<String, String>,
     args: Vec<String>,
     #[serde(flatten)]
     checks: Checks,
@@ -286,7 +292,14 @@ fn cli_step(s: &Scratch, step: &CliStep) -> Result<(), String> {
         .map(|a| fill(a, &[("inventory", &inv)]))
         .collect();
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run: Run = s.ferry(&argv);
+    let env: Vec<(String, String)> = step
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), fill(v, &[("inventory", &inv)])))
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let cwd = step.cwd.as_ref().map(|c| PathBuf::from(fill(c, &[])));
+    let run: Run = s.ferry_in(cwd.as_deref().unwrap_or(s.path()), &argv, &env);
     let shown = format!("{argv:?} gave {run:?}");
     let c = &step.checks;
     if let Some(status) = c.status

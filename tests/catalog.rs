@@ -75,7 +75,7 @@ fn run_case(root: &Path, name: &str) -> Result<Value, String> {
     }
     let req = CompileRequest {
         manifest: ManifestSource::File(root.join("cases").join(format!("{name}.pp"))),
-        modulepath,
+        modulepath: modulepath.into(),
         facts,
         node: "node1".into(),
         environment: Some(root.join("env/production")),
@@ -192,7 +192,7 @@ fn main() {
 fn inline_code_and_summary() {
     let req = CompileRequest {
         manifest: ManifestSource::Code("notify { 'hello': message => 'world' }".into()),
-        modulepath: Vec::new(),
+        modulepath: Default::default(),
         facts: serde_json::Map::new(),
         node: "n".into(),
         environment: None,
@@ -242,7 +242,7 @@ fn hostile_inputs_do_not_panic() {
     for code in exhausting {
         let req = CompileRequest {
             manifest: ManifestSource::Code(code.to_string()),
-            modulepath: Vec::new(),
+            modulepath: Default::default(),
             facts: serde_json::Map::new(),
             node: "n".into(),
             environment: None,
@@ -272,7 +272,7 @@ fn hostile_inputs_do_not_panic() {
     for code in inputs {
         let req = CompileRequest {
             manifest: ManifestSource::Code(code.clone()),
-            modulepath: Vec::new(),
+            modulepath: Default::default(),
             facts: serde_json::Map::new(),
             node: "n".into(),
             environment: None,
@@ -293,7 +293,7 @@ fn global_hiera_request() -> (PathBuf, PathBuf, CompileRequest, CompileOptions) 
             .expect("facts json");
     let req = CompileRequest {
         manifest: ManifestSource::File(dir.join("site.pp")),
-        modulepath: vec![root.join("modules")],
+        modulepath: vec![root.join("modules")].into(),
         facts,
         node: "node1".into(),
         environment: Some(root.join("env/production")),

@@ -79,7 +79,7 @@ fn deep_puppet() -> Vec<(&'static str, String)> {
 fn compile_code(code: &str) -> Result<(), String> {
     let req = ferry::catalog::CompileRequest {
         manifest: ferry::catalog::ManifestSource::Code(code.to_string()),
-        modulepath: Vec::new(),
+        modulepath: Default::default(),
         facts: serde_json::Map::new(),
         node: "n".into(),
         environment: None,

@@ -354,7 +354,7 @@ pub fn parse(data: &[u8]) {
 fn compile_code(code: String) {
     let req = CompileRequest {
         manifest: ManifestSource::Code(code),
-        modulepath: Vec::new(),
+        modulepath: Default::default(),
         facts: Map::new(),
         node: "fuzz".into(),
         environment: None,

@@ -13,6 +13,7 @@ pub use model::{Catalog, CatalogResource, Edge};
 use crate::lang::error::LangError;
 use crate::lang::eval::Evaluator;
 use crate::lang::loader::{FsLoader, Loader};
+pub use crate::lang::modulepath::Modulepath;
 
 /// Where the main manifest comes from.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub enum ManifestSource {
 #[derive(Debug, Clone)]
 pub struct CompileRequest {
     pub manifest: ManifestSource,
-    pub modulepath: Vec<PathBuf>,
+    pub modulepath: Modulepath,
     pub facts: serde_json::Map<String, serde_json::Value>,
     pub node: String,
     /// Environment directory: its `hiera.yaml`/`data` give hiera data and
@@ -102,7 +103,7 @@ pub fn on_compiler_thread<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, Co
 /// Runs on the caller's thread, which needs the compiler's stack.
 pub fn compile_statements(
     stmts: &[crate::lang::syntax::ast::Expr],
-    modulepath: Vec<PathBuf>,
+    modulepath: Modulepath,
     node: &str,
     facts: &serde_json::Map<String, serde_json::Value>,
     vars: Vec<(String, crate::lang::values::value::Value)>,
@@ -167,8 +168,8 @@ fn compile_inner(
     let mut modulepath = req.modulepath.clone();
     if let Some(env) = &req.environment {
         let m = env.join("modules");
-        if loader.is_dir(&m) && !modulepath.contains(&m) {
-            modulepath.push(m);
+        if loader.is_dir(&m) {
+            modulepath.push_dir(m);
         }
     }
     let mut ev = Evaluator::new(

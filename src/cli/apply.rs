@@ -52,19 +52,12 @@ pub struct ApplyArgs {
     pub run: RunArgs,
 }
 
-fn paths(list: &str) -> Vec<PathBuf> {
-    list.split(':')
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
 pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
     commands::check_output_flags(&args.run)?;
-    let modulepath = paths(&args.modules.modulepath);
+    let modulepath = args.modules.resolve();
     let mut source_path = modulepath.clone();
     if let Some(env) = &args.environment {
-        source_path.push(env.join("modules"));
+        source_path.push_dir(env.join("modules"));
     }
     let source = match (&args.manifest, &args.code, &args.catalog) {
         (_, _, Some(file)) => {
@@ -93,7 +86,10 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
                 modulepath: modulepath.clone(),
                 environment: args.environment.clone(),
                 options: CompileOptions {
-                    hiera_config: args.hiera_config.clone(),
+                    hiera_config: args
+                        .hiera_config
+                        .clone()
+                        .or_else(super::project_hiera_config),
                     ..CompileOptions::default()
                 },
                 facts_task: Arc::new(facts_task),

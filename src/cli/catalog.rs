@@ -79,12 +79,7 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
     };
     let request = CompileRequest {
         manifest,
-        modulepath: modules
-            .modulepath
-            .split(':')
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .collect(),
+        modulepath: modules.resolve(),
         facts,
         node,
         environment,

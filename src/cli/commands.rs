@@ -30,13 +30,23 @@ pub(super) fn check_output_flags(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// The inventory named by -i or FERRY_INVENTORY, else ./inventory.yaml if
-/// it exists, else an empty one (only localhost and URIs).
+/// The inventory file when -i and FERRY_INVENTORY name none: the
+/// project's `inventory.yaml`, else ./inventory.yaml.
+pub(super) fn default_inventory() -> PathBuf {
+    match super::project() {
+        Some(p) => p.inventory_file(),
+        None => PathBuf::from("inventory.yaml"),
+    }
+}
+
+/// The inventory named by -i or FERRY_INVENTORY, else the default one
+/// ([`default_inventory`]) if it exists, else an empty one (only localhost
+/// and URIs).
 pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
     match path {
         Some(p) => Ok(Inventory::load(p)?),
         None => {
-            let default = PathBuf::from("inventory.yaml");
+            let default = default_inventory();
             if default.exists() {
                 Ok(Inventory::load(&default)?)
             } else {
@@ -105,7 +115,7 @@ pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Su
     let overrides = overrides(args);
     transport::check_options(&targets, &overrides)?;
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
+        concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides,
     };
     let stdout: Box<dyn Write + Send> = Box::new(std::io::stdout());
@@ -124,9 +134,15 @@ pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Su
 /// default}, adhoc: {count, targets}, targets, count}` with target names,
 /// or with `--detail` each target's detail object.
 pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<ExitCode> {
-    if select.inventory.is_none() && !Path::new("inventory.yaml").exists() {
+    let default = default_inventory();
+    if select.inventory.is_none() && !default.exists() {
         bail!(
-            "no inventory: ./inventory.yaml does not exist (give one with -i FILE or FERRY_INVENTORY)"
+            "no inventory: {} does not exist (give one with -i FILE or FERRY_INVENTORY)",
+            if super::project().is_some() {
+                default.display().to_string()
+            } else {
+                "./inventory.yaml".to_string()
+            }
         );
     }
     let inventory = load_inventory(select.inventory.as_deref())?;
@@ -156,14 +172,13 @@ pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<
                     .display()
                     .to_string()
             };
-            let default = Path::new("inventory.yaml");
-            let file = select.inventory.as_deref().unwrap_or(default);
+            let file = select.inventory.as_deref().unwrap_or(&default);
             let doc = serde_json::json!({
                 "inventory": {
                     "count": known.len(),
                     "targets": known.iter().map(|t| item(t)).collect::<Vec<_>>(),
                     "file": absolute(file),
-                    "default": absolute(default),
+                    "default": absolute(&default),
                 },
                 "adhoc": {
                     "count": adhoc.len(),

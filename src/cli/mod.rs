@@ -41,6 +41,52 @@ pub struct Cli {
     /// Write logs as JSON lines.
     #[arg(long, global = true)]
     pub log_json: bool,
+    /// The Bolt project directory (default: $BOLT_PROJECT, else the
+    /// nearest Boltdir/ or bolt-project.yaml from here up).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+}
+
+/// The Bolt project of this run, found once before the command runs.
+static PROJECT: std::sync::OnceLock<Option<ferry::project::Project>> = std::sync::OnceLock::new();
+
+/// The Bolt project this command runs in, if any.
+pub(crate) fn project() -> Option<&'static ferry::project::Project> {
+    PROJECT.get().and_then(Option::as_ref)
+}
+
+/// Finds and reads the project (`--project`, `BOLT_PROJECT`, or the
+/// nearest one up from the current directory) and tells its warnings.
+fn find_project(option: Option<&std::path::Path>) -> Result<Option<ferry::project::Project>> {
+    let env = std::env::var_os("BOLT_PROJECT")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let cwd = std::env::current_dir()?;
+    let Some((dir, chosen)) = ferry::project::locate(option, env.as_deref(), &cwd)? else {
+        return Ok(None);
+    };
+    let project = ferry::project::load(&dir, chosen)?;
+    for w in &project.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Some(project))
+}
+
+/// The project's hiera config (`hiera-config`, else its `hiera.yaml` when
+/// there is one), for `ferry apply` without `--hiera-config`.
+pub(crate) fn project_hiera_config() -> Option<PathBuf> {
+    let p = project()?;
+    p.hiera_config
+        .clone()
+        .or_else(|| Some(p.dir.join("hiera.yaml")).filter(|h| h.is_file()))
+}
+
+/// How many targets run at once when `--concurrency` is not given: the
+/// project's `concurrency`, else ferry's default.
+pub(crate) fn default_concurrency() -> usize {
+    project()
+        .and_then(|p| p.concurrency)
+        .unwrap_or_else(ferry::run::default_concurrency)
 }
 
 #[derive(Subcommand, Debug)]
@@ -226,19 +272,29 @@ pub enum CatalogFormat {
 
 #[derive(Args, Debug, Clone)]
 pub struct ModuleArgs {
-    /// Directories holding modules, separated by ':'.
-    #[arg(long, env = "FERRY_MODULEPATH", default_value = "modules")]
-    pub modulepath: String,
+    /// Directories holding modules, separated by ':' (default: the
+    /// project's modulepath, else ./modules).
+    #[arg(long, env = "FERRY_MODULEPATH")]
+    pub modulepath: Option<String>,
 }
 
 impl ModuleArgs {
-    /// The modulepath's directories, in order.
-    pub fn dirs(&self) -> Vec<std::path::PathBuf> {
-        self.modulepath
-            .split(':')
-            .filter(|p| !p.is_empty())
-            .map(std::path::PathBuf::from)
-            .collect()
+    /// The modulepath: `--modulepath`'s directories, else the project's
+    /// (with `.modules` and the project itself as a module), else
+    /// `./modules`.
+    pub fn resolve(&self) -> ferry::catalog::Modulepath {
+        let given = self.modulepath.as_ref().map(|text| {
+            text.split(':')
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect::<Vec<_>>()
+        });
+        match project() {
+            Some(p) => p.modulepath(given),
+            None => ferry::catalog::Modulepath::new(
+                given.unwrap_or_else(|| vec![PathBuf::from("modules")]),
+            ),
+        }
     }
 }
 
@@ -285,7 +341,8 @@ pub struct SelectArgs {
     /// @FILE reads them from a file, - from standard input.
     #[arg(short = 't', long = "targets", value_parser = connect::arg_input)]
     pub targets: Option<String>,
-    /// The inventory file (default: $FERRY_INVENTORY, else ./inventory.yaml).
+    /// The inventory file (default: $FERRY_INVENTORY, else the project's
+    /// inventory.yaml, else ./inventory.yaml).
     #[arg(
         short = 'i',
         long,
@@ -524,9 +581,19 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    // The server takes its log level from its config file (or FERRY_LOG).
+    // The server takes its log level from its config file (or FERRY_LOG),
+    // and runs in no project.
     if !matches!(cli.command, Top::Serve { .. }) {
         init_logging(&cli.log_level, cli.log_json);
+        match find_project(cli.project.as_deref()) {
+            Ok(p) => {
+                let _ = PROJECT.set(p);
+            }
+            Err(e) => {
+                eprintln!("ferry: {}", error_text(&e));
+                return ExitCode::from(1);
+            }
+        }
     }
     // Each target holds a socket: take all the open files allowed, before
     // any default concurrency (the CLI's or `ferry serve`'s) is sized.

@@ -23,7 +23,7 @@ use ferry::output::human::HumanPrinter;
 use ferry::plan::run::{Context, Reporter, check_params};
 use ferry::plan::{Failure, Located, Plan, PlanError, Val};
 use ferry::run::events::{Discard, Event, Sink};
-use ferry::run::{self, RunOptions, Summary};
+use ferry::run::{RunOptions, Summary};
 use ferry::task::params::parse_assignments;
 
 /// A plan that cannot start: as JSON on stdout (exit 1) in JSON mode,
@@ -42,7 +42,7 @@ pub async fn run(
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    let modulepath = modules.dirs();
+    let modulepath = modules.resolve();
     super::commands::check_output_flags(args)?;
     if super::pp_plans::is_puppet_plan(name, modules) {
         let given = parse_assignments(words)?;
@@ -65,7 +65,7 @@ pub async fn run(
     };
     let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
+        concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides: super::commands::overrides(args),
     };
     let stream = args.stream;
@@ -152,11 +152,14 @@ fn print_human(outcome: &Result<Val, Failure>) -> Result<()> {
 /// `ferry plan show [NAME]`: one plan's description and parameters, or
 /// every plan that is not private.
 pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<ExitCode> {
-    let modulepath = modules.dirs();
+    let modulepath = modules.resolve();
     let mut out = std::io::stdout().lock();
     let Some(name) = name else {
         let mut plans = Vec::new();
         for (name, located) in ferry::plan::load::list(&modulepath) {
+            if !super::project().is_none_or(|p| p.lists(true, &name)) {
+                continue;
+            }
             let description = match &located {
                 Located::Yaml(path) => match ferry::plan::load(path, &name) {
                     Ok(p) if p.private => continue,
@@ -171,7 +174,7 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
             Format::Json => {
                 let doc = serde_json::json!({
                     "plans": plans.iter().map(|(n, d)| serde_json::json!([n, d])).collect::<Vec<_>>(),
-                    "modulepath": modulepath,
+                    "modulepath": modulepath.dirs(),
                 });
                 writeln!(out, "{doc}")?;
             }
@@ -186,8 +189,11 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
                     writeln!(out, "  {n:width$}   {d}")?;
                 }
                 writeln!(out, "\nModulepath")?;
-                let shown: Vec<String> =
-                    modulepath.iter().map(|p| p.display().to_string()).collect();
+                let shown: Vec<String> = modulepath
+                    .dirs()
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
                 writeln!(out, "  {}", shown.join(":"))?;
             }
         }

@@ -15,12 +15,14 @@ use super::{ModuleArgs, RunArgs};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
 use ferry::plan::puppet::{self, Context};
+use ferry::run::RunOptions;
 use ferry::run::events::{Discard, Sink};
-use ferry::run::{self, RunOptions};
 
 /// Whether `name` is a Puppet-language plan on the modulepath.
 pub(super) fn is_puppet_plan(name: &str, modules: &ModuleArgs) -> bool {
-    !name.ends_with(".yaml") && !name.contains('/') && puppet::find(name, &modules.dirs()).is_some()
+    !name.ends_with(".yaml")
+        && !name.contains('/')
+        && puppet::find(name, &modules.resolve()).is_some()
 }
 
 /// Runs a `.pp` plan and prints its result as Bolt does.
@@ -35,7 +37,7 @@ pub(super) async fn run(
     }
     let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
+        concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides: super::commands::overrides(args),
     };
     let format = args.format;
@@ -61,7 +63,7 @@ pub(super) async fn run(
     });
     let ctx = Context {
         inventory,
-        modulepath: modules.dirs(),
+        modulepath: modules.resolve(),
         options,
         sink,
         message,
@@ -98,7 +100,7 @@ pub(super) async fn run(
 /// `ferry plan show NAME` for a Puppet-language plan (the list of all
 /// plans is `plans::show`'s).
 pub(super) fn show(name: &str, modules: &ModuleArgs, format: Format) -> Result<ExitCode> {
-    let mp = modules.dirs();
+    let mp = modules.resolve();
     let mut out = std::io::stdout().lock();
     let info = puppet::show(name, &mp)?;
     match format {

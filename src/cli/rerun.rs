@@ -1,5 +1,7 @@
 //! `--rerun`: the targets of the last run and how each ended, kept in
-//! `.ferry/rerun.json` in the working directory.
+//! the project's rerun file (Bolt's `.rerun.json`, or its `rerunfile`;
+//! none with `save-rerun: false`), or outside a project in
+//! `.ferry/rerun.json` in the working directory. The format is Bolt's.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +24,10 @@ struct Entry {
 }
 
 pub fn path() -> PathBuf {
-    Path::new(".ferry").join("rerun.json")
+    match super::project() {
+        Some(p) => p.rerun_file(),
+        None => Path::new(".ferry").join("rerun.json"),
+    }
 }
 
 /// Records how each target of a run ended. A failure to write is a warning.
@@ -37,14 +42,22 @@ pub fn save(summary: &Summary) {
         .collect();
     // A new file with a random name (created exclusively, never through a
     // link someone left there), renamed over the record when complete.
+    if super::project().is_some_and(|p| !p.save_rerun) {
+        return;
+    }
     let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(".ferry")?;
+        let file = path();
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
         let mut tmp = tempfile::Builder::new()
             .prefix("rerun.")
             .suffix(".tmp")
-            .tempfile_in(".ferry")?;
+            .tempfile_in(&dir)?;
         std::io::Write::write_all(&mut tmp, &serde_json::to_vec_pretty(&entries)?)?;
-        tmp.persist(path()).map(drop).map_err(|e| e.error)
+        tmp.persist(&file).map(drop).map_err(|e| e.error)
     };
     if let Err(e) = write() {
         tracing::warn!("cannot record this run in {}: {e}", path().display());

@@ -2,7 +2,6 @@
 //! parameters before anything connects, and listing tasks.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -14,14 +13,7 @@ use ferry::output::Format;
 use ferry::task::{Loader, Prepared, Task, TaskFile, params};
 
 fn loader(modules: &ModuleArgs) -> Loader {
-    Loader::new(
-        modules
-            .modulepath
-            .split(':')
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .collect(),
-    )
+    Loader::new(modules.resolve())
 }
 
 pub fn prepare(
@@ -92,7 +84,8 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
     let loader = loader(modules);
     let mut out = std::io::stdout().lock();
     let Some(name) = name else {
-        let tasks = loader.list();
+        let mut tasks = loader.list();
+        tasks.retain(|t| super::project().is_none_or(|p| p.lists(false, &t.name)));
         match format {
             Format::Json => {
                 // Bolt's shape: [name, description] pairs and the modulepath.
@@ -102,6 +95,7 @@ pub fn show(name: Option<&str>, modules: &ModuleArgs, format: Format) -> Result<
                     .collect();
                 let modulepath: Vec<String> = loader
                     .modulepath
+                    .dirs()
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect();

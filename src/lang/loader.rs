@@ -4,6 +4,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::lang::modulepath::Modulepath;
+
 /// Read access to manifests, templates and data. Tests or embedders can
 /// substitute an in-memory implementation.
 pub trait Loader: Sync {
@@ -45,19 +47,16 @@ impl Loader for FsLoader {
 }
 
 /// Directory of module `name` on the modulepath, if any.
-pub fn module_dir(loader: &dyn Loader, modulepath: &[PathBuf], name: &str) -> Option<PathBuf> {
+pub fn module_dir(loader: &dyn Loader, modulepath: &Modulepath, name: &str) -> Option<PathBuf> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
-    modulepath
-        .iter()
-        .map(|d| d.join(name))
-        .find(|p| loader.is_dir(p))
+    modulepath.candidates(name).find(|p| loader.is_dir(p))
 }
 
 /// Manifest file that should define class/define `name` (`a::b::c` ->
 /// `<modulepath>/a/manifests/b/c.pp`, `a` -> `a/manifests/init.pp`).
-pub fn manifest_for(loader: &dyn Loader, modulepath: &[PathBuf], name: &str) -> Option<PathBuf> {
+pub fn manifest_for(loader: &dyn Loader, modulepath: &Modulepath, name: &str) -> Option<PathBuf> {
     let name = name.trim_start_matches("::");
     let mut segs = name.split("::");
     let module = segs.next()?;
@@ -88,7 +87,7 @@ pub fn manifest_for(loader: &dyn Loader, modulepath: &[PathBuf], name: &str) -> 
 /// `template('mod/x.erb')` -> `<mod>/templates/x.erb`.
 pub fn module_file(
     loader: &dyn Loader,
-    modulepath: &[PathBuf],
+    modulepath: &Modulepath,
     subdir: &str,
     reference: &str,
 ) -> Option<PathBuf> {

@@ -19,6 +19,7 @@ pub mod eval;
 pub mod functions;
 pub mod hiera;
 pub mod loader;
+pub mod modulepath;
 pub mod syntax;
 pub mod template;
 pub mod values;

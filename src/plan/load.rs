@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::expr::{self, Expr, ExprError, Place};
 use super::{Param, Plan, PlanError, Step, StepKind};
+use crate::lang::modulepath::Modulepath;
 use crate::yaml::{self, Node, Origin, Value as Y, key_text};
 
 /// A plan file found on the modulepath.
@@ -30,7 +31,7 @@ fn valid_segment(s: &str) -> bool {
 
 /// Finds plan `mod::name` (`mod::dir::name` in a subfolder, `mod` for
 /// `mod::init`) on the modulepath: a `.yaml` plan, or a `.pp` one.
-pub fn locate(name: &str, modulepath: &[PathBuf]) -> Result<Located, PlanError> {
+pub fn locate(name: &str, modulepath: &Modulepath) -> Result<Located, PlanError> {
     if name.ends_with(".yaml") || name.contains('/') {
         return Ok(Located::Yaml(PathBuf::from(name)));
     }
@@ -49,8 +50,8 @@ pub fn locate(name: &str, modulepath: &[PathBuf]) -> Result<Located, PlanError> 
         segments.push("init");
     }
     let rel = segments.join("/");
-    for dir in modulepath {
-        let base = dir.join(module).join("plans");
+    for dir in modulepath.candidates(module) {
+        let base = dir.join("plans");
         let yaml = base.join(format!("{rel}.yaml"));
         if yaml.is_file() {
             return Ok(Located::Yaml(yaml));
@@ -65,7 +66,7 @@ pub fn locate(name: &str, modulepath: &[PathBuf]) -> Result<Located, PlanError> 
 
 /// Every plan on the modulepath, by name (the first module of a name
 /// wins, as on the modulepath), with its file.
-pub fn list(modulepath: &[PathBuf]) -> BTreeMap<String, Located> {
+pub fn list(modulepath: &Modulepath) -> BTreeMap<String, Located> {
     fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>, depth: usize) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -93,19 +94,12 @@ pub fn list(modulepath: &[PathBuf]) -> BTreeMap<String, Located> {
         }
     }
     let mut plans = BTreeMap::new();
-    for dir in modulepath {
-        let Ok(modules) = std::fs::read_dir(dir) else {
+    for (module, dir) in modulepath.modules() {
+        if !valid_segment(&module) {
             continue;
-        };
-        let mut found = Vec::new();
-        for m in modules.flatten() {
-            let Some(module) = m.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            if valid_segment(&module) {
-                walk(&m.path().join("plans"), &module, &mut found, 0);
-            }
         }
+        let mut found = Vec::new();
+        walk(&dir.join("plans"), &module, &mut found, 0);
         for (name, path) in found {
             let located = if path.extension().is_some_and(|x| x == "pp") {
                 Located::Puppet(path)
@@ -119,7 +113,7 @@ pub fn list(modulepath: &[PathBuf]) -> BTreeMap<String, Located> {
 }
 
 /// Finds a YAML plan (see [`locate`]).
-pub fn find(name: &str, modulepath: &[PathBuf]) -> Result<PathBuf, PlanError> {
+pub fn find(name: &str, modulepath: &Modulepath) -> Result<PathBuf, PlanError> {
     match locate(name, modulepath)? {
         Located::Yaml(p) => Ok(p),
         Located::Puppet(p) => Err(PlanError::Invalid {

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::expr::{Code, EvalError, Expr, Resolved, Vars};
 use super::{Failure, Located, Plan, PlanError, Step, StepKind, Val};
 use crate::inventory::{Inventory, Target};
+use crate::lang::modulepath::Modulepath;
 use crate::run::events::{Discard, Sink};
 use crate::run::{self, Action, Connections, RunOptions, TargetResult};
 use crate::task::{Loader, params};
@@ -93,7 +94,7 @@ impl Reporter for Forward {
 /// What a plan needs from its surroundings.
 pub struct Context<'a> {
     pub inventory: &'a Inventory,
-    pub modulepath: Vec<PathBuf>,
+    pub modulepath: Modulepath,
     pub options: RunOptions,
     /// A fresh sink for each step's executor events.
     pub sink: &'a (dyn Fn() -> Arc<dyn Sink> + Sync),
@@ -170,7 +171,7 @@ pub fn check_params(
 
 /// A module-relative file (`mymod/script.sh` → `<modulepath>/mymod/files/script.sh`),
 /// an absolute path, or a path relative to the plan file.
-fn module_file(rel: &str, modulepath: &[PathBuf], plan_dir: &Path) -> Result<PathBuf, String> {
+fn module_file(rel: &str, modulepath: &Modulepath, plan_dir: &Path) -> Result<PathBuf, String> {
     if Path::new(rel).is_absolute() {
         return Ok(PathBuf::from(rel));
     }
@@ -185,8 +186,8 @@ fn module_file(rel: &str, modulepath: &[PathBuf], plan_dir: &Path) -> Result<Pat
         return Err(format!("file '{rel}' must stay inside its module"));
     }
     modulepath
-        .iter()
-        .map(|d| d.join(module).join("files").join(rest))
+        .candidates(module)
+        .map(|d| d.join("files").join(rest))
         .find(|p| p.exists())
         .ok_or_else(|| format!("No such file or directory: {rel} (looked in each module's files/)"))
 }

@@ -129,7 +129,7 @@ pub fn apply_job(
     Ok(ApplyJob {
         source: CatalogSource::Compile {
             manifest: manifest(&env.dir),
-            modulepath: modulepath.clone(),
+            modulepath: modulepath.clone().into(),
             environment: Some(env.dir.clone()),
             options: CompileOptions {
                 environment_name: Some(env.name.clone()),
@@ -142,7 +142,7 @@ pub fn apply_job(
             tags: Vec::new(),
             ..Default::default()
         },
-        modulepath,
+        modulepath: modulepath.into(),
         prepared: Default::default(),
     })
 }

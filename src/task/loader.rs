@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::TaskError;
 use super::metadata::Metadata;
+use crate::lang::modulepath::Modulepath;
 
 static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tasks");
 
@@ -57,7 +58,7 @@ pub struct Task {
 /// Reads tasks from a modulepath and the built-in module.
 #[derive(Clone, Debug)]
 pub struct Loader {
-    pub modulepath: Vec<PathBuf>,
+    pub modulepath: Modulepath,
 }
 
 /// Whether a module or task name follows Bolt's rules.
@@ -197,14 +198,15 @@ fn executables(
 }
 
 impl Loader {
-    pub fn new(modulepath: Vec<PathBuf>) -> Loader {
-        Loader { modulepath }
+    pub fn new(modulepath: impl Into<Modulepath>) -> Loader {
+        Loader {
+            modulepath: modulepath.into(),
+        }
     }
 
     fn module_dir(&self, module: &str) -> Option<PathBuf> {
         self.modulepath
-            .iter()
-            .map(|dir| dir.join(module))
+            .candidates(module)
             .find(|d| d.join("tasks").is_dir())
     }
 
@@ -224,15 +226,10 @@ impl Loader {
     }
 
     fn modulepath_text(&self) -> String {
-        let dirs: Vec<String> = self
-            .modulepath
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        if dirs.is_empty() {
+        if self.modulepath.is_empty() {
             "empty".into()
         } else {
-            dirs.join(":")
+            self.modulepath.to_string()
         }
     }
 
@@ -334,8 +331,7 @@ impl Loader {
             } else {
                 Some(
                     self.modulepath
-                        .iter()
-                        .map(|d| d.join(module))
+                        .candidates(module)
                         .find(|d| d.is_dir())
                         .ok_or_else(|| {
                             bad(format!(
@@ -423,22 +419,16 @@ impl Loader {
 }
 
 /// Every `(module, file name)` in the `<module>/<folder>/` directories of
-/// the modulepath (`tasks`, `plans`): the discovery behind listing tasks
-/// and plans. Unreadable directories are skipped.
-pub fn module_entries(modulepath: &[PathBuf], folder: &str) -> Vec<(String, String)> {
+/// the modulepath (`tasks`, `plans`), the project's first: the discovery
+/// behind listing tasks and plans. Unreadable directories are skipped.
+pub fn module_entries(modulepath: &Modulepath, folder: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for dir in modulepath {
-        let Ok(modules) = std::fs::read_dir(dir) else {
+    for (module, dir) in modulepath.modules() {
+        let Ok(entries) = std::fs::read_dir(dir.join(folder)) else {
             continue;
         };
-        for m in modules.flatten() {
-            let module = m.file_name().to_string_lossy().into_owned();
-            let Ok(entries) = std::fs::read_dir(m.path().join(folder)) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                out.push((module.clone(), e.file_name().to_string_lossy().into_owned()));
-            }
+        for e in entries.flatten() {
+            out.push((module.clone(), e.file_name().to_string_lossy().into_owned()));
         }
     }
     out

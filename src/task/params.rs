@@ -128,7 +128,7 @@ pub fn check_type(ty: &str, value: &Value) -> Result<(), TypeCheckError> {
     let loader = NoFiles;
     let mut ev = Evaluator::new(
         &loader,
-        Vec::new(),
+        Default::default(),
         None,
         "task",
         &Map::new(),

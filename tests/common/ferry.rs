@@ -66,12 +66,19 @@ impl Scratch {
     }
 
     pub fn ferry_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.ferry_in(self.dir.path(), args, env)
+    }
+
+    /// Runs ferry in `cwd` (HOME still the scratch home).
+    pub fn ferry_in(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferry"));
         cmd.args(args)
-            .current_dir(self.dir.path())
+            .current_dir(cwd)
             .env("HOME", self.home())
             .env_remove("SSH_AUTH_SOCK")
             .env_remove("FERRY_INVENTORY")
+            .env_remove("FERRY_MODULEPATH")
+            .env_remove("BOLT_PROJECT")
             .env_remove("FERRY_LOG");
         for (k, v) in env {
             cmd.env(k, v);

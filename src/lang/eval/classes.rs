@@ -12,20 +12,16 @@ use crate::lang::eval::core_types::METAPARAMS;
 use crate::lang::eval::resources::set_param;
 use crate::lang::eval::{Evaluator, ResId, ResKind, ScopeId};
 use crate::lang::loader;
+use crate::lang::modulepath::Modulepath;
 use crate::lang::syntax::ast::{Definition, Expr, ExprKind, NodeMatch, Virtuality};
 use crate::lang::values::regex::compile_regex;
 use crate::lang::values::types::{self, capitalize};
 use crate::lang::values::value::Value;
 
 /// The module a manifest file belongs to (`<modulepath>/<module>/manifests/..`).
-fn module_of(modulepath: &[PathBuf], file: &str) -> Option<String> {
-    let p = Path::new(file);
-    modulepath.iter().find_map(|mp| {
-        let rest = p.strip_prefix(mp).ok()?;
-        let mut comps = rest.components();
-        let module = comps.next()?.as_os_str().to_str()?.to_string();
-        (comps.next()?.as_os_str() == "manifests").then_some(module)
-    })
+fn module_of(modulepath: &Modulepath, file: &str) -> Option<String> {
+    let (module, rest) = modulepath.module_of(Path::new(file))?;
+    (rest.components().next()?.as_os_str() == "manifests").then_some(module)
 }
 
 /// Maximum nesting of defined types declared inside defined types.
@@ -120,14 +116,19 @@ impl<'l> Evaluator<'l> {
         }
         let mut found = None;
         if !name.contains(['/', '\\', '.']) {
-            'outer: for dir in self.modulepath.clone() {
-                for m in self.loader.list(&dir).unwrap_or_default() {
-                    let rb = m.join("lib/puppet/type").join(format!("{name}.rb"));
-                    if self.loader.is_file(&rb) {
-                        let src = self.loader.read(&rb).unwrap_or_default();
-                        found = Some(crate::lang::eval::core_types::ruby_type_namevar(&src));
-                        break 'outer;
-                    }
+            let project = self.modulepath.project().map(|(_, p)| p.to_path_buf());
+            let modules = project.into_iter().chain(
+                self.modulepath
+                    .dirs()
+                    .iter()
+                    .flat_map(|dir| self.loader.list(dir).unwrap_or_default()),
+            );
+            for m in modules {
+                let rb = m.join("lib/puppet/type").join(format!("{name}.rb"));
+                if self.loader.is_file(&rb) {
+                    let src = self.loader.read(&rb).unwrap_or_default();
+                    found = Some(crate::lang::eval::core_types::ruby_type_namevar(&src));
+                    break;
                 }
             }
         }

@@ -11,6 +11,7 @@ use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{set_param, titles};
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
 use crate::lang::loader::Loader;
+use crate::lang::modulepath::Modulepath;
 use crate::lang::syntax::ast::{Expr, Virtuality};
 use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
@@ -22,7 +23,7 @@ const MAX_ROUNDS: usize = 10_000;
 impl<'l> Evaluator<'l> {
     pub fn new(
         loader: &'l dyn Loader,
-        modulepath: Vec<PathBuf>,
+        modulepath: Modulepath,
         env_dir: Option<PathBuf>,
         node: &str,
         facts: &serde_json::Map<String, serde_json::Value>,

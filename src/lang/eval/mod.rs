@@ -33,6 +33,7 @@ use typed_index_collections::TiVec;
 
 use crate::lang::error::{ErrorKind, LangError, Loc};
 use crate::lang::loader::Loader;
+use crate::lang::modulepath::Modulepath;
 use crate::lang::syntax::ast::{Definition, Expr, FunctionDef, NodeDef};
 use crate::lang::values::value::Value;
 
@@ -165,7 +166,7 @@ pub struct Evaluator<'l> {
     pub(in crate::lang) loader: &'l dyn Loader,
     /// The built-in functions and hiera, from the layers above.
     library: &'l dyn Library,
-    pub(in crate::lang) modulepath: Vec<PathBuf>,
+    pub(in crate::lang) modulepath: Modulepath,
     pub(in crate::lang) env_dir: Option<PathBuf>,
     pub(in crate::lang) node: String,
     pub(in crate::lang) environment: String,

@@ -18,6 +18,7 @@ use crate::lang::error::{LResult, LangError, Loc, plain};
 use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{ApplyCall, Evaluator, ScopeId};
 use crate::lang::loader::{Loader, module_dir};
+use crate::lang::modulepath::Modulepath;
 use crate::lang::syntax::ast::{Definition, Expr, ExprKind, Lambda};
 use crate::lang::values::plan::{PlanObject, as_object, value};
 use crate::lang::values::types::PType;
@@ -25,7 +26,7 @@ use crate::lang::values::value::Value;
 
 /// The file that should define plan `name` (`mod::a::b` →
 /// `<mod>/plans/a/b.pp`, `mod` → `<mod>/plans/init.pp`), if it exists.
-pub fn plan_file(loader: &dyn Loader, modulepath: &[PathBuf], name: &str) -> Option<PathBuf> {
+pub fn plan_file(loader: &dyn Loader, modulepath: &Modulepath, name: &str) -> Option<PathBuf> {
     let mut segs = name.split("::");
     let module = segs.next()?;
     let rest: Vec<&str> = segs.collect();
@@ -388,7 +389,7 @@ impl<'l> Evaluator<'l> {
     }
 
     /// The modulepath the evaluator loads from.
-    pub fn modulepath(&self) -> &[PathBuf] {
+    pub fn modulepath(&self) -> &Modulepath {
         &self.modulepath
     }
 

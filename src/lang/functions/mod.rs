@@ -339,7 +339,7 @@ pub(crate) mod tests {
         let loader = FsLoader;
         let mut ev = Evaluator::new(
             &loader,
-            Vec::new(),
+            Default::default(),
             None,
             "node1",
             &serde_json::Map::new(),

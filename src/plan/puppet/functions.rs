@@ -388,8 +388,8 @@ impl PlanLibrary {
         {
             let found = self
                 .modulepath
-                .iter()
-                .map(|d| d.join(module).join("files").join(rest))
+                .candidates(module)
+                .map(|d| d.join("files").join(rest))
                 .find(|p| p.exists());
             if found.is_some() {
                 return found;

@@ -19,7 +19,7 @@ pub type PlanFn = fn(&PlanLibrary, &mut Evaluator<'_>, Call<'_>) -> EvalResult<V
 
 /// The functions of a running plan.
 pub struct PlanLibrary {
-    pub modulepath: Vec<std::path::PathBuf>,
+    pub modulepath: crate::lang::modulepath::Modulepath,
     pub options: crate::run::RunOptions,
     /// A fresh sink for each step's events.
     pub sink: Arc<dyn Fn() -> Arc<dyn crate::run::events::Sink> + Send + Sync>,

@@ -33,6 +33,7 @@ use crate::lang::eval::Evaluator;
 use crate::lang::eval::control::Unwind;
 use crate::lang::eval::plans::{plan_file, plan_name_for};
 use crate::lang::loader::FsLoader;
+use crate::lang::modulepath::Modulepath;
 use crate::lang::values::plan::{ErrorValue, to_json};
 use crate::lang::values::value::Value;
 use crate::plan::Failure;
@@ -59,40 +60,30 @@ pub enum PuppetPlanError {
 }
 
 /// The `.pp` file of plan `name` on the modulepath, if there is one.
-pub fn find(name: &str, modulepath: &[PathBuf]) -> Option<PathBuf> {
+pub fn find(name: &str, modulepath: &Modulepath) -> Option<PathBuf> {
     plan_file(&FsLoader, modulepath, name.trim_start_matches("::"))
 }
 
 /// Every `.pp` plan on the modulepath: (name, file), sorted by name; the
 /// first module of a name on the modulepath wins.
-pub fn list(modulepath: &[PathBuf]) -> Vec<(String, PathBuf)> {
+pub fn list(modulepath: &Modulepath) -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = Vec::new();
-    for dir in modulepath {
-        let Ok(modules) = std::fs::read_dir(dir) else {
+    for (module, m) in modulepath.modules() {
+        if out
+            .iter()
+            .any(|(n, _)| n.split("::").next() == Some(module.as_str()))
+        {
             continue;
-        };
-        let mut modules: Vec<PathBuf> = modules.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        modules.sort();
-        for m in modules {
-            let Some(module) = m.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+        }
+        let plans = m.join("plans");
+        let mut files = Vec::new();
+        collect_pp(&plans, &mut files, 0);
+        for f in files {
+            let Ok(rel) = f.strip_prefix(&plans) else {
                 continue;
             };
-            if out
-                .iter()
-                .any(|(n, _)| n.split("::").next() == Some(module.as_str()))
-            {
-                continue;
-            }
-            let plans = m.join("plans");
-            let mut files = Vec::new();
-            collect_pp(&plans, &mut files, 0);
-            for f in files {
-                let Ok(rel) = f.strip_prefix(&plans) else {
-                    continue;
-                };
-                if let Some(name) = plan_name_for(&module, rel) {
-                    out.push((name, f));
-                }
+            if let Some(name) = plan_name_for(&module, rel) {
+                out.push((name, f));
             }
         }
     }
@@ -140,9 +131,9 @@ pub struct PlanInfo {
 }
 
 /// Loads plan `name` and describes its parameters.
-pub fn show(name: &str, modulepath: &[PathBuf]) -> Result<PlanInfo, PuppetPlanError> {
+pub fn show(name: &str, modulepath: &Modulepath) -> Result<PlanInfo, PuppetPlanError> {
     let name = name.trim_start_matches("::").to_string();
-    let mp = modulepath.to_vec();
+    let mp = modulepath.clone();
     let work = move || -> Result<PlanInfo, PuppetPlanError> {
         let loader = FsLoader;
         let file = plan_file(&loader, &mp, &name)
@@ -195,7 +186,7 @@ pub fn show(name: &str, modulepath: &[PathBuf]) -> Result<PlanInfo, PuppetPlanEr
 /// What a plan needs from its surroundings.
 pub struct Context {
     pub inventory: Inventory,
-    pub modulepath: Vec<PathBuf>,
+    pub modulepath: Modulepath,
     pub options: RunOptions,
     /// A fresh sink for each step's events.
     pub sink: Arc<dyn Fn() -> Arc<dyn Sink> + Send + Sync>,

@@ -18,6 +18,7 @@ use crate::apply::events::{self, Line};
 use crate::apply::report::RunInfo;
 use crate::apply::types::{SourceError, Sources};
 use crate::apply::{ApplyCatalog, ApplyError, ApplyOptions, Prepared};
+use crate::catalog::Modulepath;
 use crate::catalog::{CompileOptions, CompileRequest, ManifestSource};
 use crate::inventory::Target;
 use crate::run::events::{Discard, Event, Sink};
@@ -33,7 +34,7 @@ pub enum CatalogSource {
     /// Compiled per target from its facts.
     Compile {
         manifest: ManifestSource,
-        modulepath: Vec<PathBuf>,
+        modulepath: Modulepath,
         environment: Option<PathBuf>,
         options: CompileOptions,
         /// The built-in facts task.
@@ -47,7 +48,7 @@ pub struct ApplyJob {
     pub source: CatalogSource,
     pub options: ApplyOptions,
     /// Where `puppet:///modules/M/P` sources are found.
-    pub modulepath: Vec<PathBuf>,
+    pub modulepath: Modulepath,
     /// Prepared catalogs shared by the targets whose catalogs and settings
     /// are the same.
     pub prepared: PreparedCache,
@@ -146,7 +147,7 @@ impl ApplyJob {
 
 /// Reads `source` parameters on the controller.
 struct FsSources<'a> {
-    modulepath: &'a [PathBuf],
+    modulepath: &'a Modulepath,
     environment: &'a str,
 }
 
@@ -163,8 +164,8 @@ impl FsSources<'_> {
         }
         let file = file.trim_end_matches('/');
         self.modulepath
-            .iter()
-            .map(|m| m.join(module).join("files").join(file))
+            .candidates(module)
+            .map(|m| m.join("files").join(file))
             .find(|p| p.exists())
             .ok_or_else(|| SourceError::NotFound(uri.into()))
     }

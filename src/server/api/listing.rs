@@ -3,6 +3,7 @@
 //! Puppet-language plans (`/plans`) on the modulepath, and module files
 //! (`/puppet/v3/file_content/...`) as puppetserver serves them.
 
+use crate::lang::modulepath::Modulepath;
 use std::sync::Arc;
 
 use axum::Json;
@@ -131,7 +132,7 @@ fn unreadable(name: &str, e: TaskError) -> ApiError {
 #[utoipa::path(get, path = "/plans",
     responses((status = 200, description = "[{name}]", body = Value)))]
 pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
-    let modulepath = state.config.modulepath.clone();
+    let modulepath = Modulepath::new(state.config.modulepath.clone());
     blocking(move || {
         let names: Vec<Value> = crate::plan::load::list(&modulepath)
             .into_keys()
@@ -144,7 +145,7 @@ pub async fn list_plans(State(state): State<Arc<AppState>>) -> Result<Json<Value
 
 /// A Puppet-language plan's name and parameters (`type`, and `default`
 /// as Puppet writes the value when it is a constant).
-fn puppet_plan(name: &str, modulepath: &[std::path::PathBuf]) -> Result<Value, ApiError> {
+fn puppet_plan(name: &str, modulepath: &Modulepath) -> Result<Value, ApiError> {
     let info = crate::plan::puppet::show(name, modulepath).map_err(|e| {
         tracing::error!("plan {name}: {e}");
         ApiError::new(
@@ -177,7 +178,7 @@ pub async fn show_plan(
     split_name(&name).map_err(|e| {
         ApiError::bad_field("name", e.to_string().replace("task name", "plan name"))
     })?;
-    let modulepath = state.config.modulepath.clone();
+    let modulepath = Modulepath::new(state.config.modulepath.clone());
     let mp = modulepath.clone();
     let pp_name = name.clone();
     let puppet = blocking(move || {

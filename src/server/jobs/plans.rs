@@ -15,7 +15,7 @@
 //! (400 naming `params`); a Puppet-language plan checks its own as it
 //! starts, and a mismatch fails the job with Bolt's error.
 
-use std::path::PathBuf;
+use crate::lang::modulepath::Modulepath;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,16 +68,16 @@ enum Ready {
 /// The modulepath of the request's environment: its `modules/` first,
 /// then the server's. An environment not on the environmentpath is an
 /// error when the request named it (anything but the default).
-fn plan_modulepath(state: &AppState, environment: Option<&str>) -> Result<Vec<PathBuf>, ApiError> {
+fn plan_modulepath(state: &AppState, environment: Option<&str>) -> Result<Modulepath, ApiError> {
     let named = environment.unwrap_or_default();
     let name = environments::requested(named, false)
         .map_err(|e| ApiError::bad_field("environment", e.to_string()))?;
     match environments::find(&state.config.environmentpath, &name) {
-        Ok(env) => Ok(environments::modulepath(&env, &state.config.modulepath)),
+        Ok(env) => Ok(environments::modulepath(&env, &state.config.modulepath).into()),
         Err(EnvironmentError::NotFound(_))
             if named.is_empty() || named == environments::DEFAULT_ENVIRONMENT =>
         {
-            Ok(state.config.modulepath.clone())
+            Ok(state.config.modulepath.clone().into())
         }
         Err(e) => Err(ApiError::bad_field("environment", e.to_string())),
     }
@@ -87,7 +87,7 @@ fn plan_modulepath(state: &AppState, environment: Option<&str>) -> Result<Vec<Pa
 const REDACTED: &str = "Sensitive [value redacted]";
 
 /// The parameters plan `name` declares `Sensitive[...]`.
-fn sensitive_params(ready: &Ready, name: &str, modulepath: &[std::path::PathBuf]) -> Vec<String> {
+fn sensitive_params(ready: &Ready, name: &str, modulepath: &Modulepath) -> Vec<String> {
     match ready {
         Ready::Yaml(plan, _) => plan
             .parameters
@@ -112,7 +112,7 @@ fn sensitive_params(ready: &Ready, name: &str, modulepath: &[std::path::PathBuf]
 fn prepare(
     name: &str,
     params: Map<String, Value>,
-    modulepath: &[PathBuf],
+    modulepath: &Modulepath,
     scrub: &Scrub,
 ) -> Result<Ready, ApiError> {
     match crate::plan::locate(name, modulepath) {

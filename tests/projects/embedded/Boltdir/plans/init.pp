@@ -1,0 +1,3 @@
+plan embedded() {
+  return 'from the embedded project'
+}

@@ -1,0 +1,3 @@
+plan other::catch_one() {
+  return 3
+}

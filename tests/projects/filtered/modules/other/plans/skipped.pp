@@ -1,0 +1,3 @@
+plan other::skipped() {
+  return 4
+}

@@ -1,0 +1,3 @@
+plan filtered::hidden() {
+  return 2
+}

@@ -1,0 +1,3 @@
+plan filtered() {
+  return 1
+}

@@ -1,0 +1,2 @@
+#!/bin/sh
+. "$PT__installdir/helpers/files/marco.sh"

@@ -1,0 +1,3 @@
+plan test_project() {
+  return 'from the project'
+}
