@@ -5,7 +5,9 @@
 //!
 //! Every task runs under dash and, when busybox is installed, under
 //! `busybox sh` with a PATH holding only busybox applets (an Alpine-like
-//! userland). Fixture trees for the facts task live in tests/builtin_tasks/.
+//! userland); the facts task also under dash with each awk installed
+//! (mawk, gawk, busybox awk). Fixture trees for the facts task live in
+//! tests/builtin_tasks/.
 //!
 //! The package install/uninstall test needs apt and a reachable package
 //! registry; it prints a notice and skips itself otherwise. The dnf one
@@ -124,6 +126,33 @@ fn shells_for(system_path: bool) -> Vec<Shell> {
         eprintln!("NOTICE: busybox is not installed; tasks are tested under dash only");
     }
     shells
+}
+
+/// [`shells`] plus dash with each other awk this machine has first on PATH
+/// (mawk, gawk, busybox awk): the facts task is one awk program, and a
+/// target may have any of them as its awk.
+fn shells_and_awks() -> Vec<Shell> {
+    let mut all = shells();
+    let system = std::env::var("PATH").unwrap_or_default();
+    for (name, bin) in [
+        ("dash+mawk", "mawk"),
+        ("dash+gawk", "gawk"),
+        ("dash+busybox-awk", "busybox"),
+    ] {
+        if !have(bin) {
+            eprintln!("NOTICE: {bin} is not installed; the facts task is not tested with it");
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(which(bin), dir.path().join("awk")).unwrap();
+        all.push(Shell {
+            name,
+            argv: vec!["dash".into()],
+            path: Some(format!("{}:{system}", dir.path().display())),
+            _dir: Some(dir),
+        });
+    }
+    all
 }
 
 struct Run {

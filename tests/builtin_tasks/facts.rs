@@ -1,13 +1,18 @@
 //! The facts task (tasks/facts.sh): its output against this machine under
-//! every shell, the ifconfig fallback, the fixture trees in
-//! tests/builtin_tasks/facts/ and sources that are missing.
+//! every shell and awk, the ifconfig fallback (busybox's, and both ifconfig
+//! output formats fed by a stand-in command), the fixture trees in
+//! tests/builtin_tasks/facts/, sources that are missing, and how few
+//! commands it runs (it runs before every apply).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{assert_subset, busybox_shell, have, os_release, repo, run_task, sh_out, shells};
+use crate::{
+    Shell, assert_subset, busybox_shell, have, os_release, repo, run_task, sh_out, shells,
+    shells_and_awks, which,
+};
 
 #[test]
 fn facts_match_this_machine_under_every_shell() {
@@ -42,7 +47,7 @@ fn facts_match_this_machine_under_every_shell() {
     let node = sh_out("uname -n");
 
     let mut networks = Vec::new();
-    for shell in shells() {
+    for shell in shells_and_awks() {
         let run = run_task(&shell, "facts.sh", json!({}), &[]);
         let f = run.ok();
         let who = shell.name;
@@ -142,7 +147,7 @@ fn facts_fixtures_map_os_release_meminfo_cpuinfo() {
         .collect();
     cases.sort();
     assert!(cases.len() >= 5, "fixtures missing in {}", dir.display());
-    for shell in shells() {
+    for shell in shells_and_awks() {
         for case in &cases {
             let expected: Value =
                 serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap())
@@ -168,7 +173,7 @@ fn facts_fixtures_map_os_release_meminfo_cpuinfo() {
 #[test]
 fn facts_missing_sources_are_omitted_not_fatal() {
     let empty = tempfile::tempdir().unwrap();
-    for shell in shells() {
+    for shell in shells_and_awks() {
         let root = empty.path().display().to_string();
         let f = run_task(
             &shell,
@@ -186,4 +191,146 @@ fn facts_missing_sources_are_omitted_not_fatal() {
         // Facts from commands are still there.
         assert_eq!(f["kernel"], sh_out("uname -s").as_str());
     }
+}
+
+/// A directory for PATH holding `fakes` (name, sh script body) and symlinks
+/// to this machine's `tools`, and nothing else.
+fn bin_dir(fakes: &[(&str, String)], tools: &[&str]) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in fakes {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for tool in tools {
+        if have(tool) {
+            std::os::unix::fs::symlink(which(tool), dir.path().join(tool)).unwrap();
+        }
+    }
+    dir
+}
+
+fn dash_with_path(dir: &tempfile::TempDir) -> Shell {
+    Shell {
+        name: "dash",
+        argv: vec![which("dash").display().to_string()],
+        path: Some(dir.path().display().to_string()),
+        _dir: None,
+    }
+}
+
+/// Without `ip`, addresses come from `ifconfig -a` in either format:
+/// net-tools ("inet A  netmask M") and busybox / old net-tools
+/// ("inet addr:A  Mask:M"). A stand-in ifconfig prints both.
+#[test]
+fn facts_read_both_ifconfig_formats() {
+    let out = "\
+ferry0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1400
+        inet 10.1.2.3  netmask 255.255.240.0  broadcast 10.1.15.255
+        inet 300.1.1.1  netmask 255.0.0.0
+        ether 02:01:02:03:04:05  txqueuelen 1000  (Ethernet)
+
+ferry1    Link encap:Ethernet  HWaddr 52:54:00:AB:CD:EF
+          inet addr:192.168.100.10  Bcast:192.168.100.255  Mask:255.255.255.0
+          inet6 addr: fe80::5054:ff:feab:cdef/64 Scope:Link
+          UP BROADCAST RUNNING MULTICAST  MTU:1500  Metric:1
+";
+    let fake = format!("printf '%s' '{out}'\n");
+    let dir = bin_dir(
+        &[("ifconfig", fake)],
+        &["awk", "uname", "id", "date", "hostname"],
+    );
+    let f = run_task(&dash_with_path(&dir), "facts.sh", json!({}), &[]).ok();
+    let ifaces = &f["networking"]["interfaces"];
+    let expected = json!({
+        "ferry0": {
+            "bindings": [{"address": "10.1.2.3", "netmask": "255.255.240.0", "network": "10.1.0.0"}],
+            "ip": "10.1.2.3", "netmask": "255.255.240.0", "network": "10.1.0.0",
+        },
+        "ferry1": {
+            "bindings": [
+                {"address": "192.168.100.10", "netmask": "255.255.255.0", "network": "192.168.100.0"}
+            ],
+            "ip": "192.168.100.10", "netmask": "255.255.255.0", "network": "192.168.100.0",
+        },
+    });
+    assert_subset(&expected, ifaces, "networking.interfaces");
+}
+
+/// The task runs before every apply, so it must stay cheap: at most one
+/// awk and the commands whose answers no file holds (uname, id, ip or
+/// ifconfig, date, hostname -f). Every command it may run is a logging
+/// stand-in for the real one, and PATH has nothing else.
+#[test]
+fn facts_runs_few_commands() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let candidates = [
+        "awk", "uname", "hostname", "id", "ip", "ifconfig", "date", "getconf", "cat", "sort", "tr",
+        "cut", "grep", "sed", "head", "tail", "wc", "expr", "tee",
+    ];
+    let fakes: Vec<(&str, String)> = candidates
+        .iter()
+        .filter(|c| have(c))
+        .map(|c| {
+            let real = which(c).display().to_string();
+            (
+                *c,
+                format!("echo {c} >>\"$FERRY_TEST_LOG\"\nexec {real} \"$@\"\n"),
+            )
+        })
+        .collect();
+    let dir = bin_dir(&fakes, &[]);
+    let log_path = log.path().display().to_string();
+    let f = run_task(
+        &dash_with_path(&dir),
+        "facts.sh",
+        json!({}),
+        &[("FERRY_TEST_LOG", &log_path)],
+    )
+    .ok();
+    let plain = run_task(&shells()[0], "facts.sh", json!({}), &[]).ok();
+    for key in [
+        "os",
+        "kernel",
+        "networking",
+        "processors",
+        "identity",
+        "timezone",
+    ] {
+        assert_eq!(f[key], plain[key], "{key} differs with logged commands");
+    }
+    let ran = std::fs::read_to_string(log.path()).unwrap();
+    let ran: Vec<&str> = ran.lines().collect();
+    assert!(
+        ran.len() <= 6,
+        "the facts task ran {} commands: {ran:?}",
+        ran.len()
+    );
+    for cmd in &ran {
+        assert!(
+            ["awk", "uname", "hostname", "id", "ip", "ifconfig", "date"].contains(cmd),
+            "the facts task ran {cmd}: {ran:?}"
+        );
+    }
+    assert_eq!(ran.iter().filter(|c| **c == "awk").count(), 1, "{ran:?}");
+}
+
+/// awk is the one thing the task cannot do without: without it the task
+/// says so (a Bolt-style error) rather than printing a broken document.
+#[test]
+fn facts_without_awk_fail_clearly() {
+    let dir = bin_dir(&[], &["uname", "id", "date"]);
+    let run = run_task(&dash_with_path(&dir), "facts.sh", json!({}), &[]);
+    run.error("ferry/facts-no-awk");
+}
+
+/// In a target's long-lived shell ferry reads a task that cannot tell the
+/// difference into its wrapper's subshell instead of starting a new shell:
+/// one process less before every apply. The facts task must stay so (its
+/// awk reads stdin with getline, never through field variables).
+#[test]
+fn facts_task_is_read_into_the_wrapper_shell() {
+    let bytes = std::fs::read(repo().join("tasks/facts.sh")).unwrap();
+    assert!(ferry::task::wrapper::sourceable(&bytes));
 }

@@ -1,11 +1,16 @@
-//! The JSON helper block the tasks share: identical in every task, and
-//! escaping arbitrary (including non-UTF-8 and control-character) strings.
+//! The JSON helper block the shell tasks share (package.sh, service.sh):
+//! identical in every task that carries it, and escaping arbitrary
+//! (including non-UTF-8 and control-character) strings. The facts task has
+//! no shell helpers (its one awk program prints the whole document); its
+//! awk escaping must give the same answers for the same strings.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Command;
 
-use crate::{Shell, run_with_stdin, shells, task_path};
+use serde_json::{Value, json};
+
+use crate::{Shell, run_task, run_with_stdin, shells, shells_and_awks, task_path};
 
 const HELPERS_BEGIN: &str = "# --- ferry json helpers: begin";
 const HELPERS_END: &str = "# --- ferry json helpers: end ---\n";
@@ -19,22 +24,16 @@ fn helpers_of(file: &str) -> String {
 
 #[test]
 fn json_helpers_are_identical_in_every_task() {
-    let facts = helpers_of("facts.sh");
-    assert_eq!(
-        helpers_of("package.sh"),
-        facts,
-        "package.sh helpers drifted"
-    );
     assert_eq!(
         helpers_of("service.sh"),
-        facts,
-        "service.sh helpers drifted"
+        helpers_of("package.sh"),
+        "service.sh helpers drifted from package.sh's"
     );
 }
 
 /// Runs `json_str "$1"` from the tasks' helper block under `shell`.
 fn json_str(shell: &Shell, arg: &OsStr) -> String {
-    let script = format!("{}\njson_str \"$1\"", helpers_of("facts.sh"));
+    let script = format!("{}\njson_str \"$1\"", helpers_of("package.sh"));
     let mut cmd = Command::new(&shell.argv[0]);
     cmd.args(&shell.argv[1..])
         .arg("-c")
@@ -51,10 +50,10 @@ fn json_str(shell: &Shell, arg: &OsStr) -> String {
     run.stdout
 }
 
-#[test]
-fn json_escaping_handles_nasty_strings() {
+/// Valid strings that must come back unchanged.
+fn valid_strings() -> Vec<String> {
     let long: String = "ab\"\\\u{1}é".repeat(500);
-    let valid: Vec<String> = vec![
+    vec![
         String::new(),
         "plain".into(),
         "with space (parens) @ 1.2".into(),
@@ -67,25 +66,33 @@ fn json_escaping_handles_nasty_strings() {
         "'single' `back` $HOME $(id) ; | & < > * ? [ ] { } ~ # !".into(),
         "%s %d %% \\u0041".into(),
         long,
-    ];
-    let exact: &[(&str, &str)] = &[
-        ("a\"b", r#""a\"b""#),
-        ("a\\b", r#""a\\b""#),
-        ("\n\t\r", r#""\n\t\r""#),
-        ("\u{1}\u{1f}\u{7f}", r#""\u0001\u001f\u007f""#),
-        ("é✓😀", "\"é✓😀\""),
-    ];
-    // Invalid UTF-8: every byte of a broken sequence becomes U+FFFD.
-    let invalid: &[(&[u8], &str)] = &[
-        (b"\xff\xfe", "\u{fffd}\u{fffd}"),
-        (b"a\xc3", "a\u{fffd}"),
-        (b"\xe2\x9c x", "\u{fffd}\u{fffd} x"),
-        (b"\xc0\xaf", "\u{fffd}\u{fffd}"),
-        (b"\xe0\x80\x80", "\u{fffd}\u{fffd}\u{fffd}"),
-        (b"\xed\xa0\x80", "\u{fffd}\u{fffd}\u{fffd}"),
-        (b"\xf4\x90\x80\x80", "\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
-        (b"ok \xf0\x9f\x98\x80 \x80", "ok \u{1f600} \u{fffd}"),
-    ];
+    ]
+}
+
+/// Strings and the exact JSON text they must become.
+const EXACT: &[(&str, &str)] = &[
+    ("a\"b", r#""a\"b""#),
+    ("a\\b", r#""a\\b""#),
+    ("\n\t\r", r#""\n\t\r""#),
+    ("\u{1}\u{1f}\u{7f}", r#""\u0001\u001f\u007f""#),
+    ("é✓😀", "\"é✓😀\""),
+];
+
+/// Invalid UTF-8: every byte of a broken sequence becomes U+FFFD.
+const INVALID: &[(&[u8], &str)] = &[
+    (b"\xff\xfe", "\u{fffd}\u{fffd}"),
+    (b"a\xc3", "a\u{fffd}"),
+    (b"\xe2\x9c x", "\u{fffd}\u{fffd} x"),
+    (b"\xc0\xaf", "\u{fffd}\u{fffd}"),
+    (b"\xe0\x80\x80", "\u{fffd}\u{fffd}\u{fffd}"),
+    (b"\xed\xa0\x80", "\u{fffd}\u{fffd}\u{fffd}"),
+    (b"\xf4\x90\x80\x80", "\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+    (b"ok \xf0\x9f\x98\x80 \x80", "ok \u{1f600} \u{fffd}"),
+];
+
+#[test]
+fn json_escaping_handles_nasty_strings() {
+    let valid = valid_strings();
     for shell in shells() {
         for s in &valid {
             let out = json_str(&shell, OsStr::new(s));
@@ -97,14 +104,58 @@ fn json_escaping_handles_nasty_strings() {
                 "raw control byte in {out:?}"
             );
         }
-        for (s, want) in exact {
+        for (s, want) in EXACT {
             assert_eq!(json_str(&shell, OsStr::new(s)), *want, "{}", shell.name);
         }
-        for (bytes, want) in invalid {
+        for (bytes, want) in INVALID {
             let out = json_str(&shell, OsStr::from_bytes(bytes));
             let back: String = serde_json::from_str(&out)
                 .unwrap_or_else(|e| panic!("{}: {out:?} ({bytes:?}) is not JSON: {e}", shell.name));
             assert_eq!(&back, want, "{}: {bytes:?}", shell.name);
+        }
+    }
+}
+
+/// Runs the facts task on a root whose os-release PRETTY_NAME is `value`
+/// and returns os.distro.description (what the task's awk made of it).
+fn facts_description(shell: &Shell, value: &[u8]) -> Value {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("etc")).unwrap();
+    let mut text = b"ID=x\nPRETTY_NAME=\"".to_vec();
+    text.extend_from_slice(value);
+    text.extend_from_slice(b"\"\n");
+    std::fs::write(root.path().join("etc/os-release"), text).unwrap();
+    let dir = root.path().display().to_string();
+    let f = run_task(shell, "facts.sh", json!({}), &[("FERRY_FACTS_ROOT", &dir)]).ok();
+    f["os"]["distro"]["description"].clone()
+}
+
+/// The facts task's awk escaping gives the helpers' answers, for every
+/// string an os-release line can hold (no newline), under every awk.
+#[test]
+fn json_escaping_in_the_facts_awk_matches_the_helpers() {
+    let valid = valid_strings();
+    for shell in shells_and_awks() {
+        let who = shell.name;
+        for s in valid.iter().filter(|s| !s.contains('\n')) {
+            let want = if s.is_empty() { Value::Null } else { json!(s) };
+            assert_eq!(
+                facts_description(&shell, s.as_bytes()),
+                want,
+                "{who}: {s:?}"
+            );
+        }
+        for (s, want) in EXACT.iter().filter(|(s, _)| !s.contains('\n')) {
+            let want: Value = serde_json::from_str(want).unwrap();
+            assert_eq!(
+                facts_description(&shell, s.as_bytes()),
+                want,
+                "{who}: {s:?}"
+            );
+        }
+        for (bytes, want) in INVALID {
+            let got = facts_description(&shell, bytes);
+            assert_eq!(got, json!(want), "{who}: {bytes:?}");
         }
     }
 }
