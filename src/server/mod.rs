@@ -80,6 +80,9 @@ pub struct AppState {
     pub inventory: Option<Inventory>,
     pub tokens: Option<auth::Tokens>,
     pub metrics: metrics::Metrics,
+    /// The Puppet environments on the `environmentpath`, each kept for its
+    /// timeout.
+    pub environments: environments::Environments,
     /// Files fetched from `file-server-uri`.
     pub files: Arc<cache::FileCache>,
     /// The file server, when configured.
@@ -125,6 +128,11 @@ impl AppState {
             tracing::warn!("jobs {failed:?} were running when the server stopped; marked failed");
         }
         let (hub, _) = broadcast::channel(1024);
+        let environments = environments::Environments::new(
+            config.environmentpath.clone(),
+            config.modulepath.clone(),
+            config.environment_timeout,
+        );
         let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
         let state = Arc::new(AppState {
             config,
@@ -132,6 +140,7 @@ impl AppState {
             inventory,
             tokens,
             metrics: metrics::Metrics::new(),
+            environments,
             files,
             file_server,
             hub,

@@ -291,9 +291,12 @@ pub async fn execute_catalog(
         .map(|t| limits::range("timeout", t, 1, limits::MAX_TIMEOUT))
         .transpose()
         .map_err(node)?;
-    let environment =
-        environments::requested(&req.compiler.environment, req.compiler.enforce_environment)
-            .map_err(|e| AceError::environment(e).for_node(&certname))?;
+    let environment = environments::requested(
+        &req.compiler.environment,
+        req.compiler.enforce_environment,
+        &state.config.default_environment,
+    )
+    .map_err(|e| AceError::environment(e).for_node(&certname))?;
     let mut job = environments::prepare(&state, &environment, req.compiler.noop)
         .await
         .map_err(|e| AceError::environment(e).for_node(&certname))?;
