@@ -123,9 +123,10 @@ async fn app_with(pki: &Pki, dir: &Path, extra: &str) -> axum::Router {
     std::fs::write(
         &path,
         format!(
-            "{}cache-dir: {}\nrequest-size-limit: 4096\n{extra}",
+            "{}cache-dir: {}\nrequest-size-limit: 4096\n{}",
             pki.config_lines(),
-            dir.display()
+            dir.display(),
+            tls::with_operator(extra)
         ),
     )
     .expect("write");
@@ -144,6 +145,7 @@ async fn call(app: &axum::Router, method: &str, path: &str, body: &str) -> (u16,
         .expect("request");
     req.extensions_mut().insert(Peer::Cert {
         names: vec!["client-ok".into()],
+        certname: Some("client-ok".into()),
     });
     let resp = app.clone().oneshot(req).await.expect("infallible");
     let status = resp.status().as_u16();
@@ -543,6 +545,7 @@ async fn get_raw(app: &axum::Router, path: &str, peer: bool) -> (u16, String, Ve
     if peer {
         req.extensions_mut().insert(Peer::Cert {
             names: vec!["client-ok".into()],
+            certname: Some("client-ok".into()),
         });
     }
     let resp = app.clone().oneshot(req).await.expect("infallible");
@@ -622,7 +625,7 @@ async fn module_files_are_served_and_stay_inside_their_module() {
         "/puppet/v3/file_content/modules/demo/lib/./helper.sh",
         "/puppet/v3/file_content/modules/demo/lib/",
         "/puppet/v3/file_content/tasks/..%2Fdemo/tasks/both.sh",
-        "/puppet/v3/file_content/plugins/demo/x",
+        "/puppet/v3/file_content/other/demo/x",
     ] {
         assert_error(
             &call(&app, "GET", escape, "").await,

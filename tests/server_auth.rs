@@ -1,7 +1,9 @@
 //! The service refuses anyone it cannot authenticate, over real HTTPS with a
-//! test CA: no certificate, a certificate from another CA, and a name that
-//! is not on the allowlist are refused; bearer tokens work only for the
-//! actions listed with their hash; a valid certificate works.
+//! test CA: no certificate and a certificate from another CA are refused;
+//! a certificate not on the allowlist (every one without an allowlist) is
+//! only a node's and reaches only the Puppet agent endpoints for itself;
+//! bearer tokens work only for the actions listed with their hash; an
+//! allowlisted certificate works.
 
 #[path = "common/tls.rs"]
 mod tls;
@@ -63,7 +65,7 @@ async fn certificates_valid_missing_foreign_and_not_allowed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn allowlist_matches_dns_names_and_any_cert_without_it() {
+async fn allowlist_matches_dns_names() {
     let pki = Pki::new();
     let dir = scratch();
     let server = TestServer::start(&pki, dir.path(), "allowlist: [ok.clients.test]\n").await;
@@ -72,14 +74,90 @@ async fn allowlist_matches_dns_names_and_any_cert_without_it() {
         .await;
     assert_eq!(ok.status, 200);
     server.stop().await;
+}
 
+/// A certificate not on the allowlist (every certificate when there is
+/// none) is only a node's: the Puppet agent endpoints for its own
+/// certname, nothing else. ferry differs from ACE and bolt-server here,
+/// which let any certificate from the CA run anything without an
+/// allowlist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_off_the_allowlist_is_only_a_nodes() {
+    let pki = Pki::new();
     let dir = scratch();
-    let server = TestServer::start(&pki, dir.path(), "").await;
-    let stranger = Client::new(&pki, Some(&pki.stranger))
-        .get(server.addr, "/metrics")
+    std::fs::create_dir_all(dir.path().join("envs/production")).expect("mkdir");
+    for extra in [
+        "# no allowlist\n".to_string(),
+        "allowlist: [client-ok]\n".to_string(),
+    ] {
+        let server = TestServer::start(
+            &pki,
+            dir.path(),
+            &format!(
+                "{extra}environmentpath: {}\n",
+                dir.path().join("envs").display()
+            ),
+        )
         .await;
-    assert_eq!(stranger.status, 200, "{}", stranger.text());
-    server.stop().await;
+        let node = Client::new(&pki, Some(&pki.stranger));
+        let own = node.get(server.addr, "/puppet/v3/node/stranger").await;
+        assert_eq!(own.status, 200, "{extra}: {}", own.text());
+        assert_eq!(own.json()["environment"], "production");
+        let envs = node.get(server.addr, "/puppet/v3/environments").await;
+        assert_eq!(envs.status, 200, "{}", envs.text());
+        let status = node.get(server.addr, "/status/v1/simple").await;
+        assert_eq!((status.status, status.text().as_str()), (200, "running"));
+        // Another node's node object or catalog: 403, nothing compiled.
+        let other = node.get(server.addr, "/puppet/v3/node/client-ok").await;
+        assert_error_body(&other, 403, "ferry/forbidden");
+        assert!(
+            other.text().contains("another node's node"),
+            "{}",
+            other.text()
+        );
+        let catalog = node
+            .send(
+                server.addr,
+                "POST",
+                "/puppet/v3/catalog/client-ok",
+                Some(b"facts_format=application%2Fjson&facts=%7B%7D".to_vec()),
+            )
+            .await
+            .expect("POST");
+        assert_error_body(&catalog, 403, "ferry/forbidden");
+        // Every executor, jobs and listing endpoint: 403.
+        for (method, path) in [
+            ("POST", "/check"),
+            ("GET", "/metrics"),
+            ("GET", "/openapi.json"),
+            ("GET", "/tasks"),
+            ("GET", "/orchestrator/v1/jobs"),
+            ("POST", "/ssh/run_command"),
+            ("POST", "/orchestrator/v1/command/deploy"),
+            ("GET", "/puppet/v3/file_content/tasks/ferry/facts.sh"),
+        ] {
+            let r = node
+                .send(server.addr, method, path, Some(b"{}".to_vec()))
+                .await
+                .expect("request");
+            assert_error_body(&r, 403, "ferry/forbidden");
+            assert!(
+                r.text().contains("only a node's"),
+                "{method} {path}: {}",
+                r.text()
+            );
+        }
+        // The operator's certificate (on the allowlist) reaches any node.
+        let operator = Client::new(&pki, Some(&pki.client));
+        let any = operator.get(server.addr, "/puppet/v3/node/stranger").await;
+        let expected = if extra.contains("client-ok") {
+            200
+        } else {
+            403
+        };
+        assert_eq!(any.status, expected, "{extra}: {}", any.text());
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,7 +258,7 @@ async fn revoked_certificates_are_refused_with_a_crl() {
 
     // Without the CRL the same certificate is fine.
     let dir = scratch();
-    let server = TestServer::start(&pki, dir.path(), "").await;
+    let server = TestServer::start(&pki, dir.path(), "allowlist: [client-ok, revoked]\n").await;
     let r = Client::new(&pki, Some(&pki.revoked))
         .post(server.addr, "/check", &json!({}))
         .await;

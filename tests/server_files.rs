@@ -35,7 +35,9 @@ fn sha(bytes: &[u8]) -> String {
 }
 
 /// Server B serves `modules` (standing in for puppetserver); server A, in
-/// `dir_a`, fetches from B with its own certificate. Returns (A, B).
+/// `dir_a`, fetches from B with its own certificate, `ferry-peer`, which
+/// B's allowlist names (a certificate only a node's may not read task
+/// files). Returns (A, B).
 async fn servers(
     pki: &Pki,
     dir_a: &std::path::Path,
@@ -45,7 +47,10 @@ async fn servers(
     let b = TestServer::start(
         pki,
         dir_b,
-        &format!("modulepath: [{}]\n", modules.display()),
+        &format!(
+            "modulepath: [{}]\nallowlist: [client-ok, ferry-peer]\n",
+            modules.display()
+        ),
     )
     .await;
     let a = TestServer::start_with_tls(

@@ -2,6 +2,7 @@
 //! directory or inline code), a modulepath, facts and a node name and
 //! returns the node's [`Catalog`] in Puppet's catalog JSON shape.
 
+pub mod environment;
 mod model;
 mod summary;
 
@@ -49,6 +50,9 @@ pub struct CompileOptions {
     /// The environment's name: `$environment` and the catalog's
     /// `environment` (default `production`).
     pub environment_name: Option<String>,
+    /// The modulepath is the environment's whole modulepath (from its
+    /// environment.conf): its `modules` directory is not added to it.
+    pub modulepath_complete: bool,
 }
 
 /// A compilation failure, rendered Puppet-style:
@@ -166,7 +170,11 @@ fn compile_inner(
     opts: &CompileOptions,
 ) -> Result<Catalog, LangError> {
     let mut modulepath = req.modulepath.clone();
-    if let Some(env) = &req.environment {
+    if let Some(env) = req
+        .environment
+        .as_ref()
+        .filter(|_| !opts.modulepath_complete)
+    {
         let m = env.join("modules");
         if loader.is_dir(&m) {
             modulepath.push_dir(m);

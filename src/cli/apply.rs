@@ -28,9 +28,16 @@ pub struct ApplyArgs {
     /// `puppet apply --catalog` does.
     #[arg(long)]
     pub catalog: Option<PathBuf>,
-    /// An environment directory (hiera.yaml, data/, modules/).
+    /// The environment: with --environmentpath its name (default
+    /// production); alone, an environment directory (hiera.yaml, data/,
+    /// modules/).
     #[arg(long)]
     pub environment: Option<PathBuf>,
+    /// Directories holding Puppet environments, separated by ':' (Puppet's
+    /// environmentpath): --environment names one, whose environment.conf
+    /// applies (--modulepath is its $basemodulepath).
+    #[arg(long, value_name = "DIRS")]
+    pub environmentpath: Option<String>,
     /// The global hiera layer's hiera.yaml (Puppet's hiera_config).
     #[arg(long)]
     pub hiera_config: Option<PathBuf>,
@@ -54,9 +61,17 @@ pub struct ApplyArgs {
 
 pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
     commands::check_output_flags(&args.run)?;
-    let modulepath = args.modules.resolve();
+    let puppet_env = super::catalog::puppet_environment(
+        args.environmentpath.as_deref(),
+        args.environment.as_deref(),
+        &args.modules,
+    )?;
+    let modulepath = match &puppet_env {
+        Some(env) => env.modulepath.clone().into(),
+        None => args.modules.resolve(),
+    };
     let mut source_path = modulepath.clone();
-    if let Some(env) = &args.environment {
+    if let (Some(env), None) = (&args.environment, &puppet_env) {
         source_path.push_dir(env.join("modules"));
     }
     let source = match (&args.manifest, &args.code, &args.catalog) {
@@ -75,7 +90,10 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
                     ManifestSource::File(m.clone())
                 }
                 (None, Some(c)) => ManifestSource::Code(c.clone()),
-                (None, None) => bail!("give a manifest, -e CODE or --catalog FILE"),
+                (None, None) => match &puppet_env {
+                    Some(env) => super::catalog::env_manifest(env),
+                    None => bail!("give a manifest, -e CODE or --catalog FILE"),
+                },
             };
             let loader = ferry::task::Loader::new(Vec::new());
             let task = loader.load("ferry::facts")?;
@@ -84,12 +102,17 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
             CatalogSource::Compile {
                 manifest,
                 modulepath: modulepath.clone(),
-                environment: args.environment.clone(),
+                environment: match &puppet_env {
+                    Some(env) => Some(env.dir.clone()),
+                    None => args.environment.clone(),
+                },
                 options: CompileOptions {
                     hiera_config: args
                         .hiera_config
                         .clone()
                         .or_else(super::project_hiera_config),
+                    environment_name: puppet_env.as_ref().map(|e| e.name.clone()),
+                    modulepath_complete: puppet_env.is_some(),
                     ..CompileOptions::default()
                 },
                 facts_task: Arc::new(facts_task),

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use super::{CatalogFormat, ModuleArgs};
+use ferry::catalog::environment::{DEFAULT_ENVIRONMENT, Environment};
 use ferry::catalog::{CompileOptions, CompileRequest, ManifestSource, compile_with_options};
 use ferry::lang::functions::{Count, registry};
 use ferry::lang::loader::FsLoader;
@@ -20,7 +21,7 @@ use ferry::output::Format;
 #[derive(clap::Args, Debug)]
 pub struct Sources {
     /// The main manifest (a .pp file or a directory of them).
-    #[arg(long, conflicts_with = "code", required_unless_present = "code")]
+    #[arg(long, conflicts_with = "code", required_unless_present_any = ["code", "environmentpath"])]
     pub manifest: Option<PathBuf>,
     /// Puppet code to compile instead of a manifest file.
     #[arg(short = 'e', long = "execute")]
@@ -32,9 +33,16 @@ pub struct Sources {
     /// this machine's host name, as `puppet apply` does].
     #[arg(long)]
     pub node: Option<String>,
-    /// An environment directory (hiera.yaml, data/, modules/).
+    /// The environment: with --environmentpath its name (default
+    /// production); alone, an environment directory (hiera.yaml, data/,
+    /// modules/).
     #[arg(long)]
     pub environment: Option<PathBuf>,
+    /// Directories holding Puppet environments, separated by ':' (Puppet's
+    /// environmentpath): --environment names one, whose environment.conf
+    /// applies (--modulepath is its $basemodulepath).
+    #[arg(long, value_name = "DIRS")]
+    pub environmentpath: Option<String>,
     /// The global hiera layer's hiera.yaml (Puppet's hiera_config),
     /// consulted before the environment's.
     #[arg(long)]
@@ -48,8 +56,11 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
         facts,
         node,
         environment,
+        environmentpath,
         hiera_config,
     } = sources;
+    let puppet_env =
+        puppet_environment(environmentpath.as_deref(), environment.as_deref(), modules)?;
     let facts = match facts.as_deref() {
         None => serde_json::Map::new(),
         Some(path) => {
@@ -72,21 +83,54 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
         }
     };
     let node = node.unwrap_or_else(|| default_node(&facts));
-    let manifest = match (manifest, code) {
-        (Some(m), _) => ManifestSource::File(m),
-        (None, Some(c)) => ManifestSource::Code(c),
-        (None, None) => bail!("give --manifest FILE or -e CODE"),
+    let manifest = match (manifest, code, &puppet_env) {
+        (Some(m), _, _) => ManifestSource::File(m),
+        (None, Some(c), _) => ManifestSource::Code(c),
+        (None, None, Some(env)) => env_manifest(env),
+        (None, None, None) => bail!("give --manifest FILE or -e CODE"),
     };
-    let request = CompileRequest {
-        manifest,
-        modulepath: modules.resolve(),
-        facts,
-        node,
-        environment,
+    let (request, options) = match &puppet_env {
+        Some(env) => (
+            CompileRequest {
+                manifest,
+                modulepath: env.modulepath.clone().into(),
+                facts,
+                node,
+                environment: Some(env.dir.clone()),
+            },
+            CompileOptions {
+                hiera_config,
+                environment_name: Some(env.name.clone()),
+                modulepath_complete: true,
+                ..CompileOptions::default()
+            },
+        ),
+        None => (
+            CompileRequest {
+                manifest,
+                modulepath: modules.resolve(),
+                facts,
+                node,
+                environment,
+            },
+            CompileOptions {
+                hiera_config,
+                ..CompileOptions::default()
+            },
+        ),
     };
-    let options = CompileOptions {
-        hiera_config,
-        ..CompileOptions::default()
+    let version = match puppet_env
+        .as_ref()
+        .and_then(|e| e.config_version.as_deref())
+    {
+        Some(command) => Some(ferry::server::environments::run_config_version(
+            command,
+            puppet_env
+                .as_ref()
+                .map(|e| e.dir.as_path())
+                .unwrap_or(std::path::Path::new(".")),
+        )?),
+        None => None,
     };
     let catalog = match compile_with_options(&request, &FsLoader, &options) {
         Ok(c) => c,
@@ -101,10 +145,62 @@ pub fn compile(sources: Sources, modules: &ModuleArgs, format: CatalogFormat) ->
     }
     let mut out = std::io::stdout().lock();
     match format {
-        CatalogFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&catalog)?)?,
+        CatalogFormat::Json => {
+            let mut doc = serde_json::to_value(&catalog)?;
+            if let Some(v) = version {
+                // Puppet's catalog version is config_version's output.
+                doc["version"] = serde_json::Value::String(v);
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?
+        }
         CatalogFormat::Summary => write!(out, "{}", catalog.summary())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--environmentpath DIRS --environment NAME`: Puppet's environment NAME
+/// (default production) with its environment.conf applied and
+/// `--modulepath` as `$basemodulepath`. Without --environmentpath there is
+/// none (`--environment` is then an environment directory).
+pub fn puppet_environment(
+    environmentpath: Option<&str>,
+    environment: Option<&std::path::Path>,
+    modules: &ModuleArgs,
+) -> Result<Option<Environment>> {
+    let Some(path) = environmentpath else {
+        return Ok(None);
+    };
+    let dirs: Vec<PathBuf> = path
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    if dirs.is_empty() {
+        bail!("--environmentpath must name at least one directory");
+    }
+    let name = match environment {
+        None => DEFAULT_ENVIRONMENT.to_string(),
+        Some(n) => n
+            .to_str()
+            .context("--environment must be an environment name (UTF-8)")?
+            .to_string(),
+    };
+    let env = ferry::catalog::environment::load(&FsLoader, &dirs, &name, modules.resolve().dirs())
+        .with_context(|| format!("--environment {name}"))?;
+    for w in &env.warnings {
+        eprintln!("Warning: {w}");
+    }
+    Ok(Some(env))
+}
+
+/// An environment's main manifest, or no code when it has none (as
+/// Puppet compiles such an environment).
+pub fn env_manifest(env: &Environment) -> ManifestSource {
+    if env.manifest.exists() {
+        ManifestSource::File(env.manifest.clone())
+    } else {
+        ManifestSource::Code(String::new())
+    }
 }
 
 /// Print every built-in function with its family and signature.

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 /// Directories of modules, and the project that is a module itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Modulepath {
-    /// The Bolt project loaded as a module: its name and its directory.
-    project: Option<(String, PathBuf)>,
+    /// The Bolt project loaded as a module: its name and its directory
+    /// (boxed: a modulepath travels inside other values, mostly without one).
+    project: Option<Box<(String, PathBuf)>>,
     dirs: Vec<PathBuf>,
 }
 
@@ -31,7 +32,7 @@ impl Modulepath {
     /// The same, with the Bolt project `name` at `root` loaded as a module
     /// ahead of the directories.
     pub fn with_project(mut self, name: &str, root: PathBuf) -> Modulepath {
-        self.project = Some((name.to_string(), root));
+        self.project = Some(Box::new((name.to_string(), root)));
         self
     }
 
@@ -49,9 +50,7 @@ impl Modulepath {
 
     /// The project loaded as a module, if any: (name, directory).
     pub fn project(&self) -> Option<(&str, &Path)> {
-        self.project
-            .as_ref()
-            .map(|(n, p)| (n.as_str(), p.as_path()))
+        self.project.as_ref().map(|p| (p.0.as_str(), p.1.as_path()))
     }
 
     /// Nothing to search.
@@ -67,8 +66,8 @@ impl Modulepath {
         let project = self
             .project
             .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, p)| p.clone());
+            .filter(move |p| p.0 == name)
+            .map(|p| p.1.clone());
         project.chain(self.dirs.iter().map(move |d| d.join(name)))
     }
 
@@ -77,7 +76,7 @@ impl Modulepath {
     /// directories are listed in name order within each modulepath entry;
     /// unreadable entries are skipped.
     pub fn modules(&self) -> Vec<(String, PathBuf)> {
-        let mut out: Vec<(String, PathBuf)> = self.project.iter().cloned().collect();
+        let mut out: Vec<(String, PathBuf)> = self.project.iter().map(|p| (**p).clone()).collect();
         for dir in &self.dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
@@ -106,7 +105,7 @@ impl Modulepath {
                 return Some((module, comps.as_path()));
             }
         }
-        let (name, root) = self.project.as_ref()?;
+        let (name, root) = self.project.as_deref()?;
         let rest = file.strip_prefix(root).ok()?;
         Some((name.clone(), rest))
     }
@@ -123,7 +122,7 @@ impl From<Vec<PathBuf>> for Modulepath {
 impl fmt::Display for Modulepath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
-        let project = self.project.iter().map(|(_, p)| p);
+        let project = self.project.iter().map(|p| &p.1);
         for p in project.chain(self.dirs.iter()) {
             if !first {
                 f.write_str(":")?;

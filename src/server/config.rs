@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::catalog::environment::{DEFAULT_ENVIRONMENT, Timeout, check_name};
+
 /// Why the configuration (or a file it names) cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -69,6 +71,14 @@ enum PathList {
     List(Vec<PathBuf>),
 }
 
+/// `environment-timeout`: seconds, or Puppet's TTL text (`5m`, `unlimited`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Ttl {
+    Seconds(u64),
+    Text(String),
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Raw {
@@ -85,6 +95,8 @@ struct Raw {
     inventory: Option<PathBuf>,
     modulepath: Option<PathList>,
     environmentpath: Option<PathList>,
+    default_environment: Option<String>,
+    environment_timeout: Option<Ttl>,
     store: Option<String>,
     tokens_file: Option<PathBuf>,
     request_size_limit: Option<u64>,
@@ -116,6 +128,13 @@ pub struct ServerConfig {
     /// Directories holding Puppet environments (`<dir>/<name>/manifests`,
     /// `modules`, `hiera.yaml`), searched in order.
     pub environmentpath: Vec<PathBuf>,
+    /// The environment of a node that asks for none, or for one that does
+    /// not exist (`default-environment`, Puppet's `production`).
+    pub default_environment: String,
+    /// How long a loaded environment (its environment.conf and code) is
+    /// reused when its environment.conf sets no `environment_timeout`
+    /// (0: read again for every compile).
+    pub environment_timeout: Timeout,
     /// A database URL: `sqlite://FILE` or `postgres://...`.
     pub store: String,
     pub tokens_file: Option<PathBuf>,
@@ -255,6 +274,22 @@ impl ServerConfig {
             }
             Some(list) => list,
         };
+        let default_environment = raw
+            .default_environment
+            .unwrap_or_else(|| DEFAULT_ENVIRONMENT.to_string());
+        check_name(&default_environment).map_err(|e| bad("default-environment", e.to_string()))?;
+        let environment_timeout = match raw.environment_timeout {
+            None => Timeout::Seconds(0),
+            Some(Ttl::Seconds(n)) => Timeout::Seconds(n),
+            Some(Ttl::Text(t)) => Timeout::parse(&t).ok_or_else(|| {
+                bad(
+                    "environment-timeout",
+                    format!(
+                        "'{t}' is not a number of seconds, a duration such as 5m, or unlimited"
+                    ),
+                )
+            })?,
+        };
         if let Some(list) = &raw.allowlist
             && list.iter().any(|n| n.trim().is_empty())
         {
@@ -275,6 +310,8 @@ impl ServerConfig {
             inventory: raw.inventory.map(anchored),
             modulepath,
             environmentpath,
+            default_environment,
+            environment_timeout,
             store,
             tokens_file: raw.tokens_file.map(anchored),
             request_size_limit,

@@ -8,7 +8,10 @@
 //! store (SQLite or PostgreSQL). TLS is required;
 //! every request must present a client certificate from the configured CA
 //! (optionally on an allowlist) or a bearer token from the tokens file, or
-//! it is refused. Errors are JSON `{kind, msg, details}`.
+//! it is refused. It is a Puppet server too: a stock Puppet agent gets its
+//! node, catalog and pluginsync files from it and sends it reports, with
+//! a certificate that is only its node's (`http::auth`). Errors are JSON
+//! `{kind, msg, details}`.
 //!
 //! Folders: `net` (listening, TLS, the connection cap), `http` (what every
 //! endpoint shares: auth, bodies, bounds, errors), `api` (the endpoints that
@@ -36,13 +39,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use tokio::sync::{broadcast, watch};
 
 pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
-use api::{ace, bolt, listing, metrics, openapi};
+use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
 use http::{auth, errors};
 use jobs::{deploy, orchestrator, plans, sse};
@@ -80,6 +83,9 @@ pub struct AppState {
     pub inventory: Option<Inventory>,
     pub tokens: Option<auth::Tokens>,
     pub metrics: metrics::Metrics,
+    /// The Puppet environments on the `environmentpath`, each kept for its
+    /// timeout.
+    pub environments: environments::Environments,
     /// Files fetched from `file-server-uri`.
     pub files: Arc<cache::FileCache>,
     /// The file server, when configured.
@@ -125,6 +131,11 @@ impl AppState {
             tracing::warn!("jobs {failed:?} were running when the server stopped; marked failed");
         }
         let (hub, _) = broadcast::channel(1024);
+        let environments = environments::Environments::new(
+            config.environmentpath.clone(),
+            config.modulepath.clone(),
+            config.environment_timeout,
+        );
         let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
         let state = Arc::new(AppState {
             config,
@@ -132,6 +143,7 @@ impl AppState {
             inventory,
             tokens,
             metrics: metrics::Metrics::new(),
+            environments,
             files,
             file_server,
             hub,
@@ -185,6 +197,14 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orchestrator/v1/plan_jobs"),
     ("GET", "/orchestrator/v1/plan_jobs/{id}"),
     ("GET", "/orchestrator/v1/plan_jobs/{id}/events"),
+    ("GET", "/puppet/v3/node/{certname}"),
+    ("POST", "/puppet/v3/catalog/{certname}"),
+    ("PUT", "/puppet/v3/report/{certname}"),
+    ("PUT", "/puppet/v3/facts/{certname}"),
+    ("GET", "/puppet/v3/environments"),
+    ("GET", "/puppet/v3/file_metadata/{mount}/{path}"),
+    ("GET", "/puppet/v3/file_metadatas/{mount}/{path}"),
+    ("GET", "/status/v1/simple"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -211,9 +231,24 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/plans", get(listing::list_plans))
         .route("/plans/{module}/{plan}", get(listing::show_plan))
         .route(
-            "/puppet/v3/file_content/{mount}/{module}/{*path}",
+            "/puppet/v3/file_content/{mount}/{*path}",
             get(listing::file_content),
         )
+        .route("/puppet/v3/node/{certname}", get(puppet::node))
+        .route("/puppet/v3/catalog/{certname}", post(puppet::catalog))
+        .route("/puppet/v3/report/{certname}", put(puppet::report))
+        .route("/puppet/v3/facts/{certname}", put(puppet::facts))
+        .route("/puppet/v3/environments", get(puppet::list_environments))
+        .route(
+            "/puppet/v3/file_metadata/{*path}",
+            get(fileserver::file_metadata),
+        )
+        .route(
+            "/puppet/v3/file_metadatas/{*path}",
+            get(fileserver::file_metadatas),
+        )
+        .route("/status/v1/simple", get(puppet::status))
+        .route("/status/v1/simple/{service}", get(puppet::status))
         .route(
             "/ssh/check_node_connections",
             post(bolt::check_node_connections),

@@ -2,8 +2,8 @@
 //! so that a restarted server still knows them. One code path serves both
 //! backends through sqlx's `Any` driver: an embedded SQLite file (the
 //! default, nothing to set up) or PostgreSQL when the URL says
-//! `postgres://`. The schema is one portable migration (`schema.sql`),
-//! applied at open. Every change that belongs together (a node's result and
+//! `postgres://`. The schema is portable migrations (`schema.sql` for jobs,
+//! `puppet.sql` for what Puppet agents send), applied at open. Every change that belongs together (a node's result and
 //! its event, a job's final state and `job_finished`) is written in one
 //! transaction, so a server killed mid-job loses no finished result. A job
 //! is finished once: [`Store::finish_job`] only ends a job that has not
@@ -12,6 +12,7 @@
 //! store. A SQLite database is private to the server's user (`private`).
 
 mod private;
+mod puppet;
 mod records;
 mod states;
 
@@ -24,6 +25,7 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
+pub use puppet::{FactsRecord, ReportKey, ReportRecord};
 pub use records::{EventRecord, JobRecord, NodeRecord, now};
 pub use states::{EventKind, JobState, NodeState, UnknownValue};
 
@@ -71,13 +73,22 @@ pub struct Store {
 /// The migrations, embedded: the same SQL for both backends.
 fn migrator() -> Migrator {
     Migrator {
-        migrations: Cow::Owned(vec![Migration::new(
-            1,
-            Cow::Borrowed("jobs nodes events"),
-            MigrationType::Simple,
-            Cow::Borrowed(include_str!("schema.sql")),
-            false,
-        )]),
+        migrations: Cow::Owned(vec![
+            Migration::new(
+                1,
+                Cow::Borrowed("jobs nodes events"),
+                MigrationType::Simple,
+                Cow::Borrowed(include_str!("schema.sql")),
+                false,
+            ),
+            Migration::new(
+                2,
+                Cow::Borrowed("puppet reports facts"),
+                MigrationType::Simple,
+                Cow::Borrowed(include_str!("puppet.sql")),
+                false,
+            ),
+        ]),
         ..Migrator::DEFAULT
     }
 }

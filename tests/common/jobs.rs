@@ -181,9 +181,10 @@ impl Serve {
         std::fs::write(
             &config,
             format!(
-                "{}host: 127.0.0.1\nport: {port}\ncache-dir: {}\n{body}",
+                "{}host: 127.0.0.1\nport: {port}\ncache-dir: {}\n{}",
                 pki.config_lines(),
-                dir.display()
+                dir.display(),
+                crate::tls::with_operator(body)
             ),
         )
         .expect("write config");

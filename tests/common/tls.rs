@@ -126,6 +126,7 @@ pub struct Pki {
     pub foreign: ClientCert,
     /// `revoked` from the CA, listed in `crl.pem`.
     pub revoked: ClientCert,
+    ca: Ca,
 }
 
 impl Pki {
@@ -169,7 +170,15 @@ impl Pki {
                 Some(REVOKED_SERIAL),
             ),
             dir,
+            ca,
         }
+    }
+
+    /// A client certificate from the CA whose CN is `certname` (a Puppet
+    /// node's).
+    pub fn node(&self, certname: &str) -> ClientCert {
+        self.ca
+            .leaf(certname, &[], ExtendedKeyUsagePurpose::ClientAuth)
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -198,6 +207,18 @@ impl Pki {
     }
 }
 
+/// `extra` config lines, with `allowlist: [client-ok]` added when they do
+/// not mention an allowlist (a test that wants none says `# no allowlist`):
+/// without one, every certificate is only a node's, and the tests'
+/// `client` certificate is the operator's.
+pub fn with_operator(extra: &str) -> String {
+    if extra.contains("allowlist") {
+        extra.to_string()
+    } else {
+        format!("{extra}\nallowlist: [client-ok]\n")
+    }
+}
+
 /// A server running in this process.
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -216,8 +237,9 @@ impl TestServer {
     /// As [`TestServer::start`], with the given TLS config lines.
     pub async fn start_with_tls(tls_lines: &str, dir: &Path, extra: &str) -> TestServer {
         let text = format!(
-            "{tls_lines}host: 127.0.0.1\nport: 0\ncache-dir: {}\n{extra}",
-            dir.display()
+            "{tls_lines}host: 127.0.0.1\nport: 0\ncache-dir: {}\n{}",
+            dir.display(),
+            with_operator(extra)
         );
         let path = dir.join("server.yaml");
         std::fs::create_dir_all(dir).expect("dir");

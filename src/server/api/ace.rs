@@ -148,9 +148,6 @@ struct ExecuteCatalog {
     timeout: Option<u64>,
 }
 
-/// Longest certname taken.
-const MAX_CERTNAME: usize = 255;
-
 /// An error as ACE answers it: `{certname, status: "failure", result:
 /// {_error: {kind, msg, details}}}`.
 #[derive(Debug)]
@@ -225,26 +222,6 @@ impl IntoResponse for AceError {
     }
 }
 
-/// A certname as Puppet takes it: printable ASCII without `/`, spaces or
-/// upper case.
-fn check_certname(name: &str) -> Result<(), ApiError> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_CERTNAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase());
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::bad_field(
-            "compiler.certname",
-            format!(
-                "must be 1 to {MAX_CERTNAME} printable ASCII characters without '/', spaces or upper case"
-            ),
-        ))
-    }
-}
-
 /// ACE's `metrics`: the report's `resources` metric as `{name: value}`.
 fn resource_metrics(report: &Report) -> Map<String, Value> {
     report
@@ -284,16 +261,19 @@ pub async fn execute_catalog(
     environments::take_debug_flags(ssh.get_mut("compiler"), "compiler.")?;
     let req: ExecuteCatalog = typed(ssh)?;
     let certname = req.compiler.certname.clone();
-    check_certname(&certname)?;
+    crate::server::api::puppet::check_certname(&certname, "compiler.certname")?;
     let node = |e: ApiError| AceError::from(e).for_node(&certname);
     let timeout = req
         .timeout
         .map(|t| limits::range("timeout", t, 1, limits::MAX_TIMEOUT))
         .transpose()
         .map_err(node)?;
-    let environment =
-        environments::requested(&req.compiler.environment, req.compiler.enforce_environment)
-            .map_err(|e| AceError::environment(e).for_node(&certname))?;
+    let environment = environments::requested(
+        &req.compiler.environment,
+        req.compiler.enforce_environment,
+        &state.config.default_environment,
+    )
+    .map_err(|e| AceError::environment(e).for_node(&certname))?;
     let mut job = environments::prepare(&state, &environment, req.compiler.noop)
         .await
         .map_err(|e| AceError::environment(e).for_node(&certname))?;

@@ -7,7 +7,7 @@ use crate::lang::modulepath::Modulepath;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -233,27 +233,48 @@ pub async fn show_plan(
 /// as puppetserver serves it: mount `tasks` from the module's `tasks/`
 /// (the built-in `ferry` module's from the binary), `modules` from
 /// `files/`, `scripts` from `scripts/` (the same mapping `uri.path` values
-/// in `/ssh/*` requests get).
+/// in `/ssh/*` requests get). `modules` is looked up on the modulepath of
+/// `?environment` (default `default-environment`) when it is on the
+/// environmentpath, else on the server's; `plugins` and `pluginfacts`
+/// (`{mount}/{path}`, every module's `lib/` and `facts.d/`) are Puppet's
+/// pluginsync mounts.
 #[utoipa::path(get, path = "/puppet/v3/file_content/{mount}/{module}/{path}",
-    params(("mount" = String, Path, description = "tasks (MODULE/tasks/, built-in ferry tasks too), modules (MODULE/files/) or scripts (MODULE/scripts/)"),
+    params(("mount" = String, Path, description = "tasks (MODULE/tasks/, built-in ferry tasks too), modules (MODULE/files/), scripts (MODULE/scripts/), plugins (every module's lib/, no MODULE) or pluginfacts (facts.d/)"),
         ("module" = String, Path),
         ("path" = String, Path, description = "may have several segments, but must stay inside the module")),
     responses((status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub async fn file_content(
     State(state): State<Arc<AppState>>,
-    Path((mount, module, path)): Path<(String, String, String)>,
+    Path((mount, all)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let dir = match mount.as_str() {
         "tasks" => "tasks",
         "modules" => "files",
         "scripts" => "scripts",
+        "plugins" | "pluginfacts" => {
+            return crate::server::api::fileserver::mount_content(
+                &state,
+                &mount,
+                &all,
+                query.as_deref(),
+            )
+            .await;
+        }
         _ => {
             return Err(ApiError::bad_field(
                 "mount",
-                "must be tasks, modules or scripts",
+                "must be tasks, modules, scripts, plugins or pluginfacts",
             ));
         }
     };
+    let Some((module, path)) = all.split_once('/') else {
+        return Err(ApiError::bad_field(
+            "path",
+            "must name a file inside the module",
+        ));
+    };
+    let (module, path) = (module.to_string(), path.to_string());
     if !valid_segment(&module) {
         return Err(ApiError::bad_field("module", "is not a valid module name"));
     }
@@ -273,11 +294,12 @@ pub async fn file_content(
         ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response()
     };
     let found = {
-        let (modulepath, module, path) = (
-            state.config.modulepath.clone(),
-            module.clone(),
-            path.clone(),
-        );
+        let modulepath = if mount == "modules" {
+            modules_modulepath(&state, query.as_deref()).await
+        } else {
+            state.config.modulepath.clone()
+        };
+        let (module, path) = (module.clone(), path.clone());
         blocking(move || {
             let Some(file) = modulepath
                 .iter()
@@ -303,4 +325,19 @@ pub async fn file_content(
     Err(ApiError::not_found(format!(
         "no file {mount}/{module}/{path} on this server's modulepath"
     )))
+}
+
+/// Where the `modules` mount looks: the modulepath of the request's
+/// environment (`?environment`, default `default-environment`) when it is
+/// on the environmentpath, else the server's `modulepath` (bolt-server's
+/// callers ask for `production` whether or not the server has one).
+async fn modules_modulepath(state: &Arc<AppState>, query: Option<&str>) -> Vec<std::path::PathBuf> {
+    let name = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(k, v)| k == "environment" && !v.is_empty())
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| state.config.default_environment.clone());
+    match crate::server::environments::find(state, &name).await {
+        Ok(env) => env.env.modulepath.clone(),
+        Err(_) => state.config.modulepath.clone(),
+    }
 }

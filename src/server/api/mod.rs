@@ -2,13 +2,17 @@
 //! its request pieces in `targets` and the task checks in `tasks`), ACE's
 //! `/check` and `/run_task` (`ace`), what the modulepath offers (`listing`:
 //! `/tasks`, `/plans`, `/puppet/v3/file_content/...`), `/openapi.json`
-//! (`openapi`, generated from the handlers' types) and `/metrics`
-//! (`metrics`).
+//! (`openapi`, generated from the handlers' types), `/metrics`
+//! (`metrics`), and Puppet's agent API (`puppet`: node, catalog, report,
+//! facts, environments, status; `fileserver`: file metadata and content
+//! for pluginsync and file sources).
 
 pub mod ace;
 pub mod bolt;
+pub mod fileserver;
 pub mod listing;
 pub mod metrics;
 pub mod openapi;
+pub mod puppet;
 pub mod targets;
 pub mod tasks;

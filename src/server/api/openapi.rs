@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Ref, ResponseBuilder};
 
 use crate::server::AppState;
-use crate::server::api::{ace, bolt, listing, metrics};
+use crate::server::api::{ace, bolt, fileserver, listing, metrics, puppet};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
 use crate::server::jobs::{deploy, orchestrator, plans, sse};
@@ -59,6 +59,14 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         plans::list,
         plans::show,
         plans::events,
+        puppet::node,
+        puppet::catalog,
+        puppet::report,
+        puppet::facts,
+        puppet::list_environments,
+        puppet::status,
+        fileserver::file_metadata,
+        fileserver::file_metadatas,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Ferry)

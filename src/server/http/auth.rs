@@ -1,10 +1,14 @@
 //! Who is calling, and may they do this. A request is let in with either a
-//! client certificate that TLS verified against the CA (and, when an
-//! `allowlist` is set, one of whose names is on it), or a bearer token
+//! client certificate that TLS verified against the CA, or a bearer token
 //! whose SHA-256 hash is in the tokens file with the endpoint's action.
-//! Anyone else is refused: 401 when unauthenticated, 403 when not allowed.
-//! A token lets through only what one of its actions covers (HEAD counts
-//! as GET); a request no action covers needs a token with `*`.
+//! A certificate one of whose names is on the `allowlist` is an
+//! operator's and reaches every endpoint; any other certificate (every
+//! one when no allowlist is set) is only a node's: it reaches the Puppet
+//! agent endpoints ([`node_may`]) for its own certname (its subject CN)
+//! and nothing else. Anyone else is refused: 401 when unauthenticated,
+//! 403 when not allowed. A token lets through only what one of its
+//! actions covers (HEAD counts as GET); a request no action covers needs
+//! a token with `*`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,8 +28,13 @@ use crate::server::http::errors::ApiError;
 /// What the TLS layer learned about the client, attached to each request.
 #[derive(Clone, Debug)]
 pub enum Peer {
-    /// A certificate that chains to the CA; its CN and DNS SANs.
-    Cert { names: Vec<String> },
+    /// A certificate that chains to the CA; its CN and DNS SANs (the CN
+    /// first, when it has one).
+    Cert {
+        names: Vec<String>,
+        /// Its subject CN: the node's certname.
+        certname: Option<String>,
+    },
     /// No client certificate.
     Anonymous,
 }
@@ -33,6 +42,11 @@ pub enum Peer {
 /// Who the request runs as (job owner): a certificate name or `token:<name>`.
 #[derive(Clone, Debug)]
 pub struct Identity(pub String);
+
+/// A request made with a certificate that is only a node's: the Puppet
+/// agent endpoints it may reach are checked against this certname.
+#[derive(Clone, Debug)]
+pub struct NodeCert(pub String);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +90,7 @@ pub const ACTIONS: &[&str] = &[
     "jobs:deploy",
     "jobs:stop",
     "jobs:plan",
+    "puppet:agent",
 ];
 
 impl Tokens {
@@ -147,6 +162,9 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
                 .strip_prefix(root)
                 .is_some_and(|rest| rest.starts_with('/'))
     };
+    if let Some(action) = puppet_action(method, path) {
+        return Some(action);
+    }
     let action = match path {
         "/check" if post => "check",
         "/run_task" if post => "ace:run_task",
@@ -178,6 +196,78 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     Some(action)
 }
 
+/// The Puppet agent endpoints' action (`puppet:agent`), or the module
+/// files' (`catalog:read`, which bolt-server's callers use too).
+fn puppet_action(method: &Method, path: &str) -> Option<&'static str> {
+    let read = method == Method::GET || method == Method::HEAD;
+    let segs: Vec<&str> = path.split('/').collect();
+    let action = match segs.as_slice() {
+        ["", "puppet", "v3", "node", _] if read => "puppet:agent",
+        ["", "puppet", "v3", "catalog", _] if method == Method::POST => "puppet:agent",
+        ["", "puppet", "v3", "report" | "facts", _] if method == Method::PUT => "puppet:agent",
+        ["", "puppet", "v3", "environments"] if read => "puppet:agent",
+        [
+            "",
+            "puppet",
+            "v3",
+            "file_metadata" | "file_metadatas",
+            _,
+            ..,
+        ] if read => "puppet:agent",
+        [
+            "",
+            "puppet",
+            "v3",
+            "file_content",
+            "plugins" | "pluginfacts",
+            ..,
+        ] if read => "puppet:agent",
+        ["", "status", "v1", "simple", ..] if read => "puppet:agent",
+        _ => return None,
+    };
+    Some(action)
+}
+
+/// Whether a certificate that is only `certname`'s node's may make this
+/// request: the Puppet agent endpoints, those naming a node only for
+/// itself, and module files from the `modules`, `plugins` and
+/// `pluginfacts` mounts. `Err` says why not.
+pub fn node_may(method: &Method, path: &str, certname: &str) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('/').collect();
+    let own = |named: &str| {
+        let decoded = percent_encoding::percent_decode_str(named).decode_utf8_lossy();
+        if decoded == certname {
+            Ok(())
+        } else {
+            Err(format!(
+                "certificate '{certname}' may not reach another node's {} ('{decoded}')",
+                segs.get(3).copied().unwrap_or_default()
+            ))
+        }
+    };
+    match (puppet_action(method, path), segs.as_slice()) {
+        (
+            Some(_),
+            [
+                "",
+                "puppet",
+                "v3",
+                "node" | "catalog" | "report" | "facts",
+                named,
+            ],
+        ) => own(named),
+        (Some(_), _) => Ok(()),
+        (None, ["", "puppet", "v3", "file_content", "modules", ..])
+            if *method == Method::GET || *method == Method::HEAD =>
+        {
+            Ok(())
+        }
+        _ => Err(format!(
+            "certificate '{certname}' is only a node's (not on the allowlist): it may reach the Puppet agent endpoints for itself, not this one"
+        )),
+    }
+}
+
 /// The middleware in front of every route.
 pub async fn authenticate(
     State(state): State<Arc<AppState>>,
@@ -185,15 +275,19 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     match identify(&state, &req) {
-        Ok(identity) => {
+        Ok((identity, node)) => {
             req.extensions_mut().insert(identity);
+            if let Some(node) = node {
+                req.extensions_mut().insert(node);
+            }
             next.run(req).await
         }
         Err(e) => e.into_response(),
     }
 }
 
-fn identify(state: &AppState, req: &Request) -> Result<Identity, ApiError> {
+/// Who is calling, and (for a certificate that is only a node's) which node.
+fn identify(state: &AppState, req: &Request) -> Result<(Identity, Option<NodeCert>), ApiError> {
     let action = action_for(req.method(), req.uri().path());
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let tokens = state.tokens.as_ref().ok_or_else(|| {
@@ -224,17 +318,26 @@ fn identify(state: &AppState, req: &Request) -> Result<Identity, ApiError> {
                 ));
             }
         }
-        return Ok(Identity(format!("token:{}", token.name)));
+        return Ok((Identity(format!("token:{}", token.name)), None));
     }
     match req.extensions().get::<Peer>() {
-        Some(Peer::Cert { names }) => {
+        Some(Peer::Cert { names, certname }) => {
             let first = names.first().cloned().unwrap_or_default();
-            match &state.config.allowlist {
-                Some(allowed) if !names.iter().any(|n| allowed.contains(n)) => Err(
-                    ApiError::forbidden(format!("certificate '{first}' is not on the allowlist")),
-                ),
-                _ => Ok(Identity(first)),
+            let operator = state
+                .config
+                .allowlist
+                .as_ref()
+                .is_some_and(|allowed| names.iter().any(|n| allowed.contains(n)));
+            if operator {
+                return Ok((Identity(first), None));
             }
+            let Some(certname) = certname else {
+                return Err(ApiError::forbidden(format!(
+                    "certificate '{first}' is not on the allowlist and has no CN (a node's certname)"
+                )));
+            };
+            node_may(req.method(), req.uri().path(), certname).map_err(ApiError::forbidden)?;
+            Ok((Identity(certname.clone()), Some(NodeCert(certname.clone()))))
         }
         _ => Err(ApiError::unauthenticated(
             "a client certificate from the server's CA, or a bearer token, is required",

@@ -24,40 +24,58 @@ impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
-        let timeout = state.config.request_timeout;
-        let bytes = match tokio::time::timeout(timeout, Bytes::from_request(req, state)).await {
-            Err(_) => {
-                return Err(ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "ferry/request-timeout",
-                    format!(
-                        "the request body did not arrive within {}s",
-                        timeout.as_secs()
-                    ),
-                ));
-            }
-            Ok(Err(rejection)) => {
-                return Err(if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "ferry/request-too-large",
-                        format!(
-                            "the request body is larger than {} bytes",
-                            state.config.request_size_limit
-                        ),
-                    )
-                } else {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "ferry/bad-request",
-                        "the request body could not be read",
-                    )
-                });
-            }
-            Ok(Ok(bytes)) => bytes,
-        };
+        let bytes = limited_bytes(req, state).await?;
         parse(&bytes).map(JsonBody)
     }
+}
+
+/// A request body as bytes (for the Puppet agent's form and JSON bodies),
+/// with the same size and time limits as [`JsonBody`].
+pub struct RawBody(pub Bytes);
+
+impl FromRequest<Arc<AppState>> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
+        limited_bytes(req, state).await.map(RawBody)
+    }
+}
+
+/// The body, within `request-timeout` and `request-size-limit`.
+async fn limited_bytes(req: Request, state: &Arc<AppState>) -> Result<Bytes, ApiError> {
+    let timeout = state.config.request_timeout;
+    let bytes = match tokio::time::timeout(timeout, Bytes::from_request(req, state)).await {
+        Err(_) => {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "ferry/request-timeout",
+                format!(
+                    "the request body did not arrive within {}s",
+                    timeout.as_secs()
+                ),
+            ));
+        }
+        Ok(Err(rejection)) => {
+            return Err(if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "ferry/request-too-large",
+                    format!(
+                        "the request body is larger than {} bytes",
+                        state.config.request_size_limit
+                    ),
+                )
+            } else {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "ferry/bad-request",
+                    "the request body could not be read",
+                )
+            });
+        }
+        Ok(Ok(bytes)) => bytes,
+    };
+    Ok(bytes)
 }
 
 /// Parses JSON into `T`, naming the field of the first problem.

@@ -87,8 +87,12 @@ pub async fn deploy(
     }
     let inventory = job_inventory(&state)?;
     let options = job_options(&state, req.concurrency, req.timeout)?;
-    let name = environments::requested(&req.environment, req.enforce_environment.unwrap_or(true))
-        .map_err(environment_error)?;
+    let name = environments::requested(
+        &req.environment,
+        req.enforce_environment.unwrap_or(true),
+        &state.config.default_environment,
+    )
+    .map_err(environment_error)?;
     let job = environments::prepare(&state, &name, req.noop)
         .await
         .map_err(environment_error)?;

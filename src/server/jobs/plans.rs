@@ -68,17 +68,20 @@ enum Ready {
 /// The modulepath of the request's environment: its `modules/` first,
 /// then the server's. An environment not on the environmentpath is an
 /// error when the request named it (anything but the default).
-fn plan_modulepath(state: &AppState, environment: Option<&str>) -> Result<Modulepath, ApiError> {
+async fn plan_modulepath(
+    state: &Arc<AppState>,
+    environment: Option<&str>,
+) -> Result<Modulepath, ApiError> {
     let named = environment.unwrap_or_default();
-    let name = environments::requested(named, false)
+    let default = &state.config.default_environment;
+    let name = environments::requested(named, false, default)
         .map_err(|e| ApiError::bad_field("environment", e.to_string()))?;
-    match environments::find(&state.config.environmentpath, &name) {
-        Ok(env) => Ok(environments::modulepath(&env, &state.config.modulepath).into()),
-        Err(EnvironmentError::NotFound(_))
-            if named.is_empty() || named == environments::DEFAULT_ENVIRONMENT =>
-        {
+    match environments::find(state, &name).await {
+        Ok(env) => Ok(env.env.modulepath.clone().into()),
+        Err(e) if e.is_not_found() && (named.is_empty() || named == default) => {
             Ok(state.config.modulepath.clone().into())
         }
+        Err(EnvironmentError::Internal(e)) => Err(ApiError::internal(e)),
         Err(e) => Err(ApiError::bad_field("environment", e.to_string())),
     }
 }
@@ -181,7 +184,7 @@ pub async fn plan_run(
     if name.is_empty() {
         return Err(ApiError::bad_field("plan_name", "must name a plan"));
     }
-    let modulepath = plan_modulepath(&state, req.environment.as_deref())?;
+    let modulepath = plan_modulepath(&state, req.environment.as_deref()).await?;
     let scrub = Scrub::for_server(&state);
     let inventory_path = state.config.inventory.clone();
     let (ready, inventory, secret) = {
@@ -202,7 +205,7 @@ pub async fn plan_run(
     let environment = req
         .environment
         .filter(|e| !e.is_empty())
-        .unwrap_or_else(|| environments::DEFAULT_ENVIRONMENT.to_string());
+        .unwrap_or_else(|| state.config.default_environment.clone());
     let mut request = crate::server::api::targets::redact(&raw);
     if let Some(map) = request.as_object_mut() {
         map.insert("environment".into(), json!(environment));

@@ -112,6 +112,7 @@ impl Server {
                 let peer = match stream.get_ref().1.peer_certificates() {
                     Some([cert, ..]) => Peer::Cert {
                         names: tls::certificate_names(cert),
+                        certname: tls::certificate_cn(cert),
                     },
                     _ => Peer::Anonymous,
                 };

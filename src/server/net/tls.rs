@@ -80,6 +80,16 @@ pub fn server_config(cfg: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, Co
     Ok(Arc::new(config))
 }
 
+/// A client certificate's subject CN: a Puppet node's certname.
+pub fn certificate_cn(cert: &CertificateDer<'_>) -> Option<String> {
+    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
+    parsed
+        .subject()
+        .iter_common_name()
+        .next()
+        .and_then(|cn| cn.as_str().ok().map(str::to_string))
+}
+
 /// The names of a client certificate: its subject CN(s), then its DNS SANs.
 pub fn certificate_names(cert: &CertificateDer<'_>) -> Vec<String> {
     let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {

@@ -1,0 +1,449 @@
+//! Puppet's agent API, so a stock Puppet agent can use `ferry serve` as
+//! its server: `GET /puppet/v3/node/:certname` (the node's environment),
+//! `POST /puppet/v3/catalog/:certname` (the agent's form body: `facts`
+//! percent-encoded JSON, `facts_format`, `environment`,
+//! `transaction_uuid`, ...), `PUT /puppet/v3/report/:certname` and
+//! `PUT /puppet/v3/facts/:certname` (kept in the store),
+//! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node gets
+//! the environment it asks for when it exists on the environmentpath,
+//! else the server's `default-environment` (the agent then switches to
+//! it, with Puppet's own words). Module files for pluginsync and file
+//! sources are in `puppet::files`. Errors keep ferry's `{kind, msg,
+//! details}` and add Puppet's `message` and `issue_kind`, which the agent
+//! prints ("Error 500 on SERVER: ...").
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::environment::Timeout;
+use crate::server::AppState;
+use crate::server::environments::{self, EnvironmentError, Loaded};
+use crate::server::http::body::RawBody;
+use crate::server::http::errors::{ApiError, ErrorBody};
+use crate::server::http::limits;
+use crate::server::scrub::Scrub;
+use crate::store::ReportKey;
+
+/// Longest certname taken.
+const MAX_CERTNAME: usize = 255;
+
+/// An error as ferry and the Puppet agent both read it: ferry's `{kind,
+/// msg, details}` plus Puppet's `message` and `issue_kind`.
+#[derive(Debug)]
+pub struct AgentError(pub ApiError);
+
+impl From<ApiError> for AgentError {
+    fn from(e: ApiError) -> Self {
+        AgentError(e)
+    }
+}
+
+impl From<crate::store::StoreError> for AgentError {
+    fn from(e: crate::store::StoreError) -> Self {
+        AgentError(ApiError::from(e))
+    }
+}
+
+impl IntoResponse for AgentError {
+    fn into_response(self) -> Response {
+        let e = self.0;
+        let issue_kind = match e.status {
+            StatusCode::BAD_REQUEST => "BAD_REQUEST",
+            StatusCode::NOT_FOUND => "RESOURCE_NOT_FOUND",
+            StatusCode::FORBIDDEN => "FORBIDDEN",
+            _ => "RUNTIME_ERROR",
+        };
+        let message = match e.status {
+            StatusCode::NOT_FOUND => format!("Not Found: {}", e.msg),
+            s if s.is_server_error() => format!("Server Error: {}", e.msg),
+            _ => e.msg.clone(),
+        };
+        let mut body = serde_json::to_value(ErrorBody {
+            kind: e.kind,
+            msg: e.msg,
+            details: e.details,
+        })
+        .unwrap_or_else(|_| json!({}));
+        body["message"] = json!(message);
+        body["issue_kind"] = json!(issue_kind);
+        (e.status, Json(body)).into_response()
+    }
+}
+
+/// A certname as Puppet takes it: printable ASCII without `/`, spaces or
+/// upper case.
+pub fn check_certname(name: &str, field: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_CERTNAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase());
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_field(
+            field,
+            format!(
+                "must be 1 to {MAX_CERTNAME} printable ASCII characters without '/', spaces or upper case"
+            ),
+        ))
+    }
+}
+
+/// A request string with a NUL byte is a 400 naming `field`.
+pub fn no_nul(field: &str, value: &str) -> Result<(), ApiError> {
+    if value.contains('\0') {
+        Err(ApiError::bad_field(field, "must not contain a NUL byte"))
+    } else {
+        Ok(())
+    }
+}
+
+/// An environment the request names (`field`), checked: a bad name is a
+/// 400 naming the field.
+fn asked_environment(value: Option<&str>, field: &str) -> Result<Option<String>, ApiError> {
+    match value {
+        None | Some("") => Ok(None),
+        Some(name) => {
+            no_nul(field, name)?;
+            crate::catalog::environment::check_name(name)
+                .map_err(|e| ApiError::bad_field(field, e.to_string()))?;
+            Ok(Some(name.to_string()))
+        }
+    }
+}
+
+/// An environment error as the agent should see it.
+pub fn environment_error(e: EnvironmentError) -> ApiError {
+    match e {
+        EnvironmentError::Internal(_) => ApiError::internal(e),
+        e if e.is_not_found() => ApiError::not_found(e.to_string()),
+        EnvironmentError::Env(crate::catalog::environment::EnvironmentError::BadName(_)) => {
+            ApiError::bad_field("environment", e.to_string())
+        }
+        // A broken environment.conf is the server's problem, not the agent's.
+        e => ApiError::internal(e),
+    }
+}
+
+/// The environment a node is given: the one it asks for when that is on
+/// the environmentpath, else the server's `default-environment`
+/// (server-specified).
+async fn node_environment(
+    state: &Arc<AppState>,
+    asked: Option<&str>,
+) -> Result<Arc<Loaded>, ApiError> {
+    if let Some(name) = asked {
+        match environments::find(state, name).await {
+            Ok(env) => return Ok(env),
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(environment_error(e)),
+        }
+    }
+    environments::find(state, &state.config.default_environment)
+        .await
+        .map_err(environment_error)
+}
+
+fn json_response(value: &Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// Puppet's node object: the node's name and the environment the server
+/// gives it.
+///
+/// `?environment=E` is the agent's own; it keeps it when E is on the
+/// environmentpath, else it gets `default-environment`.
+#[utoipa::path(get, path = "/puppet/v3/node/{certname}",
+    params(("certname" = String, Path), ("environment" = Option<String>, Query)),
+    responses((status = 200, description = "{name, environment, parameters}", body = Value)))]
+pub async fn node(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, AgentError> {
+    check_certname(&certname, "certname")?;
+    let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
+    let env = node_environment(&state, asked.as_deref()).await?;
+    Ok(json_response(&json!({
+        "name": certname,
+        "environment": env.env.name,
+        "parameters": { "clientcert": certname },
+    })))
+}
+
+/// The agent's form body, decoded once.
+fn form_fields(bytes: &[u8]) -> HashMap<String, String> {
+    form_urlencoded::parse(bytes).into_owned().collect()
+}
+
+/// The facts of a catalog request: `facts` is percent-encoded JSON
+/// (encoded twice by the agent: once more than the form itself), `{name,
+/// values, ...}`; `values` are the facts.
+fn request_facts(
+    fields: &HashMap<String, String>,
+) -> Result<(Value, Map<String, Value>), ApiError> {
+    match fields.get("facts_format").map(String::as_str) {
+        None | Some("application/json" | "json" | "pson" | "text/pson") => {}
+        Some(_) => {
+            return Err(ApiError::bad_field(
+                "facts_format",
+                "must be application/json (or pson)",
+            ));
+        }
+    }
+    let Some(raw) = fields.get("facts") else {
+        return Err(ApiError::bad_field("facts", "is required"));
+    };
+    let doc: Value = match serde_json::from_str(raw) {
+        Ok(v) => v,
+        Err(_) => {
+            let decoded = percent_encoding::percent_decode_str(raw)
+                .decode_utf8()
+                .map_err(|_| ApiError::bad_field("facts", "is not UTF-8 once decoded"))?;
+            serde_json::from_str(&decoded).map_err(|e| {
+                ApiError::bad_field(
+                    "facts",
+                    format!(
+                        "is not JSON (line {}, column {}): {e}",
+                        e.line(),
+                        e.column()
+                    ),
+                )
+            })?
+        }
+    };
+    limits::no_nul(&doc)
+        .map_err(|_| ApiError::bad_field("facts", "must not contain a NUL byte"))?;
+    let values = match doc.get("values") {
+        Some(Value::Object(values)) => values.clone(),
+        _ => return Err(ApiError::bad_field("facts.values", "must be an object")),
+    };
+    Ok((doc, values))
+}
+
+/// Compiles the node's catalog in its environment.
+///
+/// The agent's form body: `facts_format`, `facts` (its facts, JSON),
+/// `environment`, `transaction_uuid`, `job_uuid`, `static_catalog`,
+/// `checksum_type`. The catalog is compiled in the environment the node
+/// is given (as `GET /puppet/v3/node`), with its facts, `$trusted`
+/// (`authenticated: remote`, the certname) and the environment's
+/// `config_version` as its version; the facts are kept in the store.
+#[utoipa::path(post, path = "/puppet/v3/catalog/{certname}",
+    params(("certname" = String, Path), ("environment" = Option<String>, Query)),
+    request_body(content = String, content_type = "application/x-www-form-urlencoded"),
+    responses((status = 200, description = "Puppet's catalog JSON", body = Value)))]
+pub async fn catalog(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, AgentError> {
+    let RawBody(bytes) = body?;
+    check_certname(&certname, "certname")?;
+    let fields = form_fields(&bytes);
+    let asked = match query.get("environment") {
+        Some(e) => asked_environment(Some(e), "environment")?,
+        None => asked_environment(fields.get("environment").map(String::as_str), "environment")?,
+    };
+    if let Some(uuid) = fields.get("transaction_uuid") {
+        no_nul("transaction_uuid", uuid)?;
+    }
+    let (facts_doc, facts) = request_facts(&fields)?;
+    let loaded = node_environment(&state, asked.as_deref()).await?;
+    state
+        .store
+        .save_facts(&certname, &loaded.env.name, &facts_doc)
+        .await?;
+    let node = certname.clone();
+    let env = Arc::clone(&loaded);
+    let compiled = tokio::task::spawn_blocking(move || {
+        let (request, mut options) = environments::compile_request(&env.env, &node, facts);
+        options.trusted_authenticated = Some("remote".into());
+        let version = env.config_version();
+        let catalog = crate::catalog::compile_with_options(&request, env.loader.as_ref(), &options);
+        (version, catalog)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let scrub = Scrub::for_server(&state);
+    let catalog = match compiled {
+        (Err(e), _) => {
+            tracing::error!("{certname}: {e}");
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "ferry/compile-error",
+                scrub.text(&e.to_string()),
+            )
+            .into());
+        }
+        (_, Err(e)) => {
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "ferry/compile-error",
+                scrub.text(&e.to_string()),
+            )
+            .into());
+        }
+        (Ok(version), Ok(catalog)) => {
+            for m in &catalog.messages {
+                tracing::info!("{certname}: {}", scrub.text(m));
+            }
+            let mut doc = serde_json::to_value(&catalog).map_err(ApiError::internal)?;
+            if let Some(v) = version {
+                doc["version"] = json!(v);
+            }
+            doc
+        }
+    };
+    Ok(json_response(&catalog))
+}
+
+/// Keeps the node's report of a run.
+///
+/// The body is Puppet's report (JSON, any report format); its `host`
+/// must be the certname. It is kept in the store, one per transaction.
+#[utoipa::path(put, path = "/puppet/v3/report/{certname}",
+    params(("certname" = String, Path)),
+    request_body(content = Value, content_type = "application/json"),
+    responses((status = 200, description = "[] (no report processors run)", body = Value)))]
+pub async fn report(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, AgentError> {
+    let RawBody(bytes) = body?;
+    check_certname(&certname, "certname")?;
+    let report: Value = crate::server::http::body::parse(&bytes)?;
+    let text = |field: &str| -> Result<String, ApiError> {
+        match report.get(field) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Null) | None => Ok(String::new()),
+            Some(_) => Err(ApiError::bad_field(field, "must be a string")),
+        }
+    };
+    if !report.is_object() {
+        return Err(ApiError::bad_field("", "a report is a JSON object").into());
+    }
+    let host = text("host")?;
+    if host != certname {
+        return Err(ApiError::bad_field(
+            "host",
+            format!("is '{host}', not the report's node '{certname}'"),
+        )
+        .into());
+    }
+    let uuid = text("transaction_uuid")?;
+    if uuid.is_empty() {
+        return Err(ApiError::bad_field("transaction_uuid", "is required").into());
+    }
+    let (environment, status, time) = (text("environment")?, text("status")?, text("time")?);
+    state
+        .store
+        .save_report(
+            &ReportKey {
+                certname: &certname,
+                transaction_uuid: &uuid,
+                environment: &environment,
+                status: &status,
+                time: &time,
+            },
+            &report,
+        )
+        .await?;
+    Ok(json_response(&json!([])))
+}
+
+/// Keeps the node's facts (as `puppet facts upload` sends them).
+///
+/// The body is `{name, values, timestamp?, expiration?}`; `name` must be
+/// the certname.
+#[utoipa::path(put, path = "/puppet/v3/facts/{certname}",
+    params(("certname" = String, Path), ("environment" = Option<String>, Query)),
+    request_body(content = Value, content_type = "application/json"),
+    responses((status = 200, description = "Kept", body = Value)))]
+pub async fn facts(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, AgentError> {
+    let RawBody(bytes) = body?;
+    check_certname(&certname, "certname")?;
+    let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
+    let doc: Value = crate::server::http::body::parse(&bytes)?;
+    if !matches!(doc.get("values"), Some(Value::Object(_))) {
+        return Err(ApiError::bad_field("values", "must be an object").into());
+    }
+    match doc.get("name") {
+        Some(Value::String(n)) if *n == certname => {}
+        _ => {
+            return Err(ApiError::bad_field("name", format!("must be '{certname}'")).into());
+        }
+    }
+    let environment = asked.unwrap_or_else(|| state.config.default_environment.clone());
+    state
+        .store
+        .save_facts(&certname, &environment, &doc)
+        .await?;
+    Ok(json_response(&json!(null)))
+}
+
+/// Every environment on the environmentpath with its settings, as
+/// Puppet lists them (server paths shown by their neutral names).
+#[utoipa::path(get, path = "/puppet/v3/environments",
+    responses((status = 200, description = "{search_paths, environments: {NAME: {settings}}}", body = Value)))]
+pub async fn list_environments(State(state): State<Arc<AppState>>) -> Result<Response, AgentError> {
+    let scrub = Scrub::for_server(&state);
+    let names = {
+        let state = Arc::clone(&state);
+        crate::server::files::blocking(move || Ok(state.environments.names())).await?
+    };
+    let mut envs = Map::new();
+    for name in names {
+        let Ok(loaded) = environments::find(&state, &name).await else {
+            continue;
+        };
+        let env = &loaded.env;
+        let timeout = match env.timeout.unwrap_or(state.config.environment_timeout) {
+            Timeout::Seconds(n) => json!(n),
+            Timeout::Unlimited => json!("unlimited"),
+        };
+        envs.insert(
+            name,
+            json!({ "settings": {
+                "modulepath": env.modulepath.iter().map(|p| scrub.text(&p.display().to_string())).collect::<Vec<_>>(),
+                "manifest": scrub.text(&env.manifest.display().to_string()),
+                "environment_timeout": timeout,
+                "config_version": env.config_version.as_deref().map(|c| scrub.text(c)).unwrap_or_default(),
+            }}),
+        );
+    }
+    let search_paths: Vec<String> = state
+        .config
+        .environmentpath
+        .iter()
+        .map(|p| scrub.text(&p.display().to_string()))
+        .collect();
+    Ok(json_response(
+        &json!({ "search_paths": search_paths, "environments": envs }),
+    ))
+}
+
+/// Puppet Server's simple status: `running`.
+#[utoipa::path(get, path = "/status/v1/simple",
+    responses((status = 200, description = "running", content_type = "text/plain", body = String)))]
+pub async fn status() -> Response {
+    ([(header::CONTENT_TYPE, "text/plain")], "running").into_response()
+}

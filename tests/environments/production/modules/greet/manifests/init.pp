@@ -1,0 +1,3 @@
+class greet {
+  notify { 'greet': message => "hello from production" }
+}
