@@ -1,7 +1,8 @@
 //! The command line: argument parsing (clap), logging setup, and the
 //! commands themselves. This is the outermost layer: the only place that
 //! uses anyhow, prints errors, and chooses the exit status (0 when every
-//! target succeeded, 2 when any failed, 1 for usage and inventory errors).
+//! target succeeded, 2 when any failed, 1 for usage and inventory errors;
+//! `plan run`: 0 when the plan returns, 1 when it fails, as Bolt's).
 
 mod apply;
 mod catalog;

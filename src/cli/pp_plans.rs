@@ -88,11 +88,7 @@ pub(super) async fn run(
             }
         }
     }
-    Ok(if outcome.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(super::plans::exit_status(outcome.ok))
 }
 
 /// `ferry plan show NAME` for a Puppet-language plan (the list of all
