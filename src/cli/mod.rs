@@ -283,9 +283,9 @@ pub enum InventoryAction {
 #[derive(Args, Debug, Clone)]
 pub struct SelectArgs {
     /// Targets: names, aliases, groups, `all`, globs (`web*`, `db[1-3]`, `{a,b}*`), URIs; separated by commas or spaces;
-    /// @FILE reads them from a file, - from standard input.
-    #[arg(short = 't', long = "targets", value_parser = connect::arg_input)]
-    pub targets: Option<String>,
+    /// @FILE reads them from a file, - from standard input. May be repeated: every one counts.
+    #[arg(short = 't', long = "targets", value_parser = connect::arg_input, action = clap::ArgAction::Append)]
+    pub targets: Vec<String>,
     /// The inventory file (default: $FERRY_INVENTORY, else ./inventory.yaml).
     #[arg(
         short = 'i',

@@ -26,13 +26,10 @@ pub(super) fn is_puppet_plan(name: &str, modules: &ModuleArgs) -> bool {
 /// Runs a `.pp` plan and prints its result as Bolt does.
 pub(super) async fn run(
     name: &str,
-    mut given: serde_json::Map<String, serde_json::Value>,
+    given: serde_json::Map<String, serde_json::Value>,
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    if let Some(spec) = &args.select.targets {
-        given.insert("targets".into(), serde_json::Value::String(spec.clone()));
-    }
     let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(run::default_concurrency),
