@@ -97,6 +97,17 @@ pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<
     Ok(inventory.select(&spec)?)
 }
 
+/// A plan run's exit status, as Bolt's CLI gives it (`cli.rb`: the plan
+/// result's `ok?`): 0 when the plan returned, whatever it returned (a
+/// ResultSet with failures too); 1 when it failed or could not start.
+pub(super) fn plan_exit_status(returned: bool) -> ExitCode {
+    if returned {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
     let summary = run_action(action, args).await?;
     Ok(if summary.all_ok() {

@@ -118,18 +118,7 @@ pub async fn run(
         }
         Format::Human => print_human(&outcome)?,
     }
-    Ok(exit_status(outcome.is_ok()))
-}
-
-/// A plan run's exit status, as Bolt's CLI gives it (`cli.rb`: the plan
-/// result's `ok?`): 0 when the plan returned, whatever it returned (a
-/// ResultSet with failures too); 1 when it failed or could not start.
-pub(super) fn exit_status(returned: bool) -> ExitCode {
-    if returned {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    Ok(super::commands::plan_exit_status(outcome.is_ok()))
 }
 
 /// Results as the human printer shows a run: a block each, then the summary.

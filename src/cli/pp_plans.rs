@@ -85,7 +85,7 @@ pub(super) async fn run(
             }
         }
     }
-    Ok(super::plans::exit_status(outcome.ok))
+    Ok(super::commands::plan_exit_status(outcome.ok))
 }
 
 /// `ferry plan show NAME` for a Puppet-language plan (the list of all
