@@ -20,6 +20,7 @@
 
 mod functions;
 mod library;
+mod prompt;
 mod state;
 pub use state::PlanState;
 
