@@ -448,7 +448,7 @@ async fn task_that_cannot_start_is_errored() {
     let server = TestServer::start(&pki, dir.path(), &extra).await;
     let client = Client::new(&pki, Some(&pki.client));
     for (task, kind, error) in [
-        ("demo::win", "node_errored", "ferry/command-error"),
+        ("demo::win", "node_errored", "bolt/no-implementation"),
         ("demo::fails", "node_failed", "puppetlabs.tasks/task-error"),
     ] {
         let r = client
@@ -471,7 +471,7 @@ async fn task_that_cannot_start_is_errored() {
             "{task}: {events:?}"
         );
     }
-    let msg = "no implementation of task demo::win suits this target";
+    let msg = "No suitable implementation of demo::win for web1";
     let nodes = jobs::nodes(&client, server.addr, "1").await;
     assert_eq!(nodes[0]["state"], "failed", "{nodes:?}");
     assert!(

@@ -79,22 +79,43 @@ pub(super) fn overrides(args: &RunArgs) -> Overrides {
     }
 }
 
-pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
-    let spec = match (&select.targets, select.rerun) {
-        (Some(_), Some(_)) => bail!("use either --targets or --rerun, not both"),
-        (Some(spec), None) => spec.clone(),
-        (None, Some(which)) => {
+/// The targets the command line names, as one specification: every
+/// `-t` (Bolt's option parser collects them all, and its inventory takes
+/// the targets of each), or the last run's targets with `--rerun`; None
+/// when neither is given. Both is Bolt's usage error.
+pub(super) fn target_spec(select: &SelectArgs) -> Result<Option<String>> {
+    match (select.targets.is_empty(), select.rerun) {
+        (false, Some(_)) => {
+            bail!("Only one targeting option can be specified: '--targets' or '--rerun'")
+        }
+        (false, None) => Ok(Some(select.targets.join(","))),
+        (true, Some(which)) => {
             let names = rerun::load(which)?;
             if names.is_empty() {
                 bail!("--rerun: no targets of the last run match");
             }
-            names.join(",")
+            Ok(Some(names.join(",")))
         }
-        (None, None) => {
-            bail!("no targets given: use -t/--targets (names, groups, `all`, globs or URIs)")
-        }
+        (true, None) => Ok(None),
+    }
+}
+
+pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
+    let Some(spec) = target_spec(select)? else {
+        bail!("no targets given: use -t/--targets (names, groups, `all`, globs or URIs)")
     };
     Ok(inventory.select(&spec)?)
+}
+
+/// A plan run's exit status, as Bolt's CLI gives it (`cli.rb`: the plan
+/// result's `ok?`): 0 when the plan returned, whatever it returned (a
+/// ResultSet with failures too); 1 when it failed or could not start.
+pub(super) fn plan_exit_status(returned: bool) -> ExitCode {
+    if returned {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> {
@@ -147,7 +168,11 @@ pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<
     }
     let inventory = load_inventory(select.inventory.as_deref())?;
     let spec = SelectArgs {
-        targets: Some(select.targets.clone().unwrap_or_else(|| "all".into())),
+        targets: if select.targets.is_empty() && select.rerun.is_none() {
+            vec!["all".into()]
+        } else {
+            select.targets.clone()
+        },
         ..select.clone()
     };
     let targets = targets(&spec, &inventory)?;

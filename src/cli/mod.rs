@@ -1,7 +1,8 @@
 //! The command line: argument parsing (clap), logging setup, and the
 //! commands themselves. This is the outermost layer: the only place that
 //! uses anyhow, prints errors, and chooses the exit status (0 when every
-//! target succeeded, 2 when any failed, 1 for usage and inventory errors).
+//! target succeeded, 2 when any failed, 1 for usage and inventory errors;
+//! `plan run`: 0 when the plan returns, 1 when it fails, as Bolt's).
 
 mod apply;
 mod catalog;
@@ -338,9 +339,9 @@ pub enum InventoryAction {
 #[derive(Args, Debug, Clone)]
 pub struct SelectArgs {
     /// Targets: names, aliases, groups, `all`, globs (`web*`, `db[1-3]`, `{a,b}*`), URIs; separated by commas or spaces;
-    /// @FILE reads them from a file, - from standard input.
-    #[arg(short = 't', long = "targets", value_parser = connect::arg_input)]
-    pub targets: Option<String>,
+    /// @FILE reads them from a file, - from standard input. May be repeated: every one counts.
+    #[arg(short = 't', long = "targets", value_parser = connect::arg_input, action = clap::ArgAction::Append)]
+    pub targets: Vec<String>,
     /// The inventory file (default: $FERRY_INVENTORY, else the project's
     /// inventory.yaml, else ./inventory.yaml).
     #[arg(

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::plan_report::{HumanReport, JsonReport};
 use super::{ModuleArgs, RunArgs};
@@ -44,8 +44,26 @@ pub async fn run(
 ) -> Result<ExitCode> {
     let modulepath = modules.resolve();
     super::commands::check_output_flags(args)?;
+    // `-t` (every one given) or `--rerun` is the plan's `targets`
+    // parameter, which must then not be given again (Bolt's
+    // application.rb#run_plan).
+    let targets = super::commands::target_spec(&args.select)?;
+    if targets.is_some()
+        && words
+            .iter()
+            .any(|w| w.split_once('=').is_some_and(|(k, _)| k == "targets"))
+    {
+        bail!(
+            "A plan's 'targets' parameter can be specified using the --targets option, but in that \
+             case it must not be specified as a separate targets=<value> parameter nor included \
+             in the JSON data passed in the --params option"
+        );
+    }
     if super::pp_plans::is_puppet_plan(name, modules) {
-        let given = parse_assignments(words)?;
+        let mut given = parse_assignments(words)?;
+        if let Some(spec) = targets {
+            given.insert("targets".into(), serde_json::Value::String(spec));
+        }
         return super::pp_plans::run(name, given, modules, args).await;
     }
     let format = args.format;
@@ -53,8 +71,8 @@ pub async fn run(
         let path = ferry::plan::find(name, &modulepath)?;
         let plan = ferry::plan::load(&path, name)?;
         let mut given = parse_assignments(words).map_err(|e| PlanError::Param(e.to_string()))?;
-        if let Some(spec) = &args.select.targets {
-            given.insert("targets".into(), serde_json::Value::String(spec.clone()));
+        if let Some(spec) = targets {
+            given.insert("targets".into(), serde_json::Value::String(spec));
         }
         let params = check_params(&plan, given)?;
         Ok((plan, params))
@@ -100,11 +118,7 @@ pub async fn run(
         }
         Format::Human => print_human(&outcome)?,
     }
-    Ok(if outcome.is_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(super::commands::plan_exit_status(outcome.is_ok()))
 }
 
 /// Results as the human printer shows a run: a block each, then the summary.

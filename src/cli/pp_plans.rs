@@ -28,13 +28,10 @@ pub(super) fn is_puppet_plan(name: &str, modules: &ModuleArgs) -> bool {
 /// Runs a `.pp` plan and prints its result as Bolt does.
 pub(super) async fn run(
     name: &str,
-    mut given: serde_json::Map<String, serde_json::Value>,
+    given: serde_json::Map<String, serde_json::Value>,
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    if let Some(spec) = &args.select.targets {
-        given.insert("targets".into(), serde_json::Value::String(spec.clone()));
-    }
     let inventory = super::commands::run_inventory(args)?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
@@ -90,11 +87,7 @@ pub(super) async fn run(
             }
         }
     }
-    Ok(if outcome.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(super::commands::plan_exit_status(outcome.ok))
 }
 
 /// `ferry plan show NAME` for a Puppet-language plan (the list of all

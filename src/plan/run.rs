@@ -14,6 +14,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::expr::{Code, EvalError, Expr, Resolved, Vars};
+use super::puppet::PlanState;
 use super::{Failure, Located, Plan, PlanError, Step, StepKind, Val};
 use crate::inventory::{Inventory, Target};
 use crate::lang::modulepath::Modulepath;
@@ -202,6 +203,7 @@ pub async fn run(
     let runner = Runner {
         ctx,
         conns: Arc::new(Connections::default()),
+        state: Arc::new(PlanState::new(ctx.inventory.clone())),
         loader: Loader::new(ctx.modulepath.clone()),
     };
     let vars: Vars = params.into_iter().map(|(k, v)| (k, Val::Data(v))).collect();
@@ -215,6 +217,9 @@ pub async fn run(
 struct Runner<'a> {
     ctx: &'a Context<'a>,
     conns: Arc<Connections>,
+    /// The inventory as the plan's code changes it (groups, vars, facts,
+    /// features, config): the steps' targets are chosen from it.
+    state: Arc<PlanState>,
     loader: Loader,
 }
 
@@ -328,10 +333,14 @@ impl<'a> Runner<'a> {
             if words.is_empty() {
                 return Ok(Vec::new());
             }
-            self.ctx
-                .inventory
-                .select(&words.join(","))
-                .map_err(|e| Failure::new("bolt/inventory-error", e.to_string(), Some(at)))
+            let named = self
+                .state
+                .targets(&crate::lang::values::value::Value::str(words.join(",")))
+                .map_err(|e| Failure::new("bolt/inventory-error", e.to_string(), Some(at)))?;
+            Ok(named
+                .iter()
+                .filter_map(|t| self.state.inventory_target(t))
+                .collect())
         };
         let dir = plan.dir();
         let file = |rel: &str| {
@@ -627,6 +636,7 @@ impl<'a> Runner<'a> {
             code,
             vars.clone(),
             ctx,
+            Arc::clone(&self.state),
             Arc::clone(&self.conns),
             Some(forward),
         );

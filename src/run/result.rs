@@ -191,6 +191,7 @@ impl Outcome {
             Outcome::Errored(e) => match e {
                 TransportError::Connect { message: s, .. }
                 | TransportError::Command(s)
+                | TransportError::NoImplementation(s)
                 | TransportError::File(s)
                 | TransportError::Config(s) => f(s, true),
                 TransportError::Timeout { .. } => {}

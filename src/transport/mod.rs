@@ -60,6 +60,10 @@ pub enum TransportError {
     },
     #[error("{0}")]
     Command(String),
+    /// None of the action's implementations suits the target (Bolt's
+    /// `NoImplementationError`); the message names the task and target.
+    #[error("{0}")]
+    NoImplementation(String),
     #[error("{what} timed out after {}s", .after.as_secs())]
     Timeout { what: &'static str, after: Duration },
     #[error("{0}")]
@@ -82,6 +86,7 @@ impl TransportError {
         match self {
             TransportError::Connect { .. } => "ferry/connect-error",
             TransportError::Command(_) => "ferry/command-error",
+            TransportError::NoImplementation(_) => "bolt/no-implementation",
             TransportError::Timeout { .. } => "ferry/timeout",
             TransportError::File(_) => "ferry/file-error",
             TransportError::Config(_) => "ferry/config-error",

@@ -457,7 +457,7 @@ impl Parser {
                     if matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LParen) && !t.space_before)
                     {
                         self.pos += 1;
-                        args = self.parse_list(P::RParen)?;
+                        args = self.parse_entries(P::RParen, ListForm::MethodArguments)?;
                     }
                     let lambda = self.parse_opt_lambda()?;
                     let loc = e.loc.clone();
@@ -479,18 +479,34 @@ impl Parser {
 
     /// Comma separated expressions up to `close` (consumed); trailing comma ok.
     pub(crate) fn parse_list(&mut self, close: P) -> LResult<Vec<Expr>> {
+        self.parse_entries(close, ListForm::Arguments)
+    }
+
+    /// The entries of one of Puppet's comma separated lists (egrammar's
+    /// `arguments`, `access_args`, `collection_entries`) up to `close`
+    /// (consumed). Every form takes `key => value` entries without braces
+    /// (`f(a, 'k' => v, 'l' => w)`, `[a, 'k' => v]`): consecutive ones make
+    /// one hash entry, as Puppet's `Factory.ARGUMENTS` merges them. A pair's
+    /// key and value may be the keywords `type` and `function`, an array
+    /// literal's entries too; only a method call refuses a trailing comma.
+    fn parse_entries(&mut self, close: P, form: ListForm) -> LResult<Vec<Expr>> {
         let saved = std::mem::replace(&mut self.no_resource, false);
         let mut out = Vec::new();
-        // `f(a, 'k' => v, 'l' => w)` and `[a, 'k' => v]`: consecutive
-        // `key => value` entries make one hash argument, as in Puppet.
         let mut pairs: Option<(Loc, Vec<(Expr, Expr)>)> = None;
         loop {
             if self.eat_p(close) {
                 break;
             }
-            let e = self.parse_expr(0)?;
-            if matches!(close, P::RParen | P::RBrack) && self.eat_p(P::FatArrow) {
-                let v = self.parse_expr(0)?;
+            let pair_key = matches!(self.peek_n(1), Some(Tok::P(P::FatArrow)));
+            let e = match self.keyword_entry(form == ListForm::Array || pair_key) {
+                Some(e) => e,
+                None => self.parse_expr(0)?,
+            };
+            if self.eat_p(P::FatArrow) {
+                let v = match self.keyword_entry(true) {
+                    Some(v) => v,
+                    None => self.parse_expr(0)?,
+                };
                 match &mut pairs {
                     Some((_, entries)) => entries.push((e, v)),
                     None => pairs = Some((e.loc.clone(), vec![(e, v)])),
@@ -505,12 +521,37 @@ impl Parser {
                 self.expect_p(close)?;
                 break;
             }
+            if form == ListForm::MethodArguments && self.is_p(close) {
+                return Err(self.unexpected());
+            }
         }
         if let Some((loc, entries)) = pairs {
             out.push(Expr::new(ExprKind::Hash(entries), loc));
         }
         self.no_resource = saved;
         Ok(out)
+    }
+
+    /// The keyword `type` or `function` standing alone as a hash key or
+    /// value, or an array entry (egrammar's `collection_entry_keyword`):
+    /// the bare word, when `allowed` and the next token ends the entry.
+    fn keyword_entry(&mut self, allowed: bool) -> Option<Expr> {
+        let Some(Tok::Name(word)) = self.peek() else {
+            return None;
+        };
+        let ends = matches!(
+            self.peek_n(1),
+            Some(Tok::P(
+                P::FatArrow | P::Comma | P::RParen | P::RBrack | P::RBrace
+            ))
+        );
+        if !allowed || !ends || !matches!(word.as_str(), "type" | "function") {
+            return None;
+        }
+        let word = word.clone();
+        let loc = self.loc();
+        self.pos += 1;
+        Some(Expr::new(ExprKind::Bare(word), loc))
     }
 
     pub(crate) fn parse_opt_lambda(&mut self) -> LResult<Option<Box<Lambda>>> {
@@ -632,6 +673,17 @@ impl Parser {
     }
 }
 
+/// Which of Puppet's comma separated lists `parse_entries` reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ListForm {
+    /// A function call's, `apply`'s or an access's arguments.
+    Arguments,
+    /// A method call's arguments (no trailing comma).
+    MethodArguments,
+    /// An array literal's entries (bare keywords allowed).
+    Array,
+}
+
 enum Infix {
     Bin(BinOp),
     Rel(RelOp),
@@ -742,7 +794,7 @@ impl Parser {
             Tok::Interp(parts) => return self.interp(parts, loc),
             Tok::Regex(r) => ExprKind::Regex(r),
             Tok::Var(v) => ExprKind::Var(v),
-            Tok::P(P::LBrack) => ExprKind::Array(self.parse_list(P::RBrack)?),
+            Tok::P(P::LBrack) => ExprKind::Array(self.parse_entries(P::RBrack, ListForm::Array)?),
             Tok::P(P::LBrace) => ExprKind::Hash(self.parse_hash_body()?),
             Tok::P(P::LParen) => {
                 let saved = std::mem::replace(&mut self.no_resource, false);
@@ -780,9 +832,15 @@ impl Parser {
             if self.eat_p(P::RBrace) {
                 break;
             }
-            let k = self.parse_expr(0)?;
+            let k = match self.keyword_entry(true) {
+                Some(k) => k,
+                None => self.parse_expr(0)?,
+            };
             self.expect_p(P::FatArrow)?;
-            let v = self.parse_expr(0)?;
+            let v = match self.keyword_entry(true) {
+                Some(v) => v,
+                None => self.parse_expr(0)?,
+            };
             out.push((k, v));
             if !self.eat_p(P::Comma) {
                 self.expect_p(P::RBrace)?;
@@ -895,7 +953,15 @@ impl Parser {
                 return self.parse_apply(loc);
             }
             "node" => return self.parse_node(loc),
-            "function" => return self.parse_function(loc),
+            "function" if matches!(self.peek(), Some(Tok::Name(_))) => {
+                return self.parse_function(loc);
+            }
+            // Outside a definition, a call (`type($x)`) and the entries
+            // `keyword_entry` takes, the keywords are no values.
+            "function" => return Err(self.unexpected()),
+            "type" if !self.is_p(P::LParen) && !matches!(self.peek(), Some(Tok::ClassRef(_))) => {
+                return Err(self.unexpected());
+            }
             "type" if matches!(self.peek(), Some(Tok::ClassRef(_))) => {
                 let Some(Token {
                     tok: Tok::ClassRef(alias),

@@ -8,7 +8,7 @@
 //! `ctrl::sleep`, `ctrl::do_until`) and the plan's surroundings
 //! (`out::message`, `out::verbose`, `log::*`, the logging functions,
 //! `file::read`, `file::exists`, `file::readable`, `file::join`,
-//! `system::env`, `prompt`).
+//! `system::env`; `prompt` and `prompt::menu` in [`super::prompt`]).
 //!
 //! A step that fails on any target raises Bolt's `bolt/run-failure`
 //! (with the results in its details) unless `_catch_errors => true`;
@@ -16,7 +16,6 @@
 //! `fail_plan`'s) back into `Error` values. Evaluation errors are not
 //! caught, as in Bolt.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -104,13 +103,14 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "file::readable" => file_readable,
         "file::join" => file_join,
         "system::env" => system_env,
-        "prompt" => prompt,
+        "prompt" => super::prompt::prompt,
+        "prompt::menu" => super::prompt::menu,
         _ => return None,
     })
 }
 
 /// A Bolt error raised at the call.
-fn raise(c: &Call<'_>, e: ErrorValue) -> Unwind {
+pub(super) fn raise(c: &Call<'_>, e: ErrorValue) -> Unwind {
     Unwind::Raise {
         error: Box::new(e),
         loc: c.loc.clone(),
@@ -127,7 +127,7 @@ fn arg_error(c: &Call<'_>, param: &str, want: &str, got: &Value) -> Unwind {
     .into()
 }
 
-fn want_args(c: &Call<'_>, min: usize, max: usize) -> EvalResult<()> {
+pub(super) fn want_args(c: &Call<'_>, min: usize, max: usize) -> EvalResult<()> {
     let n = c.args.len();
     if n < min || n > max {
         let want = if min == max {
@@ -1305,63 +1305,6 @@ fn system_env(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult
     want_args(&c, 1, 1)?;
     let name = string_arg(&c, 0, "name")?;
     Ok(std::env::var(&name).map_or(Value::Undef, Value::Str))
-}
-
-/// `prompt(text, {sensitive, default})`: a line from the terminal; with
-/// no terminal, the default or Bolt's `bolt/prompt-error`.
-fn prompt(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    want_args(&c, 1, 2)?;
-    let text = c.str_arg(0);
-    let options = match c.args.get(1) {
-        Some(Value::Hash(h)) => h.clone(),
-        _ => Vec::new(),
-    };
-    let sensitive = hash_get_str(&options, "sensitive").is_some_and(Value::truthy);
-    let default = match hash_get_str(&options, "default") {
-        Some(Value::Str(s)) => Some(s.clone()),
-        Some(Value::Undef) | None => None,
-        Some(other) => {
-            return Err(raise(
-                &c,
-                ErrorValue::new(
-                    format!(
-                        "Option 'default' must be a string, got {}",
-                        other.type_name()
-                    ),
-                    "bolt/validation-error",
-                ),
-            ));
-        }
-    };
-    let wrap = |s: String| {
-        if sensitive {
-            Value::Sensitive(Box::new(Value::Str(s)))
-        } else {
-            Value::Str(s)
-        }
-    };
-    if !std::io::stdin().is_terminal() {
-        return match default {
-            Some(d) => Ok(wrap(d)),
-            None => Err(raise(
-                &c,
-                ErrorValue::new(
-                    format!("Could not prompt for '{text}': standard input is not a terminal"),
-                    "bolt/prompt-error",
-                ),
-            )),
-        };
-    }
-    eprint!("{text}: ");
-    let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .map_err(|e| plain(format!("prompt: {e}")))?;
-    let line = line.trim_end_matches(['\n', '\r']).to_string();
-    Ok(wrap(match (line.is_empty(), default) {
-        (true, Some(d)) => d,
-        _ => line,
-    }))
 }
 
 /// `apply($targets, options) { ... }`: the block compiled into a catalog

@@ -28,7 +28,9 @@ pub struct PlanLibrary {
     pub downloads: std::path::PathBuf,
     pub conns: Arc<Connections>,
     pub handle: tokio::runtime::Handle,
-    pub state: PlanState,
+    /// The plan's targets and inventory; shared by every piece of code a
+    /// YAML plan evaluates, as Bolt's inventory is one for the whole run.
+    pub state: Arc<PlanState>,
     /// The `_run_as` of the `run_plan` being run, for its steps.
     pub run_as: Mutex<Option<String>>,
     /// Where steps and messages are told (Bolt's human output), if anywhere.
@@ -44,8 +46,20 @@ impl PlanLibrary {
         conns: Arc<Connections>,
         handle: tokio::runtime::Handle,
     ) -> PlanLibrary {
+        let state = Arc::new(PlanState::new(ctx.inventory.clone()));
+        PlanLibrary::sharing(ctx, conns, handle, state)
+    }
+
+    /// A library over `state`, which other evaluations share (the
+    /// context's inventory is then `state`'s, not read again).
+    pub fn sharing(
+        ctx: Context,
+        conns: Arc<Connections>,
+        handle: tokio::runtime::Handle,
+        state: Arc<PlanState>,
+    ) -> PlanLibrary {
         let Context {
-            inventory,
+            inventory: _,
             modulepath,
             options,
             sink,
@@ -60,7 +74,7 @@ impl PlanLibrary {
             downloads,
             conns,
             handle,
-            state: PlanState::new(inventory),
+            state,
             run_as: Mutex::new(None),
             report: None,
             me: std::sync::OnceLock::new(),

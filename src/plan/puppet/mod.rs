@@ -20,7 +20,9 @@
 
 mod functions;
 mod library;
+mod prompt;
 mod state;
+pub use state::PlanState;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -381,12 +383,16 @@ fn error_json(e: &ErrorValue) -> J {
 /// value beyond a reference) with the Puppet-language engine: the plan's
 /// variables and earlier steps' results bound as plan values (`ResultSet`,
 /// `Result`, `Target`, `Error`), plan functions run with the plan's kept
-/// connections `conns`. The value comes back as data (Bolt's `to_data`);
-/// an error as Bolt's, its position in the plan file.
+/// connections `conns` over the plan's `state` (what `set_var`,
+/// `add_facts`, `add_to_group`, `set_config`... change holds for the later
+/// steps, as in Bolt; the code's own variables do not, each piece being
+/// evaluated in a local scope of its own). The value comes back as data
+/// (Bolt's `to_data`); an error as Bolt's, its position in the plan file.
 pub async fn eval_code(
     code: Arc<Code>,
     vars: Vars,
     ctx: Context,
+    state: Arc<PlanState>,
     conns: Arc<Connections>,
     report: Option<Arc<dyn Reporter>>,
 ) -> Result<Val, Failure> {
@@ -396,7 +402,9 @@ pub async fn eval_code(
         .name("ferry-plan-code".into())
         .stack_size(PLAN_STACK)
         .spawn(move || {
-            let _ = tx.send(eval_code_here(&code, &vars, ctx, conns, handle, report));
+            let _ = tx.send(eval_code_here(
+                &code, &vars, ctx, state, conns, handle, report,
+            ));
         });
     match spawned {
         Ok(_) => rx.await.unwrap_or_else(|_| {
@@ -418,6 +426,7 @@ fn eval_code_here(
     code: &Code,
     vars: &Vars,
     ctx: Context,
+    state: Arc<PlanState>,
     conns: Arc<Connections>,
     handle: tokio::runtime::Handle,
     report: Option<Arc<dyn Reporter>>,
@@ -437,7 +446,7 @@ fn eval_code_here(
         crate::lang::syntax::parser::parse(&code.text, &file).map_err(|e| lang_failure(&e))?;
     let loader = FsLoader;
     let modulepath = ctx.modulepath.clone();
-    let mut library = library::PlanLibrary::new(ctx, conns, handle);
+    let mut library = library::PlanLibrary::sharing(ctx, conns, handle, state);
     library.report = report;
     let library = library.shared();
     let library = &*library;

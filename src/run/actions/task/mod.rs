@@ -51,7 +51,8 @@ pub struct Chosen<'a> {
 
 /// The implementation for this target, as Bolt chooses it: the first
 /// (not remote) implementation whose requirements the target's features
-/// meet (every target has `shell`), else the task's only executable.
+/// meet (every target has `shell`), else the task's only executable; when
+/// no implementation suits, Bolt's `bolt/no-implementation`.
 pub fn choose_executable<'a>(
     prepared: &'a Prepared,
     target: &Target,
@@ -60,6 +61,12 @@ pub fn choose_executable<'a>(
     let meta = &task.metadata;
     let mut features: BTreeSet<String> = target.features.clone();
     features.insert("shell".into());
+    let no_implementation = || {
+        TransportError::NoImplementation(format!(
+            "No suitable implementation of {} for {}",
+            task.name, target.name
+        ))
+    };
     let (name, method, own) = if meta.implementations.is_empty() {
         if task.executables.len() != 1 {
             let names: Vec<&String> = task.executables.keys().collect();
@@ -79,12 +86,7 @@ pub fn choose_executable<'a>(
                 !i.remote.unwrap_or(meta.remote)
                     && i.requirements.iter().all(|r| features.contains(r))
             })
-            .ok_or_else(|| {
-                terr(format!(
-                    "no implementation of task {} suits this target (features: {features:?})",
-                    task.name
-                ))
-            })?;
+            .ok_or_else(no_implementation)?;
         let own: Vec<&TaskFile> = match prepared.implementation_files.get(index) {
             Some(Ok(files)) => files.iter().collect(),
             Some(Err(e)) => {
