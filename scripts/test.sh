@@ -61,6 +61,10 @@ REQUIREMENTS=(
   "update-rc.d init-system-helpers"
   "dpkg-deb dpkg"
   "setsid util-linux"
+  "/usr/lib/frr/zebra frr"
+  "/usr/lib/frr/bgpd frr"
+  "/usr/lib/frr/staticd frr"
+  "vtysh frr"
 )
 
 have() {
