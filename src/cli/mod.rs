@@ -7,6 +7,7 @@ mod apply;
 mod catalog;
 mod commands;
 mod connect;
+mod device;
 mod generate;
 mod plan_report;
 mod plans;
@@ -77,6 +78,11 @@ pub enum Top {
     File {
         #[command(subcommand)]
         action: FileAction,
+    },
+    /// Configure network devices through their CLI, or back up their configuration.
+    Device {
+        #[command(subcommand)]
+        action: device::DeviceAction,
     },
     /// Show the inventory.
     Inventory {
@@ -405,6 +411,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
         Top::Command {
             action: CommandAction::Run { cmd, run },
         } => commands::execute(Action::Command { line: cmd }, &run).await,
+        Top::Device { action } => device::execute(action).await,
         Top::Script {
             action: ScriptAction::Run { file, args, run },
         } => {

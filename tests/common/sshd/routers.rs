@@ -173,6 +173,20 @@ impl Router {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     }
 
+    /// Stops (SIGSTOP) one of the router's FRR daemons until the guard is
+    /// dropped: commands that need it hang, as on a device that stopped
+    /// answering.
+    pub fn pause(&self, daemon: &str) -> Paused {
+        let pid_file = self.dir.path().join(format!("{daemon}.pid"));
+        let pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+            .unwrap_or_else(|| fail(format!("no pid in {}", pid_file.display())));
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        Paused(pid)
+    }
+
     /// The process ids of the vtysh sessions SSH logins run on the router.
     pub fn cli_sessions(&self) -> Vec<i32> {
         let pids =
@@ -192,6 +206,17 @@ impl Drop for Router {
         for child in &mut self.daemons {
             terminate_child(child, true);
         }
+    }
+}
+
+/// A daemon stopped by [`Router::pause`]; dropping it lets it go on.
+#[derive(Debug)]
+pub struct Paused(i32);
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
     }
 }
 
