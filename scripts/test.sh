@@ -65,6 +65,7 @@ REQUIREMENTS=(
   "/usr/lib/frr/bgpd frr"
   "/usr/lib/frr/staticd frr"
   "vtysh frr"
+  "telnet telnet"
 )
 
 have() {

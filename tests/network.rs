@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::{OnceLock, RwLock, RwLockReadGuard};
 
 use common::ferry::Scratch;
-use common::sshd::{self, KeyType, LINK_IFACE, RouterPair, client_keys};
+use common::sshd::{self, ENABLE_PASSWORD, KeyType, LINK_IFACE, RouterPair, VTY_USER, client_keys};
 
 /// The routers every test of this binary shares.
 fn routers() -> &'static RouterPair {
@@ -72,18 +72,18 @@ fn fixture_logins_drop_into_vtysh_on_each_router() {
 /// the ed25519 key, the pair's known_hosts), with `extra` lines under
 /// `network:`.
 fn inventory(s: &Scratch, extra: &str) -> std::path::PathBuf {
-    inventory_on(s, "frr", extra)
+    inventory_on(s, "frr", "root", extra)
 }
 
-/// [`inventory`] with another `platform`.
-fn inventory_on(s: &Scratch, platform: &str, extra: &str) -> std::path::PathBuf {
+/// [`inventory`] with another `platform` and login `user`.
+fn inventory_on(s: &Scratch, platform: &str, user: &str, extra: &str) -> std::path::PathBuf {
     let pair = routers();
     let mut yaml = String::from("groups:\n  - name: routers\n    targets:\n");
     for r in pair.routers() {
         yaml += &format!("      - name: {}\n        uri: {}\n", r.name(), r.host());
     }
     yaml += &format!(
-        "    config:\n      transport: network\n      network:\n        platform: {platform}\n        user: root\n        private-key: {}\n        known-hosts-file: {}\n        load-config: false\n{extra}",
+        "    config:\n      transport: network\n      network:\n        platform: {platform}\n        user: {user}\n        private-key: {}\n        known-hosts-file: {}\n        load-config: false\n{extra}",
         client_keys().path(KeyType::Ed25519).display(),
         pair.known_hosts_path().display()
     );
@@ -176,7 +176,7 @@ fn scripts_tasks_and_uploads_fail_clearly_on_a_device() {
 #[test]
 fn network_options_are_checked_with_their_position() {
     let s = Scratch::new();
-    let inv = inventory_on(&s, "nokia", "");
+    let inv = inventory_on(&s, "nokia", "root", "");
     let run = s.ferry(&json_args(
         &inv,
         &["command", "run", "show version", "-t", "r1"],
@@ -398,12 +398,76 @@ fn backup_writes_each_running_configuration() {
 }
 
 #[test]
+fn enable_with_the_enable_password_reaches_privileged_mode() {
+    let _answering = answering();
+    let s = Scratch::new();
+    // VTY_USER's CLI is zebra's own vty: it starts in user mode, where
+    // `configure terminal` is unknown.
+    let privileged = "configure terminal\nend\nshow version";
+    let enabled = inventory_on(
+        &s,
+        "frr",
+        VTY_USER,
+        &format!("        enable-password: {ENABLE_PASSWORD}\n"),
+    );
+    let run = s.ferry(&json_args(
+        &enabled,
+        &[
+            "command",
+            "run",
+            privileged,
+            "-t",
+            "routers",
+            "--log-level",
+            "trace",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let out = run.item(name)["value"]["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(out.starts_with("FRRouting 8"), "{out}");
+    }
+    assert!(!run.all_text().contains(ENABLE_PASSWORD), "{run:?}");
+
+    let user_mode = inventory_on(&s, "frr", VTY_USER, "");
+    let run = s.ferry(&json_args(
+        &user_mode,
+        &["command", "run", privileged, "-t", "r1"],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.only()["value"]["stderr"],
+        "% [ZEBRA] Unknown command: configure terminal\n",
+        "{run:?}"
+    );
+
+    let wrong = inventory_on(&s, "frr", VTY_USER, "        enable-password: not-it\n");
+    let run = s.ferry(&json_args(
+        &wrong,
+        &["command", "run", "show version", "-t", "r1"],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let error = &run.only()["value"]["_error"];
+    assert_eq!(error["issue_code"], "AUTH_ERROR", "{error}");
+    assert_eq!(
+        error["msg"], "the device refused the enable password",
+        "{error}"
+    );
+    assert!(!run.all_text().contains("not-it"), "{run:?}");
+}
+
+#[test]
 fn secrets_never_reach_output_or_logs() {
     let _answering = answering();
     let s = Scratch::new();
-    let (enable, password) = ("en-Secret-4711", "pw-Secret-0815");
-    let inv = inventory(
+    let (enable, password) = (ENABLE_PASSWORD, "pw-Secret-0815");
+    let inv = inventory_on(
         &s,
+        "frr",
+        VTY_USER,
         &format!("        enable-password: {enable}\n        password: {password}\n"),
     );
     let runs = [
@@ -446,5 +510,48 @@ fn secrets_never_reach_output_or_logs() {
     for run in runs {
         let text = run.all_text();
         assert!(!text.contains(enable) && !text.contains(password), "{text}");
+    }
+}
+
+#[test]
+fn a_plan_reuses_one_cli_session_per_device_across_its_steps() {
+    // Alone: the routers' sshd logs count every session.
+    let _alone = ANSWERING.write().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let plans = s.path().join("modules/net/plans");
+    std::fs::create_dir_all(&plans).expect("mkdir");
+    std::fs::write(
+        plans.join("twice.yaml"),
+        "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - command: show version\n    targets: $targets\n  - command: show interface brief\n    targets: $targets\n  - command: show bgp summary\n    targets: $targets\n    catch_errors: true\n",
+    )
+    .expect("plan");
+    let shells = |r: &common::sshd::Router| {
+        r.sshd()
+            .log()
+            .matches("Starting session: forced-command")
+            .count()
+    };
+    let before: Vec<usize> = routers().routers().iter().map(shells).collect();
+    let modules = s.path().join("modules");
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "net::twice",
+        "targets=routers",
+        "-i",
+        inv.to_str().expect("utf-8 path"),
+        "--modulepath",
+        modules.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for (r, before) in routers().routers().iter().zip(before) {
+        assert_eq!(
+            shells(r) - before,
+            1,
+            "{}: {}",
+            r.name(),
+            r.sshd().log_tail(20)
+        );
     }
 }

@@ -12,6 +12,7 @@
 //!
 //! ```text
 //! platform: frr
+//! host: r1                   (optional, r1 by default: the prompt's host)
 //! command: show foo          (as sent, leading spaces kept)
 //! mode: privileged           (where the command was entered)
 //! prompt: privileged         (the mode of the prompt that ended it)
@@ -78,14 +79,15 @@ fn cli_case(raw_path: &Path) -> Result<(), Failed> {
     let command = field("command").ok_or("no command")?;
     let entered = mode(field("mode").ok_or("no mode")?)?;
     let prompt = mode(field("prompt").ok_or("no prompt")?)?;
+    let host = field("host").unwrap_or("r1");
     let dialect = Dialect::new(platform, None);
     // Every byte but the last few is still "more to come".
     for cut in [raw.len() / 3, raw.len().saturating_sub(3)] {
-        if let Some(early) = cli::reply(&dialect, command, &raw[..cut], Some("r1")) {
+        if let Some(early) = cli::reply(&dialect, command, &raw[..cut], Some(host)) {
             return Err(format!("a reply after {cut} of {} bytes: {early:?}", raw.len()).into());
         }
     }
-    let reply = cli::reply(&dialect, command, &raw, Some("r1")).ok_or("no prompt at the end")?;
+    let reply = cli::reply(&dialect, command, &raw, Some(host)).ok_or("no prompt at the end")?;
     let mut problems = Vec::new();
     if reply.prompt.mode != prompt {
         problems.push(format!(

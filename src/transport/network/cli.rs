@@ -272,7 +272,12 @@ impl Dialect {
                 if mode == Mode::Config {
                     return true;
                 }
+                // FRR's daemons tag their messages: `% [ZEBRA] Unknown command`.
                 let rest = rest.trim_start();
+                let rest = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                    Some((_, after)) => after.trim_start(),
+                    None => rest,
+                };
                 [
                     "unknown command",
                     "command incomplete",

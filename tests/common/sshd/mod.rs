@@ -45,7 +45,7 @@ pub use self::{
     fleet::Fleet,
     jump::JumpPair,
     keys::{ClientKeys, KeyType, client_keys},
-    routers::{LINK_IFACE, Router, RouterPair},
+    routers::{ENABLE_PASSWORD, LINK_IFACE, Router, RouterPair, VTY_USER},
     sandbox::Sandbox,
 };
 

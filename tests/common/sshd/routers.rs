@@ -2,8 +2,11 @@
 //! is a private network namespace holding FRR's zebra, staticd and bgpd
 //! (Debian's `frr` package, run in the foreground with every path under the
 //! router's own directory: `-f`, `-i`, `-z`, `--vty_socket`; no TCP vty) and
-//! an sshd whose every login runs `vtysh` on that router (`ForceCommand`),
-//! as a router's management plane drops a user into its CLI. The sshd
+//! an sshd whose every login runs the router's CLI (`ForceCommand`), as a
+//! router's management plane drops a user into it: `vtysh` (privileged from
+//! the start) for every user but [`VTY_USER`], who gets zebra's own vty
+//! (through `telnet` to 127.0.0.1 in the namespace), which starts in user
+//! mode and needs `enable` with [`ENABLE_PASSWORD`]. The sshd
 //! listens on the namespace side of a veth pair to the root namespace (the
 //! management link, from [`Netns`]); the two routers are joined by a second
 //! veth pair, `eth1` on both sides, up and unaddressed: configuring it is the
@@ -36,6 +39,12 @@ pub const VTYSH: &str = "/usr/bin/vtysh";
 pub const ROUTER_SSH_PORT: u16 = 22;
 /// The interface joining the two routers, on both sides.
 pub const LINK_IFACE: &str = "eth1";
+/// The login whose CLI is zebra's vty: user mode first, then `enable`.
+pub const VTY_USER: &str = super::NOPW_USER;
+/// zebra's enable password.
+pub const ENABLE_PASSWORD: &str = "en-Secret-4711";
+/// Where zebra's vty listens, in the router's namespace.
+const VTY_PORT: u16 = 2601;
 /// How long FRR's daemons may take to open their vty sockets.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -69,9 +78,25 @@ impl Router {
             0o644,
         );
         let conf = root.join("frr.conf");
-        write_file(&conf, &format!("hostname {name}\n"), 0o640);
+        write_file(
+            &conf,
+            &format!(
+                "hostname {name}\nservice password-encryption\nenable password {ENABLE_PASSWORD}\nline vty\n no login\n"
+            ),
+            0o640,
+        );
         chown(&conf, Some(frr.0), Some(frr.1))
             .unwrap_or_else(|e| fail(format!("chown {}: {e}", conf.display())));
+        let cli = root.join("cli.sh");
+        write_file(
+            &cli,
+            &format!(
+                "#!/bin/sh\n# The router's CLI for an SSH login (sshd's ForceCommand).\nif [ \"$(id -un)\" = {VTY_USER} ]; then exec telnet 127.0.0.1 {VTY_PORT}; fi\nexec {VTYSH} --vty_socket {} --config_dir {}\n",
+                root.display(),
+                etc.display()
+            ),
+            0o755,
+        );
         let mut router = Router {
             name: name.to_string(),
             sshd: SshdBuilder {
@@ -80,11 +105,7 @@ impl Router {
                 netns: Some(netns.name.clone()),
                 ..SshdBuilder::default()
             }
-            .config(format!(
-                "ForceCommand {VTYSH} --vty_socket {} --config_dir {}",
-                root.display(),
-                etc.display()
-            ))
+            .config(format!("ForceCommand {}", cli.display()))
             .start(),
             daemons: Vec::new(),
             dir,
@@ -102,7 +123,21 @@ impl Router {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.netns.name])
             .arg(Path::new(FRR_DIR).join(daemon))
-            .args(["-u", "frr", "-g", "frr", "-P", "0"])
+            .args(["-u", "frr", "-g", "frr"])
+            .args(match daemon {
+                "zebra" => [
+                    "-A".to_string(),
+                    "127.0.0.1".into(),
+                    "-P".into(),
+                    VTY_PORT.to_string(),
+                ],
+                _ => [
+                    "-A".to_string(),
+                    "127.0.0.1".into(),
+                    "-P".into(),
+                    "0".into(),
+                ],
+            })
             .args(["--vty_socket", &root.display().to_string()])
             .args(["-z", &path("zserv.api")])
             .args(["-i", &path(&format!("{daemon}.pid"))])
