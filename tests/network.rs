@@ -243,13 +243,23 @@ fn configure_brings_up_bgp_between_the_routers_and_a_rerun_changes_nothing() {
         let file = s.path().join(format!("{}.conf", r.name()));
         std::fs::write(&file, bgp_config(i)).expect("write");
         let f = file.to_str().expect("utf-8 path");
-        let run = s.ferry(&json_args(
-            &inv,
-            &["device", "configure", f, "-t", r.name()],
-        ));
+        // r1 saves its configuration to startup as well.
+        let mut args = vec!["device", "configure", f, "-t", r.name()];
+        if i == 0 {
+            args.push("--save");
+        }
+        let run = s.ferry(&json_args(&inv, &args));
         assert_eq!(run.code, 0, "{run:?}");
         let value = &run.only()["value"];
         assert_eq!(value["changed"], true, "{value}");
+        assert_eq!(value["saved"], i == 0, "{value}");
+        let startup = r.startup_config().unwrap_or_default();
+        assert_eq!(
+            startup.contains(" neighbor 10.0.12.2 remote-as 65002\n"),
+            i == 0,
+            "{}: {startup}",
+            r.name()
+        );
         let diff = value["diff"].as_str().expect("diff");
         assert!(
             diff.contains("+ interface eth1\n+  ip address 10.0.12.")

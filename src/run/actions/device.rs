@@ -105,11 +105,16 @@ async fn configure(
     let change = config::diff(&config::parse(&before), &wanted);
     let diff = change.to_string();
     if change.is_empty() || noop {
+        let said = match change.added() {
+            0 => "in sync: nothing to push".to_string(),
+            n => format!("would push {n} line(s):\n{diff}"),
+        };
         return Ok(Outcome::Ok(Output::Task(json!({
             "changed": false,
             "noop": noop,
             "diff": diff,
             "lines": change.added(),
+            "_output": said,
         }))));
     }
     if let Some(refusal) = push(dev, &change).await? {
@@ -136,12 +141,18 @@ async fn configure(
             ));
         }
     }
+    let said = format!(
+        "pushed {} line(s){}:\n{diff}",
+        change.added(),
+        if save { " and saved" } else { "" }
+    );
     Ok(Outcome::Ok(Output::Task(json!({
         "changed": true,
         "noop": false,
         "diff": diff,
         "lines": change.added(),
         "saved": save,
+        "_output": said,
     }))))
 }
 

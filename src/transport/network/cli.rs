@@ -392,7 +392,19 @@ pub fn reply(dialect: &Dialect, command: &str, raw: &[u8], host: Option<&str>) -
     {
         lines.remove(0);
     }
-    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+    // Junos prints the configuration context (`[edit protocols]`) on a
+    // line of its own above each configuration prompt.
+    loop {
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        let context = lines.last().is_some_and(|l| {
+            let l = l.trim();
+            dialect.platform == Platform::Junos && l.starts_with("[edit") && l.ends_with(']')
+        });
+        if !context {
+            break;
+        }
         lines.pop();
     }
     let blank = lines.iter().take_while(|l| l.trim().is_empty()).count();
@@ -449,6 +461,22 @@ mod tests {
         );
         assert_eq!(screen_text(b"abc\rxy\n"), "xy\n");
         assert_eq!(screen_text(b"ab\x08c"), "ac");
+    }
+
+    #[test]
+    fn junos_configuration_context_lines_are_not_output() {
+        // The shape Juniper documents for configuration mode.
+        let j = Dialect::new(Platform::Junos, None);
+        let raw = b"set system host-name mx1\r\n\r\n[edit]\r\nadmin@mx1# ";
+        let r = reply(&j, "set system host-name mx1", raw, Some("admin@mx1")).expect("reply");
+        assert_eq!((r.output.as_str(), r.prompt.mode), ("", Mode::Config));
+        let raw =
+            b"show foo\r\n                ^\r\nsyntax error, expecting <command>.\r\nadmin@mx1> ";
+        let r = reply(&j, "show foo", raw, Some("admin@mx1")).expect("reply");
+        assert_eq!(
+            j.error(&r.output, r.prompt.mode).as_deref(),
+            Some("syntax error, expecting <command>.")
+        );
     }
 
     #[test]

@@ -66,15 +66,17 @@ impl Router {
         set_mode(root, 0o755);
         // The daemons drop to the frr user and write their pid files and
         // sockets here; vtysh reads vtysh.conf (the prompt's hostname) from
-        // etc/.
+        // etc/, and saves the integrated configuration there.
         let frr = frr_ids();
         chown(root, Some(frr.0), Some(frr.1))
             .unwrap_or_else(|e| fail(format!("chown {}: {e}", root.display())));
         let etc = root.join("etc");
         std::fs::create_dir_all(&etc).unwrap_or_else(|e| fail(format!("mkdir etc: {e}")));
+        // One configuration file for all daemons, which `write memory`
+        // writes (Debian's default).
         write_file(
             &etc.join("vtysh.conf"),
-            &format!("hostname {name}\n"),
+            &format!("hostname {name}\nservice integrated-vtysh-config\n"),
             0o644,
         );
         let conf = root.join("frr.conf");
@@ -220,6 +222,11 @@ impl Router {
         // SAFETY: kill(2) has no memory-safety preconditions.
         unsafe { libc::kill(pid, libc::SIGSTOP) };
         Paused(pid)
+    }
+
+    /// The startup configuration `write memory` saved, if any.
+    pub fn startup_config(&self) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("etc/frr.conf")).ok()
     }
 
     /// The process ids of the vtysh sessions SSH logins run on the router.
