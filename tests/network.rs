@@ -565,3 +565,42 @@ fn a_plan_reuses_one_cli_session_per_device_across_its_steps() {
         );
     }
 }
+
+#[test]
+fn a_device_is_reached_through_a_jump_host() {
+    let _answering = answering();
+    let jump = sshd::shared();
+    let s = Scratch::new();
+    // One known_hosts for the jump host and the routers: every hop is checked.
+    let known = s.path().join("known_hosts");
+    std::fs::write(
+        &known,
+        std::fs::read_to_string(jump.known_hosts_path()).expect("jump keys")
+            + &std::fs::read_to_string(routers().known_hosts_path()).expect("router keys"),
+    )
+    .expect("known_hosts");
+    let inv = inventory(
+        &s,
+        &format!("        proxyjump: root@{}:{}\n", jump.host(), jump.port()),
+    );
+    let text = std::fs::read_to_string(&inv).expect("inventory").replace(
+        &routers().known_hosts_path().display().to_string(),
+        &known.display().to_string(),
+    );
+    std::fs::write(&inv, text).expect("inventory");
+    let logins = || jump.log().matches("Accepted publickey for root").count();
+    let before = logins();
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show version", "-t", "r2"],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.only()["value"]["stdout"]
+            .as_str()
+            .is_some_and(|o| o.contains("(r2)")),
+        "{run:?}"
+    );
+    // ferry logged in to the jump host on its way.
+    assert!(logins() > before, "{}", jump.log_tail(20));
+}
