@@ -604,3 +604,29 @@ fn a_device_is_reached_through_a_jump_host() {
     // ferry logged in to the jump host on its way.
     assert!(logins() > before, "{}", jump.log_tail(20));
 }
+
+#[test]
+fn facts_give_each_device_its_platform_version_and_interfaces() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(&inv, &["device", "facts", "-t", "routers"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let value = &run.item(name)["value"];
+        assert_eq!(value["platform"], "frr", "{value}");
+        assert_eq!(value["hostname"], name, "{value}");
+        assert!(
+            value["version"]
+                .as_str()
+                .is_some_and(|v| v.starts_with('8')),
+            "{value}"
+        );
+        let interfaces = value["interfaces"].as_array().expect("interfaces");
+        let link = interfaces
+            .iter()
+            .find(|i| i["name"] == LINK_IFACE)
+            .unwrap_or_else(|| panic!("{value}"));
+        assert_eq!(link["status"], "up", "{value}");
+    }
+}

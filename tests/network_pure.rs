@@ -8,6 +8,11 @@
 //! user wants) and `NAME.expected`: the diff as ferry prints it, a `---`
 //! line, and the CLI lines that push it. Each is one test, `config::NAME`.
 //!
+//! Device facts: `tests/network/facts/NAME.show_version` (and, where the
+//! platform reads it, `NAME.show_interface_brief`), real command output,
+//! next to `NAME.expected.json`, the facts (its `platform` names the
+//! platform). Each is one test, `facts::NAME`.
+//!
 //! An expected file:
 //!
 //! ```text
@@ -26,7 +31,7 @@ use std::path::{Path, PathBuf};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use ferry::transport::network::cli::{self, Dialect, Mode, Platform};
-use ferry::transport::network::config;
+use ferry::transport::network::{config, facts};
 
 fn dir(kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -150,6 +155,28 @@ fn config_case(running_path: &Path) -> Result<(), Failed> {
     }
 }
 
+fn facts_case(version_path: &Path) -> Result<(), Failed> {
+    let read = |ext: &str| std::fs::read_to_string(version_path.with_extension(ext)).ok();
+    let expected: serde_json::Value =
+        serde_json::from_str(&read("expected.json").ok_or("no NAME.expected.json")?)
+            .map_err(|e| format!("NAME.expected.json: {e}"))?;
+    let platform: Platform = expected["platform"]
+        .as_str()
+        .ok_or("no platform")?
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let outputs: Vec<String> = ["show_version", "show_interface_brief"]
+        .iter()
+        .map_while(|ext| read(ext))
+        .collect();
+    let got = serde_json::to_value(facts::parse(platform, &outputs)).map_err(|e| format!("{e}"))?;
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("got:\n{got:#}\nexpected:\n{expected:#}").into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -159,6 +186,11 @@ fn main() {
     for (name, path) in cases("config", "running") {
         trials.push(Trial::test(format!("config::{name}"), move || {
             config_case(&path)
+        }));
+    }
+    for (name, path) in cases("facts", "show_version") {
+        trials.push(Trial::test(format!("facts::{name}"), move || {
+            facts_case(&path)
         }));
     }
     libtest_mimic::run(&args, trials).exit();

@@ -1,5 +1,6 @@
-//! `ferry device configure` and `ferry device backup`: network devices'
-//! configuration through their CLI (targets with `transport: network`).
+//! `ferry device configure`, `backup` and `facts`: network devices'
+//! configuration and facts through their CLI (targets with `transport:
+//! network`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +37,11 @@ pub enum DeviceAction {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Show each device's facts: platform, host name, version, interfaces.
+    Facts {
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Write each device's running configuration to DIR/<target>.conf.
     Backup {
         /// An existing directory.
@@ -69,6 +75,9 @@ pub async fn execute(action: DeviceAction) -> Result<ExitCode> {
                 save,
             };
             commands::execute(Action::Device(Arc::new(job)), &run).await
+        }
+        DeviceAction::Facts { run } => {
+            commands::execute(Action::Device(Arc::new(DeviceJob::Facts)), &run).await
         }
         DeviceAction::Backup { dir, run } => {
             if !dir.is_dir() {

@@ -2,8 +2,9 @@
 //! ([`crate::transport::network::Network`]): `configure` brings the running
 //! configuration to a desired hierarchical text (only the lines it lacks,
 //! each under its parents, in configuration mode; read back and checked;
-//! `write memory` on `save`; with `noop`, only the diff), and `backup`
-//! writes the running configuration to `DIR/<target>.conf`. A line the
+//! `write memory` on `save`; with `noop`, only the diff), `backup`
+//! writes the running configuration to `DIR/<target>.conf`, and `facts`
+//! reads the device's platform, host name, version and interfaces. A line the
 //! device rejects fails that target with the device's message, after the
 //! session has left configuration mode. The diff itself is the pure
 //! [`crate::transport::network::config`].
@@ -18,6 +19,7 @@ use crate::transport::TransportError;
 use crate::transport::network::Network;
 use crate::transport::network::cli::Mode;
 use crate::transport::network::config::{self, Change, Step};
+use crate::transport::network::facts;
 
 /// What to do on each device.
 #[derive(Clone, Debug)]
@@ -33,6 +35,8 @@ pub enum DeviceJob {
     Backup {
         dir: PathBuf,
     },
+    /// The device's platform, host name, version and interfaces.
+    Facts,
 }
 
 /// The kind of a device's refusal (a rejected line, a check that failed).
@@ -43,6 +47,7 @@ impl DeviceJob {
         match self {
             DeviceJob::Configure { .. } => "configure",
             DeviceJob::Backup { .. } => "backup",
+            DeviceJob::Facts => "facts",
         }
     }
 
@@ -50,6 +55,7 @@ impl DeviceJob {
         match self {
             DeviceJob::Configure { source, .. } => source.clone(),
             DeviceJob::Backup { dir } => dir.display().to_string(),
+            DeviceJob::Facts => "facts".to_string(),
         }
     }
 }
@@ -68,6 +74,7 @@ pub async fn run(
             ..
         } => configure(dev, desired, *noop, *save).await,
         DeviceJob::Backup { dir } => backup(target, dev, dir).await,
+        DeviceJob::Facts => device_facts(dev).await,
     }
 }
 
@@ -205,6 +212,25 @@ async fn push(dev: &Network, change: &Change) -> Result<Option<Outcome>, Transpo
         ));
     }
     Ok(refusal)
+}
+
+/// The outputs of the platform's fact commands, read into facts.
+async fn device_facts(dev: &Network) -> Result<Outcome, TransportError> {
+    let platform = dev.cli_dialect().platform;
+    let mut outputs = Vec::new();
+    for command in facts::commands(platform) {
+        let answer = dev.exec(command).await?;
+        if let Some(e) = answer.error {
+            return Ok(refused(
+                format!("'{command}' failed: {e}"),
+                json!({"command": command}),
+            ));
+        }
+        outputs.push(answer.output);
+    }
+    let value = serde_json::to_value(facts::parse(platform, &outputs))
+        .map_err(|e| TransportError::Command(format!("cannot represent the facts: {e}")))?;
+    Ok(Outcome::Ok(Output::Task(value)))
 }
 
 /// The running configuration without the banner `show running-config`

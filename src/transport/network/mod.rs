@@ -16,6 +16,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod facts;
 pub mod options;
 pub mod session;
 
