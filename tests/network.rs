@@ -345,6 +345,25 @@ fn noop_shows_the_diff_and_changes_nothing() {
         value["diff"], "+ ip route 10.77.0.0/24 10.0.12.2\n",
         "{value}"
     );
+    // The terminal shows the diff as text.
+    let human = s.ferry(&[
+        "device",
+        "configure",
+        "--lines",
+        "ip route 10.77.0.0/24 10.0.12.2",
+        "--noop",
+        "-t",
+        "r1",
+        "-i",
+        inv.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("would push 1 line(s):\n    + ip route 10.77.0.0/24 10.0.12.2\n"),
+        "{human:?}"
+    );
     let running = routers().routers()[0].vtysh(&["show running-config"]);
     assert!(
         running.contains("hostname r1") && !running.contains("10.77.0.0"),

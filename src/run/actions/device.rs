@@ -191,7 +191,7 @@ async fn push(dev: &Network, change: &Change) -> Result<Option<Outcome>, Transpo
         // A line that opens a block and leaves the prompt where it was was
         // not taken, whatever the device printed (FRR's "BGP is already
         // running" has no `%`).
-        if line.step == Step::Enter && answer.prompt.context == context {
+        if line.step == Step::Enter && dialect.shows_context() && answer.prompt.context == context {
             let said = match answer.output.trim() {
                 "" => "the prompt did not change".to_string(),
                 out => out.to_string(),

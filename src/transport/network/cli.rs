@@ -131,6 +131,12 @@ impl Dialect {
         self.custom.is_some()
     }
 
+    /// Whether the prompt names the configuration block the session is in
+    /// (`(config-router)`), so that entering one shows.
+    pub fn shows_context(&self) -> bool {
+        self.custom.is_none() && self.platform != Platform::Junos
+    }
+
     /// The commands that stop the device from paging output.
     pub fn paging_off(&self) -> &'static [&'static str] {
         match self.platform {
