@@ -79,7 +79,7 @@ pub enum Top {
         #[command(subcommand)]
         action: FileAction,
     },
-    /// Configure network devices through their CLI, or back up their configuration.
+    /// Network devices through their CLI: configure, back up, show facts.
     Device {
         #[command(subcommand)]
         action: device::DeviceAction,
