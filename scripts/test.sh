@@ -61,6 +61,11 @@ REQUIREMENTS=(
   "update-rc.d init-system-helpers"
   "dpkg-deb dpkg"
   "setsid util-linux"
+  "/usr/lib/frr/zebra frr"
+  "/usr/lib/frr/bgpd frr"
+  "/usr/lib/frr/staticd frr"
+  "vtysh frr"
+  "telnet telnet"
 )
 
 have() {

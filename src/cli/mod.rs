@@ -8,6 +8,7 @@ mod apply;
 mod catalog;
 mod commands;
 mod connect;
+mod device;
 mod generate;
 mod plan_report;
 mod plans;
@@ -124,6 +125,11 @@ pub enum Top {
     File {
         #[command(subcommand)]
         action: FileAction,
+    },
+    /// Network devices through their CLI: configure, back up, show facts.
+    Device {
+        #[command(subcommand)]
+        action: device::DeviceAction,
     },
     /// Show the inventory.
     Inventory {
@@ -463,6 +469,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
         Top::Command {
             action: CommandAction::Run { cmd, run },
         } => commands::execute(Action::Command { line: cmd }, &run).await,
+        Top::Device { action } => device::execute(action).await,
         Top::Script {
             action: ScriptAction::Run { file, args, run },
         } => {

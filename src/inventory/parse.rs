@@ -8,9 +8,11 @@ use super::{InventoryError, Origin, Setting};
 
 type Json = serde_json::Map<String, serde_json::Value>;
 
-/// The config sections ferry accepts: the transports Bolt names.
+/// The config sections ferry accepts: the transports Bolt names, and
+/// ferry's `network` (device CLIs).
 pub const SECTIONS: &[&str] = &[
     "ssh", "local", "winrm", "remote", "docker", "pcp", "podman", "lxd", "jail", "choria",
+    "network",
 ];
 
 /// A group, or the top level of the file (named `all`).

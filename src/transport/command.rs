@@ -135,6 +135,14 @@ impl Command {
         self
     }
 
+    /// The line the user wrote, for a shell command (`None` for argv).
+    pub fn shell_line(&self) -> Option<&str> {
+        match &self.program {
+            Program::Shell(line) => Some(line),
+            Program::Argv(_) => None,
+        }
+    }
+
     pub fn stdin(&self) -> Option<&[u8]> {
         self.stdin.as_ref().map(|s| s.expose().as_slice())
     }

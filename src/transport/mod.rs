@@ -6,6 +6,7 @@
 
 pub mod command;
 pub mod local;
+pub mod network;
 pub mod options;
 pub mod shell_fns;
 pub mod ssh;
@@ -129,6 +130,11 @@ pub trait Transport: Send + Sync {
     /// Settings that shape commands built for this target (run-as, cache
     /// and temporary directories).
     fn posix(&self) -> &PosixSettings;
+    /// The device CLI, when the target is a network device (which runs CLI
+    /// commands and device actions, not POSIX commands, scripts or tasks).
+    fn device(&self) -> Option<&network::Network> {
+        None
+    }
 }
 
 /// Per-target settings the executor and task runner need to build commands.
@@ -201,8 +207,9 @@ pub fn for_target(
     match target.transport().as_str() {
         "local" => Ok(Box::new(local::Local::new(target, overrides)?)),
         "ssh" => Ok(Box::new(ssh::Ssh::new(target, overrides)?)),
+        "network" => Ok(Box::new(network::Network::new(target, overrides)?)),
         other => Err(TransportError::Config(format!(
-            "{}: transport '{other}' is not supported (ferry has ssh and local)",
+            "{}: transport '{other}' is not supported (ferry has ssh, local and network)",
             target.name
         ))),
     }

@@ -37,7 +37,13 @@ impl<'a> Options<'a> {
             .map(|(_, s)| s)
     }
 
-    fn wrong(&self, key: &str, s: &Setting, expected: &str) -> TransportError {
+    /// The config section these options are read from (`ssh`, `network`).
+    pub fn section(&self) -> &'static str {
+        self.section
+    }
+
+    /// The error for `key`, set at `s`, that must be `expected`.
+    pub fn wrong(&self, key: &str, s: &Setting, expected: &str) -> TransportError {
         TransportError::Config(format!(
             "{}: {}.{key} must be {expected}",
             s.origin, self.section

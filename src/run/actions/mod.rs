@@ -1,14 +1,17 @@
 //! The actions the executor can carry out on a target: a command
 //! ([`command`]), a script ([`script`]), a file upload or download
-//! ([`files`]) and a task ([`task`]). Each builds its commands as typed
+//! ([`files`]), a task ([`task`]) and a network device's configuration
+//! ([`device`]). Each builds its commands as typed
 //! values and turns what happened into the target's outcome. Output is kept
 //! within the run's limit (see [`super::capture`]); a result whose output
 //! was cut says so in `truncated`. This module holds what they share:
 //! running a command with its output reported as events, and the
-//! temporary directories scripts and run-as uploads go through.
+//! temporary directories scripts and run-as uploads go through. A network
+//! device target takes commands (its CLI lines) only.
 
 pub mod apply;
 pub mod command;
+pub mod device;
 pub mod files;
 pub mod script;
 pub mod task;
@@ -40,6 +43,8 @@ pub enum Action {
     },
     Task(std::sync::Arc<crate::task::Prepared>),
     Apply(std::sync::Arc<apply::ApplyJob>),
+    /// Configuring or backing up network devices through their CLI.
+    Device(std::sync::Arc<device::DeviceJob>),
     /// A command or script with environment variables set (a plan step's
     /// `env_vars`). The values reach the target on the command's stdin,
     /// never on its command line.
@@ -58,6 +63,7 @@ impl Action {
             Action::Download { .. } => "download",
             Action::Task(_) => "task",
             Action::Apply(_) => "apply",
+            Action::Device(job) => job.name(),
             Action::Env { action, .. } => action.name(),
         }
     }
@@ -71,6 +77,7 @@ impl Action {
             Action::Download { src, .. } => src.clone(),
             Action::Task(p) => p.task.name.clone(),
             Action::Apply(job) => job.object(),
+            Action::Device(job) => job.object(),
             Action::Env { action, .. } => action.object(),
         }
     }
@@ -84,6 +91,13 @@ impl Action {
         sink: &dyn Sink,
         max_output: usize,
     ) -> Outcome {
+        if t.device().is_some() && !matches!(self, Action::Command { .. } | Action::Device(_)) {
+            let what = match self {
+                Action::Env { .. } => "a step with environment variables".to_string(),
+                other => format!("a {}", other.name()),
+            };
+            return Outcome::Errored(crate::transport::network::unsupported(&target.name, &what));
+        }
         let done = match self {
             Action::Command { line } => command::run(target, t, line, sink, max_output).await,
             Action::Script { path, args } => {
@@ -91,6 +105,14 @@ impl Action {
             }
             Action::Task(prepared) => task::run(target, t, prepared, sink, max_output).await,
             Action::Apply(job) => apply::run(target, t, job, sink, max_output).await,
+            Action::Device(job) => match t.device() {
+                Some(dev) => device::run(target, dev, job).await,
+                None => Err(TransportError::Config(format!(
+                    "{}: {} is for network devices (transport: network)",
+                    target.name,
+                    job.name()
+                ))),
+            },
             Action::Upload { src, dest } => files::upload(target, t, src, dest).await,
             Action::Download { src, dest } => files::download(target, t, src, dest).await,
             Action::Env { vars, action } => match action.as_ref() {

@@ -92,55 +92,9 @@ impl SshOptions {
             })?),
             None => None,
         };
-        let private_key = match o.raw("private-key") {
-            None => None,
-            Some(s) => Some(match &s.value {
-                serde_json::Value::String(p) => KeySource::Path(expand_home(p)),
-                serde_json::Value::Object(m) => match m.get("key-data").and_then(|v| v.as_str()) {
-                    Some(data) => KeySource::Data(Sensitive::new(data.to_string())),
-                    None => {
-                        return Err(TransportError::Config(format!(
-                            "{}: ssh.private-key must be a path or {{key-data: ...}}",
-                            s.origin
-                        )));
-                    }
-                },
-                _ => {
-                    return Err(TransportError::Config(format!(
-                        "{}: ssh.private-key must be a path or {{key-data: ...}}",
-                        s.origin
-                    )));
-                }
-            }),
-        };
-        let host_key_check = match o.raw("host-key-check") {
-            None => None,
-            Some(s) => Some(match &s.value {
-                serde_json::Value::Bool(true) => HostKeyCheck::Strict,
-                serde_json::Value::Bool(false) => HostKeyCheck::Off,
-                serde_json::Value::String(v) if v == "accept-new" => HostKeyCheck::AcceptNew,
-                serde_json::Value::String(v) if matches!(v.as_str(), "yes" | "on") => {
-                    HostKeyCheck::Strict
-                }
-                serde_json::Value::String(v) if matches!(v.as_str(), "no" | "off") => {
-                    HostKeyCheck::Off
-                }
-                _ => {
-                    return Err(TransportError::Config(format!(
-                        "{}: ssh.host-key-check must be true, false or accept-new",
-                        s.origin
-                    )));
-                }
-            }),
-        };
-        let proxyjump = o.string("proxyjump")?.map(|chain| {
-            chain
-                .split(',')
-                .map(str::trim)
-                .filter(|h| !h.is_empty())
-                .map(str::to_string)
-                .collect()
-        });
+        let private_key = private_key(&mut o)?;
+        let host_key_check = host_key_check(&mut o)?;
+        let proxyjump = proxyjump(&mut o)?;
         let opts = SshOptions {
             user: address.user.clone().or(o.string("user")?),
             port: address.port.or(port),
@@ -165,6 +119,50 @@ impl SshOptions {
         o.finish(BOLT_ONLY)?;
         Ok(opts)
     }
+}
+
+/// `private-key`: a path, or `{key-data: ...}` holding the key itself.
+pub fn private_key(o: &mut Options<'_>) -> Result<Option<KeySource>, TransportError> {
+    let Some(s) = o.raw("private-key") else {
+        return Ok(None);
+    };
+    let expected = "a path or {key-data: ...}";
+    Ok(Some(match &s.value {
+        serde_json::Value::String(p) => KeySource::Path(expand_home(p)),
+        serde_json::Value::Object(m) => match m.get("key-data").and_then(|v| v.as_str()) {
+            Some(data) => KeySource::Data(Sensitive::new(data.to_string())),
+            None => return Err(o.wrong("private-key", s, expected)),
+        },
+        _ => return Err(o.wrong("private-key", s, expected)),
+    }))
+}
+
+/// `host-key-check`: true, false or accept-new (`None` when not set, so
+/// that ssh_config may decide).
+pub fn host_key_check(o: &mut Options<'_>) -> Result<Option<HostKeyCheck>, TransportError> {
+    let Some(s) = o.raw("host-key-check") else {
+        return Ok(None);
+    };
+    Ok(Some(match &s.value {
+        serde_json::Value::Bool(true) => HostKeyCheck::Strict,
+        serde_json::Value::Bool(false) => HostKeyCheck::Off,
+        serde_json::Value::String(v) if v == "accept-new" => HostKeyCheck::AcceptNew,
+        serde_json::Value::String(v) if matches!(v.as_str(), "yes" | "on") => HostKeyCheck::Strict,
+        serde_json::Value::String(v) if matches!(v.as_str(), "no" | "off") => HostKeyCheck::Off,
+        _ => return Err(o.wrong("host-key-check", s, "true, false or accept-new")),
+    }))
+}
+
+/// `proxyjump`: jump hosts, comma-separated, the first reached first.
+pub fn proxyjump(o: &mut Options<'_>) -> Result<Option<Vec<String>>, TransportError> {
+    Ok(o.string("proxyjump")?.map(|chain| {
+        chain
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+            .collect()
+    }))
 }
 
 /// `~/x` becomes `$HOME/x`.

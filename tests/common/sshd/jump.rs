@@ -19,7 +19,7 @@ use super::util::{fail, run, write_file};
 use super::{INNER_PORT, JUMP_PORT};
 
 /// Network namespaces created here are named `<prefix><pid>-<n>`.
-const NETNS_PREFIX: &str = "ferry-test-";
+pub(super) const NETNS_PREFIX: &str = "ferry-test-";
 
 /// A jump host and an inner host in a private network namespace.
 ///
@@ -117,15 +117,15 @@ impl JumpPair {
 
 /// A network namespace plus veth pair, deleted on drop.
 #[derive(Debug)]
-struct Netns {
-    name: String,
+pub(super) struct Netns {
+    pub(super) name: String,
     veth_host: String,
     host_addr: Ipv4Addr,
-    ns_addr: Ipv4Addr,
+    pub(super) ns_addr: Ipv4Addr,
 }
 
 impl Netns {
-    fn create(
+    pub(super) fn create(
         name: String,
         veth_host: String,
         veth_ns: String,
@@ -193,7 +193,7 @@ pub(super) fn delete_netns(name: &str) {
 }
 
 /// Deletes namespaces left behind by test processes that no longer exist.
-fn remove_stale_netns() {
+pub(super) fn remove_stale_netns() {
     let Ok(list) = run(Command::new("ip").args(["netns", "list"])) else {
         return;
     };
@@ -216,7 +216,7 @@ fn remove_stale_netns() {
 
 /// The first 10.251.x.y/30 whose host address is unused: (host side, namespace side).
 /// Must be called under the "netns" lock, until the address is assigned.
-fn free_subnet() -> (Ipv4Addr, Ipv4Addr) {
+pub(super) fn free_subnet() -> (Ipv4Addr, Ipv4Addr) {
     let used = run(Command::new("ip").args(["-4", "-o", "addr", "show"]))
         .unwrap_or_else(|e| fail(format!("cannot list addresses: {e}")));
     for k in 0..16_384u32 {

@@ -11,7 +11,9 @@
 //! parallel. [`shared`] gives every test of a binary the same daemon with the
 //! default configuration; [`Fleet`] serves hundreds of targets from a handful
 //! of daemons; [`JumpPair`] puts a jump host and an inner host into a private
-//! network namespace for ProxyJump tests. [`SshdBuilder::sandboxed`] runs a
+//! network namespace for ProxyJump tests; [`RouterPair`] runs two FRR routers,
+//! each in its own namespace with an sshd whose logins run vtysh, for the
+//! network-device tests. [`SshdBuilder::sandboxed`] runs a
 //! daemon in a throwaway copy of the machine's root ([`Sandbox`]), for tests
 //! that create users, packages or files anywhere.
 //!
@@ -30,6 +32,7 @@ mod keys;
 mod launch;
 mod machine;
 mod process;
+mod routers;
 mod sandbox;
 mod util;
 
@@ -42,6 +45,7 @@ pub use self::{
     fleet::Fleet,
     jump::JumpPair,
     keys::{ClientKeys, KeyType, client_keys},
+    routers::{ENABLE_PASSWORD, LINK_IFACE, Router, RouterPair, VTY_USER},
     sandbox::Sandbox,
 };
 

@@ -1,0 +1,281 @@
+//! Actions on network devices, through their CLI session
+//! ([`crate::transport::network::Network`]): `configure` brings the running
+//! configuration to a desired hierarchical text (only the lines it lacks,
+//! each under its parents, in configuration mode; read back and checked;
+//! `write memory` on `save`; with `noop`, only the diff), `backup`
+//! writes the running configuration to `DIR/<target>.conf`, and `facts`
+//! reads the device's platform, host name, version and interfaces. A line the
+//! device rejects fails that target with the device's message, after the
+//! session has left configuration mode. The diff itself is the pure
+//! [`crate::transport::network::config`].
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::super::result::{Outcome, Output};
+use crate::inventory::Target;
+use crate::transport::TransportError;
+use crate::transport::network::Network;
+use crate::transport::network::cli::Mode;
+use crate::transport::network::config::{self, Change, Step};
+use crate::transport::network::facts;
+
+/// What to do on each device.
+#[derive(Clone, Debug)]
+pub enum DeviceJob {
+    Configure {
+        /// The desired configuration text.
+        desired: String,
+        /// Where it came from (a file name, or `--lines`), for `object`.
+        source: String,
+        noop: bool,
+        save: bool,
+    },
+    Backup {
+        dir: PathBuf,
+    },
+    /// The device's platform, host name, version and interfaces.
+    Facts,
+}
+
+/// The kind of a device's refusal (a rejected line, a check that failed).
+pub const DEVICE_ERROR: &str = "ferry/device-error";
+
+impl DeviceJob {
+    pub fn name(&self) -> &'static str {
+        match self {
+            DeviceJob::Configure { .. } => "configure",
+            DeviceJob::Backup { .. } => "backup",
+            DeviceJob::Facts => "facts",
+        }
+    }
+
+    pub fn object(&self) -> String {
+        match self {
+            DeviceJob::Configure { source, .. } => source.clone(),
+            DeviceJob::Backup { dir } => dir.display().to_string(),
+            DeviceJob::Facts => "facts".to_string(),
+        }
+    }
+}
+
+/// Carries out `job` on the device `dev` (the target `target`).
+pub async fn run(
+    target: &Target,
+    dev: &Network,
+    job: &DeviceJob,
+) -> Result<Outcome, TransportError> {
+    match job {
+        DeviceJob::Configure {
+            desired,
+            noop,
+            save,
+            ..
+        } => configure(dev, desired, *noop, *save).await,
+        DeviceJob::Backup { dir } => backup(target, dev, dir).await,
+        DeviceJob::Facts => device_facts(dev).await,
+    }
+}
+
+/// A failed outcome with the device's message.
+fn refused(msg: String, details: serde_json::Value) -> Outcome {
+    Outcome::Failed(Output::Task(json!({
+        "_error": {"kind": DEVICE_ERROR, "msg": msg, "details": details}
+    })))
+}
+
+/// The device's running configuration, as text.
+async fn running(dev: &Network) -> Result<Result<String, Outcome>, TransportError> {
+    let command = dev.cli_dialect().show_running();
+    let answer = dev.exec(command).await?;
+    Ok(match answer.error {
+        Some(e) => Err(refused(
+            format!("'{command}' failed: {e}"),
+            json!({"command": command}),
+        )),
+        None => Ok(answer.output),
+    })
+}
+
+async fn configure(
+    dev: &Network,
+    desired: &str,
+    noop: bool,
+    save: bool,
+) -> Result<Outcome, TransportError> {
+    let wanted = config::parse(desired);
+    let before = match running(dev).await? {
+        Ok(text) => text,
+        Err(refusal) => return Ok(refusal),
+    };
+    let change = config::diff(&config::parse(&before), &wanted);
+    let diff = change.to_string();
+    if change.is_empty() || noop {
+        let said = match change.added() {
+            0 => "in sync: nothing to push".to_string(),
+            n => format!("would push {n} line(s):\n{diff}"),
+        };
+        return Ok(Outcome::Ok(Output::Task(json!({
+            "changed": false,
+            "noop": noop,
+            "diff": diff,
+            "lines": change.added(),
+            "_output": said,
+        }))));
+    }
+    if let Some(refusal) = push(dev, &change).await? {
+        return Ok(refusal);
+    }
+    let after = match running(dev).await? {
+        Ok(text) => text,
+        Err(refusal) => return Ok(refusal),
+    };
+    let left = config::diff(&config::parse(&after), &wanted);
+    if !left.is_empty() {
+        return Ok(refused(
+            format!("the device's running configuration still lacks:\n{left}"),
+            json!({"diff": diff, "missing": left.to_string()}),
+        ));
+    }
+    if save {
+        let command = dev.cli_dialect().save();
+        let answer = dev.exec(command).await?;
+        if let Some(e) = answer.error {
+            return Ok(refused(
+                format!("'{command}' failed: {e}"),
+                json!({"command": command, "diff": diff}),
+            ));
+        }
+    }
+    let said = format!(
+        "pushed {} line(s){}:\n{diff}",
+        change.added(),
+        if save { " and saved" } else { "" }
+    );
+    Ok(Outcome::Ok(Output::Task(json!({
+        "changed": true,
+        "noop": false,
+        "diff": diff,
+        "lines": change.added(),
+        "saved": save,
+        "_output": said,
+    }))))
+}
+
+/// Enters configuration mode, sends the change's lines and leaves again;
+/// a line the device rejects is the refusal returned (after leaving).
+async fn push(dev: &Network, change: &Change) -> Result<Option<Outcome>, TransportError> {
+    let dialect = dev.cli_dialect();
+    let enter = dev.exec(dialect.configure()).await?;
+    if enter.error.is_some() || enter.prompt.mode != Mode::Config {
+        return Ok(Some(refused(
+            format!(
+                "the device did not enter configuration mode: {}",
+                enter.error.unwrap_or(enter.output)
+            ),
+            json!({"command": dialect.configure()}),
+        )));
+    }
+    let mut refusal = None;
+    let mut context = enter.prompt.context;
+    for line in change.commands() {
+        let answer = dev.exec(&line.text).await?;
+        if let Some(e) = answer.error {
+            refusal = Some(refused(
+                format!("the device rejected '{}': {e}", line.text),
+                json!({"line": line.text, "diff": change.to_string()}),
+            ));
+            break;
+        }
+        // A line that opens a block and leaves the prompt where it was was
+        // not taken, whatever the device printed (FRR's "BGP is already
+        // running" has no `%`).
+        if line.step == Step::Enter && dialect.shows_context() && answer.prompt.context == context {
+            let said = match answer.output.trim() {
+                "" => "the prompt did not change".to_string(),
+                out => out.to_string(),
+            };
+            refusal = Some(refused(
+                format!("the device did not enter '{}': {said}", line.text),
+                json!({"line": line.text, "diff": change.to_string()}),
+            ));
+            break;
+        }
+        context = answer.prompt.context;
+    }
+    let end = dev.exec(dialect.end()).await?;
+    if refusal.is_none() && (end.error.is_some() || end.prompt.mode == Mode::Config) {
+        refusal = Some(refused(
+            "the device did not leave configuration mode".to_string(),
+            json!({"command": dialect.end()}),
+        ));
+    }
+    Ok(refusal)
+}
+
+/// The outputs of the platform's fact commands, read into facts.
+async fn device_facts(dev: &Network) -> Result<Outcome, TransportError> {
+    let platform = dev.cli_dialect().platform;
+    let mut outputs = Vec::new();
+    for command in facts::commands(platform) {
+        let answer = dev.exec(command).await?;
+        if let Some(e) = answer.error {
+            return Ok(refused(
+                format!("'{command}' failed: {e}"),
+                json!({"command": command}),
+            ));
+        }
+        outputs.push(answer.output);
+    }
+    let value = serde_json::to_value(facts::parse(platform, &outputs))
+        .map_err(|e| TransportError::Command(format!("cannot represent the facts: {e}")))?;
+    Ok(Outcome::Ok(Output::Task(value)))
+}
+
+/// The running configuration without the banner `show running-config`
+/// prints before it.
+fn without_banner(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines
+        .iter()
+        .take_while(|l| {
+            let t = l.trim();
+            t.is_empty()
+                || t.starts_with("Building configuration")
+                || t.starts_with("Current configuration")
+        })
+        .count();
+    let mut out = lines[skip..].join("\n");
+    out.push('\n');
+    out
+}
+
+async fn backup(
+    target: &Target,
+    dev: &Network,
+    dir: &std::path::Path,
+) -> Result<Outcome, TransportError> {
+    let name = &target.name;
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Err(TransportError::File(format!(
+            "{name}: the target's name cannot be a file name in {}",
+            dir.display()
+        )));
+    }
+    let text = match running(dev).await? {
+        Ok(text) => without_banner(&text),
+        Err(refusal) => return Ok(refusal),
+    };
+    let path = dir.join(format!("{name}.conf"));
+    tokio::fs::write(&path, text.as_bytes())
+        .await
+        .map_err(|e| TransportError::File(format!("cannot write {}: {e}", path.display())))?;
+    Ok(Outcome::Ok(Output::Transfer {
+        message: format!(
+            "Saved the running configuration of {name} to {}",
+            path.display()
+        ),
+        path: Some(path.display().to_string()),
+    }))
+}

@@ -1,0 +1,651 @@
+//! Network devices against real FRR routers (tests/common/sshd/routers.rs):
+//! two routers, each FRR in its own network namespace behind an sshd whose
+//! logins run vtysh, joined by a veth pair. One pair serves every test of
+//! this binary.
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard};
+
+use common::ferry::Scratch;
+use common::sshd::{self, ENABLE_PASSWORD, KeyType, LINK_IFACE, RouterPair, VTY_USER, client_keys};
+
+/// The routers every test of this binary shares.
+fn routers() -> &'static RouterPair {
+    static PAIR: OnceLock<RouterPair> = OnceLock::new();
+    PAIR.get_or_init(RouterPair::start)
+}
+
+/// Taken for reading by every test that talks to the routers, and for
+/// writing by the one that makes a router stop answering.
+static ANSWERING: RwLock<()> = RwLock::new(());
+
+fn answering() -> RwLockReadGuard<'static, ()> {
+    ANSWERING.read().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn fixture_logins_drop_into_vtysh_on_each_router() {
+    let _answering = answering();
+    let pair = routers();
+    for r in pair.routers() {
+        let brief = r.vtysh(&["show interface brief"]);
+        assert!(
+            brief
+                .lines()
+                .any(|l| l.starts_with(LINK_IFACE) && l.contains(" up ")),
+            "{}: {brief}",
+            r.name()
+        );
+        let mut ssh = sshd::openssh_command(
+            &r.host().to_string(),
+            r.port(),
+            "root",
+            &client_keys().path(KeyType::Ed25519),
+            pair.known_hosts_path(),
+        )
+        .arg("-tt")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh");
+        ssh.stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"show version\nexit\n")
+            .expect("write");
+        let out = ssh.wait_with_output().expect("ssh output");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("{}# ", r.name())) && text.contains("FRRouting"),
+            "{}: {text}\n{}",
+            r.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// An inventory of both routers in group `routers` (platform frr, root,
+/// the ed25519 key, the pair's known_hosts), with `extra` lines under
+/// `network:`.
+fn inventory(s: &Scratch, extra: &str) -> std::path::PathBuf {
+    inventory_on(s, "frr", "root", extra)
+}
+
+/// [`inventory`] with another `platform` and login `user`.
+fn inventory_on(s: &Scratch, platform: &str, user: &str, extra: &str) -> std::path::PathBuf {
+    let pair = routers();
+    let mut yaml = String::from("groups:\n  - name: routers\n    targets:\n");
+    for r in pair.routers() {
+        yaml += &format!("      - name: {}\n        uri: {}\n", r.name(), r.host());
+    }
+    yaml += &format!(
+        "    config:\n      transport: network\n      network:\n        platform: {platform}\n        user: {user}\n        private-key: {}\n        known-hosts-file: {}\n        load-config: false\n{extra}",
+        client_keys().path(KeyType::Ed25519).display(),
+        pair.known_hosts_path().display()
+    );
+    s.inventory(&yaml)
+}
+
+fn json_args<'a>(inv: &'a std::path::Path, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = rest.to_vec();
+    v.extend(["-i", inv.to_str().expect("utf-8 path"), "--format", "json"]);
+    v
+}
+
+#[test]
+fn command_run_sends_each_line_to_the_cli_and_reports_bolts_json() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "command",
+            "run",
+            "show version\nshow interface brief",
+            "-t",
+            "routers",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let item = run.item(name);
+        assert_eq!(item["status"], "success", "{item}");
+        assert_eq!(item["action"], "command", "{item}");
+        let stdout = item["value"]["stdout"].as_str().expect("stdout");
+        assert!(stdout.starts_with("FRRouting 8"), "{stdout}");
+        assert!(
+            stdout.contains(&format!("({name})")) && stdout.contains(LINK_IFACE),
+            "{stdout}"
+        );
+        // No echo, no prompt.
+        assert!(!stdout.contains("show interface brief"), "{stdout}");
+        assert!(!stdout.contains(&format!("{name}#")), "{stdout}");
+        assert_eq!(item["value"]["exit_code"], 0, "{item}");
+    }
+}
+
+#[test]
+fn a_line_the_device_rejects_fails_that_target_with_its_message() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show foo\nshow version", "-t", "r1"],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let item = run.only();
+    assert_eq!(item["status"], "failure", "{item}");
+    assert_eq!(
+        item["value"]["stderr"], "% Unknown command: show foo\n",
+        "{item}"
+    );
+    // The lines after the rejected one are not sent.
+    assert_eq!(item["value"]["stdout"], "", "{item}");
+}
+
+#[test]
+fn scripts_tasks_and_uploads_fail_clearly_on_a_device() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let file = s.path().join("f.sh");
+    std::fs::write(&file, "echo hi\n").expect("write");
+    let f = file.to_str().expect("utf-8 path");
+    for args in [
+        vec!["script", "run", f, "-t", "r1"],
+        vec!["file", "upload", f, "/tmp/f", "-t", "r1"],
+        vec!["task", "run", "ferry::facts", "-t", "r1"],
+    ] {
+        let run = s.ferry(&json_args(&inv, &args));
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        let item = run.only();
+        let msg = item["value"]["_error"]["msg"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains("r1: a ") && msg.contains("is not available on a network device"),
+            "{args:?}: {item}"
+        );
+    }
+}
+
+#[test]
+fn network_options_are_checked_with_their_position() {
+    let s = Scratch::new();
+    let inv = inventory_on(&s, "nokia", "root", "");
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show version", "-t", "r1"],
+    ));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("unknown platform 'nokia'") && run.stderr.contains("inventory.yaml:"),
+        "{run:?}"
+    );
+    let inv = inventory(&s, "        enable-pasword: x\n");
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show version", "-t", "r1"],
+    ));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("unknown option network.enable-pasword"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_device_that_stops_answering_times_out_alone() {
+    let _alone = ANSWERING.write().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let inv = inventory(&s, "        command-timeout: 2\n");
+    let paused = routers().routers()[0].pause("bgpd");
+    let started = std::time::Instant::now();
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show running-config", "-t", "routers"],
+    ));
+    drop(paused);
+    assert_eq!(run.code, 2, "{run:?}");
+    let r1 = run.item("r1");
+    assert_eq!(r1["status"], "failure", "{r1}");
+    assert_eq!(r1["value"]["_error"]["kind"], "ferry/timeout", "{r1}");
+    let r2 = run.item("r2");
+    assert_eq!(r2["status"], "success", "{r2}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{run:?}"
+    );
+}
+
+/// Each router's interface on the link and its BGP session to the other.
+fn bgp_config(me: usize) -> String {
+    let (addr, peer, asn, peer_asn) = match me {
+        0 => ("10.0.12.1", "10.0.12.2", 65001, 65002),
+        _ => ("10.0.12.2", "10.0.12.1", 65002, 65001),
+    };
+    format!(
+        "interface {LINK_IFACE}\n ip address {addr}/30\n!\nrouter bgp {asn}\n bgp router-id {addr}\n no bgp ebgp-requires-policy\n neighbor {peer} remote-as {peer_asn}\n !\n address-family ipv4 unicast\n  network 10.{}.0.0/24\n exit-address-family\nexit\n",
+        100 + me
+    )
+}
+
+#[test]
+fn configure_brings_up_bgp_between_the_routers_and_a_rerun_changes_nothing() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    for (i, r) in routers().routers().iter().enumerate() {
+        let file = s.path().join(format!("{}.conf", r.name()));
+        std::fs::write(&file, bgp_config(i)).expect("write");
+        let f = file.to_str().expect("utf-8 path");
+        // r1 saves its configuration to startup as well.
+        let mut args = vec!["device", "configure", f, "-t", r.name()];
+        if i == 0 {
+            args.push("--save");
+        }
+        let run = s.ferry(&json_args(&inv, &args));
+        assert_eq!(run.code, 0, "{run:?}");
+        let value = &run.only()["value"];
+        assert_eq!(value["changed"], true, "{value}");
+        assert_eq!(value["saved"], i == 0, "{value}");
+        let startup = r.startup_config().unwrap_or_default();
+        assert_eq!(
+            startup.contains(" neighbor 10.0.12.2 remote-as 65002\n"),
+            i == 0,
+            "{}: {startup}",
+            r.name()
+        );
+        let diff = value["diff"].as_str().expect("diff");
+        assert!(
+            diff.contains("+ interface eth1\n+  ip address 10.0.12.")
+                && diff.contains("+  neighbor 10.0.12."),
+            "{diff}"
+        );
+        // The second run finds nothing to do.
+        let again = s.ferry(&json_args(
+            &inv,
+            &["device", "configure", f, "-t", r.name()],
+        ));
+        assert_eq!(again.code, 0, "{again:?}");
+        let value = &again.only()["value"];
+        assert_eq!(
+            (&value["changed"], &value["diff"]),
+            (&false.into(), &"".into()),
+            "{value}"
+        );
+    }
+    // The session comes up over the link ferry configured.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let run = s.ferry(&json_args(
+            &inv,
+            &[
+                "command",
+                "run",
+                "show bgp summary\nshow bgp neighbors",
+                "-t",
+                "routers",
+            ],
+        ));
+        assert_eq!(run.code, 0, "{run:?}");
+        let up = ["r1", "r2"].iter().all(|name| {
+            run.item(name)["value"]["stdout"]
+                .as_str()
+                .is_some_and(|out| out.contains("BGP state = Established"))
+        });
+        if up {
+            let summary = run.item("r1")["value"]["stdout"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let peer = summary
+                .lines()
+                .find(|l| l.starts_with("10.0.12.2 "))
+                .unwrap_or_else(|| panic!("{summary}"));
+            // An established peer shows its prefix count, not a state name.
+            let state = peer.split_whitespace().nth(9).unwrap_or_default();
+            assert!(state.parse::<u32>().is_ok(), "{peer}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "BGP never came up: {run:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn noop_shows_the_diff_and_changes_nothing() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "device",
+            "configure",
+            "--lines",
+            "ip route 10.77.0.0/24 10.0.12.2",
+            "--noop",
+            "-t",
+            "r1",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    let value = &run.only()["value"];
+    assert_eq!(value["changed"], false, "{value}");
+    assert_eq!(value["noop"], true, "{value}");
+    assert_eq!(
+        value["diff"], "+ ip route 10.77.0.0/24 10.0.12.2\n",
+        "{value}"
+    );
+    // The terminal shows the diff as text.
+    let human = s.ferry(&[
+        "device",
+        "configure",
+        "--lines",
+        "ip route 10.77.0.0/24 10.0.12.2",
+        "--noop",
+        "-t",
+        "r1",
+        "-i",
+        inv.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("would push 1 line(s):\n    + ip route 10.77.0.0/24 10.0.12.2\n"),
+        "{human:?}"
+    );
+    let running = routers().routers()[0].vtysh(&["show running-config"]);
+    assert!(
+        running.contains("hostname r1") && !running.contains("10.77.0.0"),
+        "{running}"
+    );
+}
+
+#[test]
+fn a_rejected_line_fails_that_device_with_its_message() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "device",
+            "configure",
+            "--lines",
+            "router bgp 65001",
+            "--lines",
+            " neighbor bogus",
+            "-t",
+            "r1",
+        ],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let item = run.only();
+    assert_eq!(item["status"], "failure", "{item}");
+    assert_eq!(
+        item["value"]["_error"]["kind"], "ferry/device-error",
+        "{item}"
+    );
+    assert_eq!(
+        item["value"]["_error"]["msg"],
+        "the device rejected 'neighbor bogus': % Command incomplete: neighbor bogus",
+        "{item}"
+    );
+    // The line the device took before it is there; nothing is left half-open.
+    let running = routers().routers()[0].vtysh(&["show running-config"]);
+    assert!(running.contains("router bgp 65001"), "{running}");
+}
+
+#[test]
+fn backup_writes_each_running_configuration() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let dir = s.path().join("backup");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8 path");
+    let run = s.ferry(&json_args(&inv, &["device", "backup", d, "-t", "routers"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.conf"))).expect("backup");
+        assert!(text.starts_with("!\nfrr version"), "{text}");
+        assert!(
+            text.contains(&format!("\nhostname {name}\n")) && text.ends_with("end\n"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn enable_with_the_enable_password_reaches_privileged_mode() {
+    let _answering = answering();
+    let s = Scratch::new();
+    // VTY_USER's CLI is zebra's own vty: it starts in user mode, where
+    // `configure terminal` is unknown.
+    let privileged = "configure terminal\nend\nshow version";
+    let enabled = inventory_on(
+        &s,
+        "frr",
+        VTY_USER,
+        &format!("        enable-password: {ENABLE_PASSWORD}\n"),
+    );
+    let run = s.ferry(&json_args(
+        &enabled,
+        &[
+            "command",
+            "run",
+            privileged,
+            "-t",
+            "routers",
+            "--log-level",
+            "trace",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let out = run.item(name)["value"]["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(out.starts_with("FRRouting 8"), "{out}");
+    }
+    assert!(!run.all_text().contains(ENABLE_PASSWORD), "{run:?}");
+
+    let user_mode = inventory_on(&s, "frr", VTY_USER, "");
+    let run = s.ferry(&json_args(
+        &user_mode,
+        &["command", "run", privileged, "-t", "r1"],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.only()["value"]["stderr"],
+        "% [ZEBRA] Unknown command: configure terminal\n",
+        "{run:?}"
+    );
+
+    let wrong = inventory_on(&s, "frr", VTY_USER, "        enable-password: not-it\n");
+    let run = s.ferry(&json_args(
+        &wrong,
+        &["command", "run", "show version", "-t", "r1"],
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let error = &run.only()["value"]["_error"];
+    assert_eq!(error["issue_code"], "AUTH_ERROR", "{error}");
+    assert_eq!(
+        error["msg"], "the device refused the enable password",
+        "{error}"
+    );
+    assert!(!run.all_text().contains("not-it"), "{run:?}");
+}
+
+#[test]
+fn secrets_never_reach_output_or_logs() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let (enable, password) = (ENABLE_PASSWORD, "pw-Secret-0815");
+    let inv = inventory_on(
+        &s,
+        "frr",
+        VTY_USER,
+        &format!("        enable-password: {enable}\n        password: {password}\n"),
+    );
+    let runs = [
+        s.ferry(&json_args(
+            &inv,
+            &[
+                "command",
+                "run",
+                "show version\nshow foo",
+                "-t",
+                "routers",
+                "--log-level",
+                "trace",
+            ],
+        )),
+        s.ferry(&json_args(
+            &inv,
+            &[
+                "device",
+                "configure",
+                "--lines",
+                "hostname r9",
+                "--noop",
+                "-t",
+                "routers",
+                "--log-level",
+                "trace",
+            ],
+        )),
+        s.ferry(&[
+            "inventory",
+            "show",
+            "--detail",
+            "-t",
+            "routers",
+            "-i",
+            inv.to_str().expect("utf-8 path"),
+        ]),
+    ];
+    for run in runs {
+        let text = run.all_text();
+        assert!(!text.contains(enable) && !text.contains(password), "{text}");
+    }
+}
+
+#[test]
+fn a_plan_reuses_one_cli_session_per_device_across_its_steps() {
+    // Alone: the routers' sshd logs count every session.
+    let _alone = ANSWERING.write().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let plans = s.path().join("modules/net/plans");
+    std::fs::create_dir_all(&plans).expect("mkdir");
+    std::fs::write(
+        plans.join("twice.yaml"),
+        "parameters:\n  targets:\n    type: TargetSpec\nsteps:\n  - command: show version\n    targets: $targets\n  - command: show interface brief\n    targets: $targets\n  - command: show bgp summary\n    targets: $targets\n    catch_errors: true\n",
+    )
+    .expect("plan");
+    let shells = |r: &common::sshd::Router| {
+        r.sshd()
+            .log()
+            .matches("Starting session: forced-command")
+            .count()
+    };
+    let before: Vec<usize> = routers().routers().iter().map(shells).collect();
+    let modules = s.path().join("modules");
+    let run = s.ferry(&[
+        "plan",
+        "run",
+        "net::twice",
+        "targets=routers",
+        "-i",
+        inv.to_str().expect("utf-8 path"),
+        "--modulepath",
+        modules.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for (r, before) in routers().routers().iter().zip(before) {
+        assert_eq!(
+            shells(r) - before,
+            1,
+            "{}: {}",
+            r.name(),
+            r.sshd().log_tail(20)
+        );
+    }
+}
+
+#[test]
+fn a_device_is_reached_through_a_jump_host() {
+    let _answering = answering();
+    let jump = sshd::shared();
+    let s = Scratch::new();
+    // One known_hosts for the jump host and the routers: every hop is checked.
+    let known = s.path().join("known_hosts");
+    std::fs::write(
+        &known,
+        std::fs::read_to_string(jump.known_hosts_path()).expect("jump keys")
+            + &std::fs::read_to_string(routers().known_hosts_path()).expect("router keys"),
+    )
+    .expect("known_hosts");
+    let inv = inventory(
+        &s,
+        &format!("        proxyjump: root@{}:{}\n", jump.host(), jump.port()),
+    );
+    let text = std::fs::read_to_string(&inv).expect("inventory").replace(
+        &routers().known_hosts_path().display().to_string(),
+        &known.display().to_string(),
+    );
+    std::fs::write(&inv, text).expect("inventory");
+    let logins = || jump.log().matches("Accepted publickey for root").count();
+    let before = logins();
+    let run = s.ferry(&json_args(
+        &inv,
+        &["command", "run", "show version", "-t", "r2"],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.only()["value"]["stdout"]
+            .as_str()
+            .is_some_and(|o| o.contains("(r2)")),
+        "{run:?}"
+    );
+    // ferry logged in to the jump host on its way.
+    assert!(logins() > before, "{}", jump.log_tail(20));
+}
+
+#[test]
+fn facts_give_each_device_its_platform_version_and_interfaces() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = s.ferry(&json_args(&inv, &["device", "facts", "-t", "routers"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    for name in ["r1", "r2"] {
+        let value = &run.item(name)["value"];
+        assert_eq!(value["platform"], "frr", "{value}");
+        assert_eq!(value["hostname"], name, "{value}");
+        assert!(
+            value["version"]
+                .as_str()
+                .is_some_and(|v| v.starts_with('8')),
+            "{value}"
+        );
+        let interfaces = value["interfaces"].as_array().expect("interfaces");
+        let link = interfaces
+            .iter()
+            .find(|i| i["name"] == LINK_IFACE)
+            .unwrap_or_else(|| panic!("{value}"));
+        assert_eq!(link["status"], "up", "{value}");
+    }
+}

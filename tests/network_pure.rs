@@ -1,0 +1,197 @@
+//! The network transport's pure parts as data, no device: each
+//! `tests/network/cli/NAME.raw` holds the bytes a real device (FRR's vtysh
+//! on a PTY) sent back after one command was written, and `NAME.expected`
+//! what ferry must make of them. Each case is one test, `cli::NAME`.
+//!
+//! Configuration diffs likewise: `tests/network/config/NAME.running` (a
+//! device's `show running-config`), `NAME.desired` (the configuration a
+//! user wants) and `NAME.expected`: the diff as ferry prints it, a `---`
+//! line, and the CLI lines that push it. Each is one test, `config::NAME`.
+//!
+//! Device facts: `tests/network/facts/NAME.show_version` (and, where the
+//! platform reads it, `NAME.show_interface_brief`), real command output,
+//! next to `NAME.expected.json`, the facts (its `platform` names the
+//! platform). Each is one test, `facts::NAME`.
+//!
+//! An expected file:
+//!
+//! ```text
+//! platform: frr
+//! host: r1                   (optional, r1 by default: the prompt's host)
+//! command: show foo          (as sent, leading spaces kept)
+//! mode: privileged           (where the command was entered)
+//! prompt: privileged         (the mode of the prompt that ended it)
+//! error: % Unknown command: show foo   (optional: the error ferry reports)
+//! ---
+//! the output, echo and prompt stripped
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use ferry::transport::network::cli::{self, Dialect, Mode, Platform};
+use ferry::transport::network::{config, facts};
+
+fn dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/network")
+        .join(kind)
+}
+
+/// The case files of `kind` with extension `ext`, by name.
+fn cases(kind: &str, ext: &str) -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(dir(kind))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
+                .filter_map(|p| Some((p.file_stem()?.to_str()?.to_string(), p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+fn mode(text: &str) -> Result<Mode, Failed> {
+    match text {
+        "user" => Ok(Mode::User),
+        "privileged" => Ok(Mode::Privileged),
+        "config" => Ok(Mode::Config),
+        other => Err(format!("unknown mode '{other}'").into()),
+    }
+}
+
+fn cli_case(raw_path: &Path) -> Result<(), Failed> {
+    let raw = std::fs::read(raw_path).map_err(|e| format!("{e}"))?;
+    let expected_path = raw_path.with_extension("expected");
+    let expected = std::fs::read_to_string(&expected_path)
+        .map_err(|e| format!("{}: {e}", expected_path.display()))?;
+    let (header, output) = expected
+        .split_once("---\n")
+        .ok_or("the expected file has no --- line")?;
+    let field = |name: &str| {
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+    };
+    let platform: Platform = field("platform")
+        .ok_or("no platform")?
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let command = field("command").ok_or("no command")?;
+    let entered = mode(field("mode").ok_or("no mode")?)?;
+    let prompt = mode(field("prompt").ok_or("no prompt")?)?;
+    let host = field("host").unwrap_or("r1");
+    let dialect = Dialect::new(platform, None);
+    // Every byte but the last few is still "more to come".
+    for cut in [raw.len() / 3, raw.len().saturating_sub(3)] {
+        if let Some(early) = cli::reply(&dialect, command, &raw[..cut], Some(host)) {
+            return Err(format!("a reply after {cut} of {} bytes: {early:?}", raw.len()).into());
+        }
+    }
+    let reply = cli::reply(&dialect, command, &raw, Some(host)).ok_or("no prompt at the end")?;
+    let mut problems = Vec::new();
+    if reply.prompt.mode != prompt {
+        problems.push(format!(
+            "prompt mode {} (expected {prompt})",
+            reply.prompt.mode
+        ));
+    }
+    let want_output = output.strip_suffix('\n').unwrap_or(output);
+    if reply.output != want_output {
+        problems.push(format!(
+            "output:\n{}\n--- expected:\n{want_output}",
+            reply.output
+        ));
+    }
+    let error = dialect.error(&reply.output, entered);
+    if error.as_deref() != field("error") {
+        problems.push(format!("error {error:?} (expected {:?})", field("error")));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn config_case(running_path: &Path) -> Result<(), Failed> {
+    let read = |ext: &str| {
+        let p = running_path.with_extension(ext);
+        std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let (running, desired, expected) = (read("running")?, read("desired")?, read("expected")?);
+    let (want_diff, want_commands) = expected
+        .split_once("---\n")
+        .ok_or("the expected file has no --- line")?;
+    let change = config::diff(&config::parse(&running), &config::parse(&desired));
+    let mut problems = Vec::new();
+    if change.to_string() != want_diff {
+        problems.push(format!("diff:\n{change}--- expected:\n{want_diff}"));
+    }
+    let commands: String = change
+        .commands()
+        .iter()
+        .map(|c| format!("{}\n", c.text))
+        .collect();
+    if commands != want_commands {
+        problems.push(format!(
+            "commands:\n{commands}--- expected:\n{want_commands}"
+        ));
+    }
+    // A configuration lacks nothing of itself: a second run changes nothing.
+    let parsed = config::parse(&desired);
+    let itself = config::diff(&parsed, &parsed);
+    if !itself.is_empty() {
+        problems.push(format!("the desired text lacks part of itself:\n{itself}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn facts_case(version_path: &Path) -> Result<(), Failed> {
+    let read = |ext: &str| std::fs::read_to_string(version_path.with_extension(ext)).ok();
+    let expected: serde_json::Value =
+        serde_json::from_str(&read("expected.json").ok_or("no NAME.expected.json")?)
+            .map_err(|e| format!("NAME.expected.json: {e}"))?;
+    let platform: Platform = expected["platform"]
+        .as_str()
+        .ok_or("no platform")?
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let outputs: Vec<String> = ["show_version", "show_interface_brief"]
+        .iter()
+        .map_while(|ext| read(ext))
+        .collect();
+    let got = serde_json::to_value(facts::parse(platform, &outputs)).map_err(|e| format!("{e}"))?;
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("got:\n{got:#}\nexpected:\n{expected:#}").into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    for (name, path) in cases("cli", "raw") {
+        trials.push(Trial::test(format!("cli::{name}"), move || cli_case(&path)));
+    }
+    for (name, path) in cases("config", "running") {
+        trials.push(Trial::test(format!("config::{name}"), move || {
+            config_case(&path)
+        }));
+    }
+    for (name, path) in cases("facts", "show_version") {
+        trials.push(Trial::test(format!("facts::{name}"), move || {
+            facts_case(&path)
+        }));
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
