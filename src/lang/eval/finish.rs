@@ -295,20 +295,25 @@ impl<'l> Evaluator<'l> {
         Ok(())
     }
 
-    fn resolve_end(&self, e: &RelEnd) -> Vec<ResId> {
+    /// The resources of a relationship operand; a source collector that
+    /// collected nothing stands for its chain's left operand (recursively).
+    fn resolve_end(&self, e: &RelEnd, source: bool) -> Vec<ResId> {
         match e {
             RelEnd::Refs(refs) => refs
                 .iter()
                 .filter_map(|k| self.index.get(k).copied())
                 .collect(),
-            RelEnd::Collector(ci) => {
+            RelEnd::Collector(ci, alternative) => {
                 let mut v: Vec<ResId> = self
                     .collectors
                     .get(*ci)
                     .map(|c| c.matched.iter().copied().collect())
                     .unwrap_or_default();
                 v.sort_unstable();
-                v
+                match alternative {
+                    Some(alt) if source && v.is_empty() => self.resolve_end(alt, true),
+                    _ => v,
+                }
             }
         }
     }
@@ -321,7 +326,7 @@ impl<'l> Evaluator<'l> {
                     .first()
                     .map(|k| format!("{}[{}]", k.0, k.1))
                     .unwrap_or_default(),
-                RelEnd::Collector(_) => String::new(),
+                RelEnd::Collector(..) => String::new(),
             };
             for (end, other, dir) in [(&src, &tgt, "to"), (&tgt, &src, "from")] {
                 if let RelEnd::Refs(refs) = end {
@@ -338,8 +343,8 @@ impl<'l> Evaluator<'l> {
                     }
                 }
             }
-            let sources = self.resolve_end(&src);
-            let targets = self.resolve_end(&tgt);
+            let sources = self.resolve_end(&src, true);
+            let targets = self.resolve_end(&tgt, false);
             if targets.is_empty() {
                 continue;
             }

@@ -117,7 +117,11 @@ pub struct Res {
 #[derive(Debug, Clone)]
 pub enum RelEnd {
     Refs(Vec<(String, String)>),
-    Collector(usize),
+    /// A collector, with the left operand of the chain it ended (`A -> C`):
+    /// as a source, an empty collector stands for that operand instead, so
+    /// `A -> Type<||> -> B` relates A to B when nothing is collected
+    /// (Puppet's empty alternative).
+    Collector(usize, Option<Box<RelEnd>>),
 }
 
 #[derive(Debug, Clone)]

@@ -473,7 +473,10 @@ impl<'l> Evaluator<'l> {
         match &e.kind {
             ExprKind::Collector { .. } => {
                 self.eval(e, sc)?;
-                Ok(RelEnd::Collector(self.collectors.len().saturating_sub(1)))
+                Ok(RelEnd::Collector(
+                    self.collectors.len().saturating_sub(1),
+                    None,
+                ))
             }
             ExprKind::Relationship(op, l, r) => self.relate(*op, l, r, sc, &e.loc),
             _ => {
@@ -495,7 +498,14 @@ impl<'l> Evaluator<'l> {
     ) -> EvalResult<RelEnd> {
         let left = self.rel_end(l, sc)?;
         let right = self.rel_end(r, sc)?;
-        let ret = right.clone();
+        // The chain continues from the right operand; from the left one when
+        // the right is empty, or (lazily) when it is a collector that
+        // collects nothing.
+        let ret = match &right {
+            RelEnd::Refs(refs) if refs.is_empty() => left.clone(),
+            RelEnd::Collector(ci, _) => RelEnd::Collector(*ci, Some(Box::new(left.clone()))),
+            RelEnd::Refs(_) => right.clone(),
+        };
         match op {
             RelOp::Before => self
                 .relationships
@@ -527,7 +537,7 @@ impl<'l> Evaluator<'l> {
                     .map(|(t, title)| Value::Type(PType::Resource(Some(t), Some(title))))
                     .collect(),
             ),
-            RelEnd::Collector(_) => Value::Undef,
+            RelEnd::Collector(..) => Value::Undef,
         })
     }
 
