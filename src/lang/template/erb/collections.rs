@@ -420,6 +420,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             ("=~" | "!~", Str(s), Value::Regex(p)) | ("=~" | "!~", Value::Regex(p), Str(s)) => {
                 let re = compile_regex(p).map_err(|e| Ctl::Err(e.into()))?;
                 let hit = re.find(s);
+                self.set_last_match(&re, s);
                 if op == "!~" {
                     Value::Bool(hit.is_none())
                 } else {

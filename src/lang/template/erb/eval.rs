@@ -28,6 +28,8 @@ pub struct Interp<'a, 'l> {
     pub loc: Loc,
     frames: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
+    /// The groups of the last `=~`/`match` (`$~`, `$1`...); None after a miss.
+    pub last_match: Option<Vec<Value>>,
     pub out: String,
     steps: usize,
 }
@@ -40,9 +42,20 @@ impl<'a, 'l> Interp<'a, 'l> {
             loc,
             frames: vec![HashMap::new()],
             ivars: HashMap::new(),
+            last_match: None,
             out: String::new(),
             steps: 0,
         }
+    }
+
+    /// Record a match's groups for `$~` and `$1`..`$n` (Ruby sets them on
+    /// every `=~`, `!~` and `match`, to nil when nothing matched).
+    pub fn set_last_match(&mut self, re: &regex::Regex, subject: &str) {
+        self.last_match = re.captures(subject).map(|c| {
+            c.iter()
+                .map(|g| g.map_or(Value::Undef, |m| Value::str(m.as_str())))
+                .collect()
+        });
     }
 
     pub fn run(&mut self, body: &[RExpr]) -> Result<(), LangError> {
@@ -192,6 +205,11 @@ impl<'a, 'l> Interp<'a, 'l> {
                 Value::Hash(h)
             }
             RExpr::IVar(n) => self.ivar(n),
+            RExpr::GVar(n) => match (&self.last_match, n.parse::<usize>()) {
+                (None, _) => Value::Undef,
+                (Some(groups), Ok(i)) => groups.get(i).cloned().unwrap_or(Value::Undef),
+                (Some(groups), Err(_)) => Value::Array(groups.clone()),
+            },
             RExpr::Local(n) => self.local(n),
             RExpr::Const(n) => Value::Str(format!("\u{0}class:{n}")),
             RExpr::SelfRef => Value::Str("\u{0}scope".into()),

@@ -263,6 +263,9 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             "=~" | "match" | "match?" => {
                 let re = regex_of(&a0)?;
+                if name != "match?" {
+                    self.set_last_match(&re, s);
+                }
                 match re.find(s) {
                     Some(m) if name == "=~" => {
                         Value::Int(s.get(..m.start()).unwrap_or("").chars().count() as i64)
