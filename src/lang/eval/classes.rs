@@ -346,7 +346,9 @@ impl<'l> Evaluator<'l> {
         let mut bound = Vec::new();
         for p in &def.params {
             let pos = given.iter().position(|(n, _)| *n == p.name);
-            let mut v = pos.map(|i| given.remove(i).1);
+            // An attribute set to undef counts as not set: hiera, then the
+            // default, apply (`weak_ssl => $key['weak_ssl']` with no such key).
+            let mut v = pos.map(|i| given.remove(i).1).filter(|v| !v.is_undef());
             if v.is_none() && use_hiera {
                 v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
             }
@@ -489,7 +491,7 @@ impl<'l> Evaluator<'l> {
         }
         if let Some(r) = self.resources.get_mut(idx) {
             for (n, v) in bound {
-                if !r.params.iter().any(|(k, _)| *k == n) && !v.is_undef() {
+                if !v.is_undef() && !r.params.iter().any(|(k, x)| *k == n && !x.is_undef()) {
                     set_param(&mut r.params, n, v);
                 }
             }
