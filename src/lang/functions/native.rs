@@ -4,7 +4,8 @@
 //! compiling are implemented here in Rust with the same results:
 //! `apache::bool2httpd`, `apache::pw_hash` (and the older
 //! `apache::apache_pw_hash`, `apache_pw_hash`, `bool2httpd` names),
-//! `mysql::password` (and `mysql_password`) and `mysql::strip_hash`.
+//! `mysql::password` (and `mysql_password`), `mysql::strip_hash`,
+//! openstacklib's `is_service_default` and stdlib's `validate_legacy`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -15,7 +16,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
-use crate::lang::values::types::PType;
+use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::Value;
 
 pub fn register(b: &mut Builder) {
@@ -56,6 +57,65 @@ pub fn register(b: &mut Builder) {
         ),
         strip_hash,
     );
+    b.add(
+        &["is_service_default"],
+        f,
+        sig("Boolean").req("value", any()),
+        |_, c| {
+            Ok(Value::Bool(
+                matches!(c.arg(0), Value::Str(s) if s == "<SERVICE DEFAULT>"),
+            ))
+        },
+    );
+    b.add(
+        &["validate_legacy"],
+        f,
+        sig("Undef")
+            .req(
+                "target_type",
+                PType::Variant(vec![PType::Type(None), string()]),
+            )
+            .req("function_name", string())
+            .req("value", any())
+            .rest("args", any()),
+        validate_legacy,
+    );
+}
+
+/// stdlib's `validate_legacy(Type, 'validate_x', value, ...)`: nothing when
+/// the value is an instance of the type (a type may be given as a string);
+/// otherwise the failure Puppet reports when the legacy `validate_x` also
+/// refuses the value. (When the legacy function would accept it, Puppet
+/// only warns; ferry does not run the legacy functions and fails.)
+fn validate_legacy(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let t = match c.arg(0) {
+        Value::Type(t) => t,
+        Value::Str(src) => {
+            let expr = crate::lang::syntax::parser::parse_type(&src, &c.loc.file)
+                .map_err(crate::lang::eval::control::Unwind::from)?;
+            match ev.eval(&expr, c.scope)? {
+                Value::Type(t) => t,
+                other => {
+                    return Err(plain(format!(
+                        "validate_legacy: '{src}' is not a type, it is {}",
+                        other.type_name()
+                    ))
+                    .into());
+                }
+            }
+        }
+        _ => return Ok(Value::Undef),
+    };
+    let v = c.arg(2);
+    if types::is_instance(&t, &v) {
+        return Ok(Value::Undef);
+    }
+    Err(plain(format!(
+        "validate_legacy({}) {}",
+        c.arg(1).to_s(),
+        types::mismatch(&t, &v)
+    ))
+    .into())
 }
 
 fn unwrap_sensitive(v: Value) -> Value {
