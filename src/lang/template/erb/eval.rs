@@ -58,6 +58,21 @@ impl<'a, 'l> Interp<'a, 'l> {
         });
     }
 
+    /// `scope.setvar(name, value)`: a variable of the calling Puppet scope,
+    /// seen by `scope['name']` and templates rendered from here on; this
+    /// template's `@name` keeps the value it had when rendering began
+    /// (Puppet copies the variables into instance variables then).
+    pub fn set_scope_var(&mut self, name: &str, v: Value) {
+        let name = name.trim_start_matches("::").to_string();
+        if !self.ivars.contains_key(&name) {
+            let before = self.ev.lookup_var(&name, self.sc).unwrap_or(Value::Undef);
+            self.ivars.insert(name.clone(), before);
+        }
+        if let Some(s) = self.ev.scopes.get_mut(self.sc) {
+            s.vars.insert(name, v);
+        }
+    }
+
     pub fn run(&mut self, body: &[RExpr]) -> Result<(), LangError> {
         match self.block_body(body) {
             Ok(_) => Ok(()),
@@ -395,8 +410,21 @@ impl<'a, 'l> Interp<'a, 'l> {
                 self.ivars.insert(n.clone(), v.clone());
             }
             RExpr::Index(t, keys) => {
-                let (RExpr::Local(_) | RExpr::IVar(_)) = &**t else {
-                    return fail("unsupported assignment target");
+                // `scope.lookupvar('x')[k] = v` changes the hash the scope
+                // holds (Ruby shares it): written back to the variable.
+                let scope_var = match &**t {
+                    RExpr::Local(_) | RExpr::IVar(_) => None,
+                    RExpr::Call(Some(recv), name, args, None)
+                        if matches!(name.as_str(), "lookupvar" | "[]") && args.len() == 1 =>
+                    {
+                        let recv = self.eval(recv)?;
+                        if !crate::lang::template::erb::methods::is_scope(&recv) {
+                            return fail("unsupported assignment target");
+                        }
+                        let name = args.first().map(|a| self.eval(a)).transpose()?;
+                        Some(to_s(&name.unwrap_or(Value::Undef)))
+                    }
+                    _ => return fail("unsupported assignment target"),
                 };
                 let Some(k) = keys.first() else {
                     return fail("index assignment needs a key");
@@ -427,9 +455,10 @@ impl<'a, 'l> Interp<'a, 'l> {
                     }
                     _ => return fail("index assignment on a value that is not a Hash or Array"),
                 }
-                match &**t {
-                    RExpr::Local(n) => self.set_local(n, container),
-                    RExpr::IVar(n) => {
+                match (&**t, scope_var) {
+                    (_, Some(name)) => self.set_scope_var(&name, container),
+                    (RExpr::Local(n), None) => self.set_local(n, container),
+                    (RExpr::IVar(n), None) => {
                         self.ivars.insert(n.clone(), container);
                     }
                     _ => {}

@@ -12,7 +12,7 @@ use crate::lang::values::value::Value;
 
 const SCOPE: &str = "\u{0}scope";
 
-fn is_scope(v: &Value) -> bool {
+pub fn is_scope(v: &Value) -> bool {
     matches!(v, Value::Str(s) if s == SCOPE)
 }
 
@@ -96,6 +96,11 @@ impl<'a, 'l> Interp<'a, 'l> {
                 self.ev.lookup_var(&n, self.sc).unwrap_or(Value::Undef)
             }
             "exist?" | "include?" => Value::Bool(self.ev.lookup_var(&to_s(&a0), self.sc).is_some()),
+            "setvar" => {
+                let v = args.get(1).cloned().unwrap_or(Value::Undef);
+                self.set_scope_var(&to_s(&a0), v.clone());
+                v
+            }
             "call_function" => {
                 let fargs = match args.get(1) {
                     Some(Value::Array(a)) => a.clone(),
