@@ -212,6 +212,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             "length" | "size" => Value::Int(s.chars().count() as i64),
             "empty?" => Value::Bool(s.is_empty()),
             "upcase" => Value::Str(s.to_uppercase()),
+            "chars" => Value::Array(s.chars().map(|c| Value::Str(c.to_string())).collect()),
             "downcase" => Value::Str(s.to_lowercase()),
             "capitalize" => {
                 let mut c = s.chars();
