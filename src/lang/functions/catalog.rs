@@ -274,7 +274,14 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             }
         }
         _ => {
-            let defaults = hash_params(args.get(1));
+            // stdlib: the default attributes' `ensure => present` becomes
+            // `installed` (a package's own attributes are kept as given).
+            let mut defaults = hash_params(args.get(1));
+            for (k, v) in defaults.iter_mut() {
+                if k == "ensure" && matches!(v, Value::Str(s) if s == "present") {
+                    *v = Value::str("installed");
+                }
+            }
             match args.first() {
                 Some(Value::Hash(h)) => {
                     for (title, p) in h {
