@@ -5,11 +5,14 @@
 //! `apache::bool2httpd`, `apache::pw_hash` (and the older
 //! `apache::apache_pw_hash`, `apache_pw_hash`, `bool2httpd` names),
 //! `mysql::password` (and `mysql_password`), `mysql::strip_hash`,
-//! openstacklib's `is_service_default` and stdlib's `validate_legacy`.
+//! `postgresql::postgresql_password` and `postgresql::postgresql_escape`
+//! (and their unqualified names), openstacklib's `is_service_default` and
+//! stdlib's `validate_legacy`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
 use base64::Engine as _;
+use md5::Md5;
 use sha1::{Digest, Sha1};
 
 use crate::lang::error::plain;
@@ -56,6 +59,32 @@ pub fn register(b: &mut Builder) {
             PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
         ),
         strip_hash,
+    );
+    let name_or_number = || {
+        PType::Variant(vec![
+            PType::String(1, i64::MAX),
+            PType::Integer(i64::MIN, i64::MAX),
+        ])
+    };
+    b.add(
+        &["postgresql::postgresql_password", "postgresql_password"],
+        f,
+        sig("String")
+            .req("username", name_or_number())
+            .req("password", name_or_number()),
+        |_, c| {
+            // PostgreSQL's md5 password form: 'md5' + md5(password + username).
+            let digest = <Md5 as md5::Digest>::digest(
+                format!("{}{}", c.arg(1).to_s(), c.arg(0).to_s()).as_bytes(),
+            );
+            Ok(Value::Str(format!("md5{}", hex(&digest))))
+        },
+    );
+    b.add(
+        &["postgresql::postgresql_escape", "postgresql_escape"],
+        f,
+        sig("String").req("input_string", PType::String(1, i64::MAX)),
+        |_, c| Ok(Value::Str(postgresql_escape(&c.arg(0).to_s()))),
     );
     b.add(
         &["is_service_default"],
@@ -116,6 +145,33 @@ fn validate_legacy(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         types::mismatch(&t, &v)
     ))
     .into())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Dollar-quote a string for PostgreSQL: `$$s$$`, or `$tag$s$tag$` with a
+/// tag made of the letters of its md5 (repeated until the string does not
+/// contain it) when the string contains `$$` or ends in `$`.
+fn postgresql_escape(s: &str) -> String {
+    if !s.contains("$$") && !s.ends_with('$') {
+        return format!("$${s}$$");
+    }
+    let tag_of = |x: &str| -> String {
+        hex(&<Md5 as md5::Digest>::digest(x.as_bytes()))
+            .chars()
+            .take(6)
+            .filter(|c| !c.is_ascii_digit())
+            .collect()
+    };
+    let mut tag = tag_of(s);
+    let mut guard = 0;
+    while s.contains(tag.as_str()) && guard < 1000 {
+        tag = tag_of(&tag);
+        guard += 1;
+    }
+    format!("${tag}${s}${tag}$")
 }
 
 fn unwrap_sensitive(v: Value) -> Value {
