@@ -324,13 +324,39 @@ impl<'l> Evaluator<'l> {
     }
 
     fn set_name_vars(&mut self, scope: ScopeId, title: &str, name: &str) {
+        let caller = self.caller_module(scope);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.vars.insert("title".into(), Value::Str(title.to_string()));
             s.vars.insert("name".into(), Value::Str(name.to_string()));
             if let Some(m) = s.module.clone() {
                 s.vars.insert("module_name".into(), Value::Str(m));
             }
+            // The empty string when declared outside any module (site code).
+            s.vars.insert(
+                "caller_module_name".into(),
+                Value::Str(caller.unwrap_or_default()),
+            );
         }
+    }
+
+    /// `$caller_module_name` of a class or defined type's scope: the module
+    /// of the code that declared it (the declaring scope or the nearest
+    /// enclosing scope that belongs to a module).
+    fn caller_module(&self, scope: ScopeId) -> Option<String> {
+        let mut cur = self.scopes.get(scope).and_then(|s| s.dyn_parent);
+        let mut guard = 0;
+        while let Some(id) = cur {
+            let s = self.scopes.get(id)?;
+            if let Some(m) = &s.module {
+                return Some(m.clone());
+            }
+            cur = s.parent.filter(|p| *p != id);
+            guard += 1;
+            if guard > 10_000 {
+                return None;
+            }
+        }
+        None
     }
 
     /// Bind declared parameters from `given` (consumed), hiera (classes only),
