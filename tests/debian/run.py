@@ -4,12 +4,14 @@
   run.py puppet [FACTSET...]      compile every case with Puppet 7 (one Ruby
                                   process, puppet_compile.rb) -> WORK/puppet.jsonl
   run.py ferry [--ferry BIN]      compile every case with ferry -> WORK/ferry.jsonl
-  run.py compare                  normalize both, write results.jsonl and
-                                  summary.md (per-module table, top causes)
+  run.py compare [--docs]         normalize both, write results.jsonl and
+                                  summary.md (per-module table, top causes);
+                                  --docs also updates docs/CATALOG.md
   run.py slice                    pick the CI slice from results.jsonl, record
                                   its expected outputs in slice/ and slice.txt
   run.py replay --ferry BIN       run ferry on the slice only and check it
                                   against slice/ (no Puppet needed; CI)
+  run.py show ID...               both sides of a case's first difference
 
 WORK is $CORPUS_WORK or $CARGO_TARGET_DIR/debian or target/debian: raw
 catalogs are large and stay out of the repository. Cases are cases.jsonl
@@ -233,8 +235,23 @@ def compare_all(args):
     text = summary(rows)
     with open(SUMMARY, "w") as f:
         f.write(text)
+    if args.docs:
+        splice_docs(text)
     print(text)
     return 0
+
+
+def splice_docs(text):
+    """Put the summary into docs/CATALOG.md between its corpus markers."""
+    path = os.path.join(ROOT, "docs", "CATALOG.md")
+    begin, end = "<!-- debian-corpus:begin -->", "<!-- debian-corpus:end -->"
+    with open(path) as f:
+        doc = f.read()
+    i, j = doc.find(begin), doc.find(end)
+    if i < 0 or j < i:
+        sys.exit("docs/CATALOG.md has no %s ... %s markers" % (begin, end))
+    with open(path, "w") as f:
+        f.write(doc[:i + len(begin)] + "\n" + text + doc[j:])
 
 
 def summary(rows):
@@ -282,15 +299,17 @@ def pick_slice(args):
     with open(RESULTS) as f:
         rows = [json.loads(line) for line in f]
     pup_raw = read_raw("puppet.jsonl")
-    small = [r for r in rows if r.get("resources", 0) <= 80]
+    small = [r for r in rows if r.get("resources", 0) <= 60]
     by_mod = collections.defaultdict(list)
     for r in small:
         if r["verdict"] in ("agree", "both-fail-same"):
             by_mod[r["module"]].append(r)
     picked, fsets = [], fact_sets()
     round_ = 0
+    sizes = collections.Counter(r["module"] for r in rows)
+    order = sorted(by_mod, key=lambda m: (-sizes[m], m))  # the biggest modules first
     while len(picked) < args.agree and any(by_mod.values()):
-        for mod in sorted(by_mod):
+        for mod in order:
             cands = by_mod[mod]
             if not cands or len(picked) >= args.agree:
                 continue
@@ -383,6 +402,27 @@ def replay(args):
     return 1 if bad else 0
 
 
+def show(args):
+    """Print Puppet's and ferry's results for cases (the differing resource
+    of a catalog, or both messages)."""
+    pup_raw, fer_raw = read_raw("puppet.jsonl"), read_raw("ferry.jsonl")
+    for cid in args.ids:
+        pup, fer = normalized(pup_raw.get(cid)), normalized(fer_raw.get(cid))
+        print("== %s: %s" % (cid, verdict(pup, fer)[0]))
+        if pup[0] == fer[0] == "ok" and pup != fer:
+            path = first_difference(pup[1], fer[1])
+            print("   first difference: " + path)
+            ref = path.split("/")[2] if path.startswith("/resources/") else None
+            if ref:
+                for side, norm in (("puppet", pup[1]), ("ferry ", fer[1])):
+                    res = {r["ref"]: r for r in norm["resources"]}.get(ref.split(" (")[0])
+                    print("   %s %s" % (side, json.dumps(res, sort_keys=True)))
+        else:
+            print("   puppet %s: %s" % (pup[0], str(pup[1])[:2000]))
+            print("   ferry  %s: %s" % (fer[0], str(fer[1])[:2000]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -393,13 +433,17 @@ def main():
         p.add_argument("--ferry", default=os.path.join(
             os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "ferry"))
         p.add_argument("--jobs", type=int, default=2)
-    sub.add_parser("compare")
+    p = sub.add_parser("compare")
+    p.add_argument("--docs", action="store_true",
+                   help="also put the tables into docs/CATALOG.md")
+    p = sub.add_parser("show")
+    p.add_argument("ids", nargs="+")
     p = sub.add_parser("slice")
     p.add_argument("--agree", type=int, default=50)
     p.add_argument("--differ", type=int, default=12)
     args = ap.parse_args()
     return {"puppet": run_puppet, "ferry": run_ferry, "compare": compare_all, "slice": pick_slice,
-            "replay": replay}[args.cmd](args)
+            "replay": replay, "show": show}[args.cmd](args)
 
 
 if __name__ == "__main__":
