@@ -491,6 +491,11 @@ impl<'l> Evaluator<'l> {
             .into_iter()
             .filter(|(n, _)| !METAPARAMS.contains(&n.as_str()))
             .collect();
+        // `name` is every defined type's own attribute: it sets `$name`.
+        let name = match given.iter().position(|(n, _)| n == "name") {
+            Some(i) => given.remove(i).1.to_s(),
+            None => title.clone(),
+        };
         if let Some(r) = self.resources.get_mut(idx) {
             r.evaluated = true;
         }
@@ -499,7 +504,7 @@ impl<'l> Evaluator<'l> {
         if let Some(s) = self.scopes.get_mut(scope) {
             s.module = module_of(&self.modulepath, &def.loc.file);
             s.vars.insert("title".into(), Value::Str(title.clone()));
-            s.vars.insert("name".into(), Value::Str(title.clone()));
+            s.vars.insert("name".into(), Value::Str(name.clone()));
         }
         let at = |e: LangError| match &loc {
             Some(l) => {
@@ -522,7 +527,7 @@ impl<'l> Evaluator<'l> {
                 }
             }
         }
-        self.set_name_vars(scope, &title, &title);
+        self.set_name_vars(scope, &title, &name);
         let l = loc.clone().unwrap_or_else(|| def.loc.clone());
         self.enter(&l)?;
         let r = returned_from_body(self.eval_block(&def.body, scope));
