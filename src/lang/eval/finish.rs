@@ -6,9 +6,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::lang::error::{LangError, plain};
+use crate::lang::error::LangError;
 use crate::lang::eval::control::EvalResult;
-use crate::lang::eval::resources::{set_param, titles};
+use crate::lang::eval::resources::set_param;
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
 use crate::lang::loader::Loader;
 use crate::lang::syntax::ast::{Expr, Virtuality};
@@ -230,7 +230,8 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.apply_relationships()?;
-        self.validate_builtin_params()
+        self.validate_builtin_params()?;
+        self.check_metaparam_refs()
     }
 
     fn run_collectors(&mut self) -> EvalResult<bool> {
@@ -392,11 +393,22 @@ impl<'l> Evaluator<'l> {
                 }
                 for k in refs {
                     if !self.index.contains_key(&k) {
-                        let _ = titles(v);
-                        return Err(plain(format!(
-                            "Could not find resource '{}[{}]' in parameter '{n}'",
-                            k.0, k.1
-                        ))
+                        // Puppet's catalog validation: the resource's file
+                        // and line, no column, no prefix.
+                        return Err(LangError {
+                            kind: crate::lang::error::ErrorKind::Load,
+                            message: format!(
+                                "Could not find resource '{}[{}]' in parameter '{n}'",
+                                k.0, k.1
+                            ),
+                            loc: r.loc.clone().map(|mut l| {
+                                if let Some((_, line)) = r.meta_lines.iter().find(|(m, _)| m == n) {
+                                    l.line = *line;
+                                }
+                                l.col = 0;
+                                l
+                            }),
+                        }
                         .into());
                     }
                 }

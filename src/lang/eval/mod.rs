@@ -111,6 +111,9 @@ pub struct Res {
     /// Scope the resource was declared in (for lazily applied defaults).
     pub(in crate::lang) scope: ScopeId,
     pub(in crate::lang) evaluated: bool,
+    /// Lines of relationship metaparameters written in the resource's body
+    /// (catalog validation reports a missing target at that line).
+    pub(in crate::lang) meta_lines: Vec<(String, u32)>,
 }
 
 /// A relationship operand resolved at the end.
