@@ -6,8 +6,10 @@
 //! `apache::apache_pw_hash`, `apache_pw_hash`, `bool2httpd` names),
 //! `mysql::password` (and `mysql_password`), `mysql::strip_hash`,
 //! `postgresql::postgresql_password` and `postgresql::postgresql_escape`
-//! (and their unqualified names), openstacklib's `is_service_default` and
-//! stdlib's `validate_legacy`.
+//! (and their unqualified names), openstacklib's `is_service_default`,
+//! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
+//! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
+//! `validate_legacy`, `validate_absolute_path` and `is_absolute_path`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -85,6 +87,33 @@ pub fn register(b: &mut Builder) {
         f,
         sig("String").req("input_string", PType::String(1, i64::MAX)),
         |_, c| Ok(Value::Str(postgresql_escape(&c.arg(0).to_s()))),
+    );
+    b.add(
+        &["validate_absolute_path"],
+        f,
+        sig("Undef").rest("paths", any()),
+        validate_absolute_path,
+    );
+    b.add(
+        &["is_absolute_path"],
+        f,
+        sig("Boolean").req("path", any()),
+        |_, c| {
+            Ok(Value::Bool(
+                matches!(c.arg(0), Value::Str(s) if is_absolute(&s)),
+            ))
+        },
+    );
+    b.add(
+        &[
+            "validate_network_vlan_ranges",
+            "validate_tunnel_id_ranges",
+            "validate_vni_ranges",
+            "validate_vxlan_udp_port",
+        ],
+        f,
+        sig("Any").rest("args", any()),
+        neutron_ranges,
     );
     b.add(
         &["is_service_default"],
@@ -172,6 +201,132 @@ fn postgresql_escape(s: &str) -> String {
         guard += 1;
     }
     format!("${tag}${s}${tag}$")
+}
+
+/// A POSIX or Windows absolute path, as Puppet::Util.absolute_path? sees it.
+fn is_absolute(p: &str) -> bool {
+    let b = p.as_bytes();
+    p.starts_with('/')
+        || p.starts_with("\\\\")
+        || (b.len() >= 3
+            && b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.get(1) == Some(&b':')
+            && matches!(b.get(2), Some(b'/' | b'\\')))
+}
+
+/// Ruby's `inspect` of a value as stdlib's messages print it.
+fn ruby_inspect(v: &Value) -> String {
+    match v {
+        Value::Str(s) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
+        Value::Undef => "nil".into(),
+        other => other.to_s(),
+    }
+}
+
+/// stdlib's `validate_absolute_path(path_or_paths, ...)`.
+fn validate_absolute_path(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    for arg in &c.args {
+        let candidates = match arg {
+            Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        for p in candidates {
+            if !matches!(&p, Value::Str(s) if is_absolute(s)) {
+                return Err(plain(format!("{} is not an absolute path.", ruby_inspect(&p))).into());
+            }
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// neutron's range validators: `[physnet:]first:last` VLAN ranges (ids up
+/// to 4094), tunnel id ranges (at most 1 000 000 wide), VNI ranges (ids up
+/// to 16777215), and the VXLAN UDP port (4789 or 49152..=65535).
+fn neutron_ranges(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let fail = |m: &str| Err(plain(m.to_string()).into());
+    let a0 = c.arg(0);
+    if c.name == "validate_vxlan_udp_port" {
+        let n = match &a0 {
+            Value::Int(i) => Some(*i),
+            Value::Str(s) => s.trim().parse::<i64>().ok(),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err(plain(format!(
+                "invalid value for Integer(): {}",
+                ruby_inspect(&a0)
+            ))
+            .into());
+        };
+        if n != 4789 && (n <= 49151 || n > 65535) {
+            return fail("vxlan udp port is invalid.");
+        }
+        return Ok(Value::Undef);
+    }
+    let ranges = match a0 {
+        Value::Array(a) => a,
+        other => vec![other],
+    };
+    let pair = |s: &str, physnet: bool| -> Option<(i64, i64)> {
+        let mut parts: Vec<&str> = s.rsplitn(3, ':').collect();
+        parts.reverse();
+        let (a, b) = match parts.as_slice() {
+            [a, b] => (*a, *b),
+            [p, a, b] if physnet && !p.is_empty() => (*a, *b),
+            _ => return None,
+        };
+        let num = |x: &str| {
+            (!x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()))
+                .then(|| x.parse::<i64>().ok())
+                .flatten()
+        };
+        Some((num(a)?, num(b)?))
+    };
+    for r in ranges {
+        if r.is_undef() || r == Value::Bool(false) {
+            continue;
+        }
+        let s = r.to_s();
+        match c.name {
+            "validate_network_vlan_ranges" => {
+                if let Some((first, second)) = pair(&s, true) {
+                    if first > 4094 || second > 4094 {
+                        return fail("vlan id are invalid.");
+                    }
+                    if second - first < 0 {
+                        return fail("network vlan ranges are invalid.");
+                    }
+                } else {
+                    // `^([^:]+)?(:\d+)?$`: a physical network, optionally with one id.
+                    let ok = match s.split_once(':') {
+                        None => true,
+                        Some((_, id)) => !id.is_empty() && id.bytes().all(|c| c.is_ascii_digit()),
+                    };
+                    if !ok {
+                        return fail("network vlan ranges are invalid.");
+                    }
+                }
+            }
+            "validate_tunnel_id_ranges" => match pair(&s, false) {
+                Some((first, second)) if second - first > 1_000_000 => {
+                    return fail("tunnel id ranges are to large.");
+                }
+                Some((first, second)) if second - first < 0 => {
+                    return fail("tunnel id ranges are invalid.");
+                }
+                Some(_) => {}
+                None => return fail("tunnel id ranges are invalid."),
+            },
+            _ => match pair(&s, false) {
+                Some((first, second))
+                    if (0..=16_777_215).contains(&first)
+                        && (0..=16_777_215).contains(&second)
+                        && second >= first => {}
+                _ => return fail("vni ranges are invalid."),
+            },
+        }
+    }
+    Ok(Value::Undef)
 }
 
 fn unwrap_sensitive(v: Value) -> Value {
