@@ -329,7 +329,7 @@ impl<'l> Evaluator<'l> {
                     .unwrap_or_default(),
                 RelEnd::Collector(..) => String::new(),
             };
-            for (end, other, dir) in [(&src, &tgt, "to"), (&tgt, &src, "from")] {
+            for (end, other, dir) in [(&src, &tgt, "on"), (&tgt, &src, "from")] {
                 if let RelEnd::Refs(refs) = end {
                     for k in refs {
                         if !self.index.contains_key(k) {
