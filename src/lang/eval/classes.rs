@@ -374,7 +374,9 @@ impl<'l> Evaluator<'l> {
             let pos = given.iter().position(|(n, _)| *n == p.name);
             // An attribute set to undef counts as not set: hiera, then the
             // default, apply (`weak_ssl => $key['weak_ssl']` with no such key).
-            let mut v = pos.map(|i| given.remove(i).1).filter(|v| !v.is_undef());
+            let given_v = pos.map(|i| given.remove(i).1);
+            let given_undef = given_v.as_ref().is_some_and(Value::is_undef);
+            let mut v = given_v.filter(|v| !v.is_undef());
             if v.is_none() && use_hiera {
                 v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
             }
@@ -382,21 +384,17 @@ impl<'l> Evaluator<'l> {
                 Some(v) => v,
                 None => match &p.default {
                     Some(d) => self.eval(d, scope)?,
+                    // Given as undef with no default: undef, which the type
+                    // check below refuses with the type's own message.
+                    None if given_undef => Value::Undef,
+                    // Without a default every parameter is required, whatever
+                    // its type (an Optional one too), as in Puppet.
                     None => {
-                        let ty = match &p.ty {
-                            Some(t) => Some(self.eval(t, scope)?),
-                            None => None,
-                        };
-                        match ty {
-                            Some(Value::Type(t)) if !types::is_instance(&t, &Value::Undef) => {
-                                return Err(plain(format!(
-                                    "{what}: expects a value for parameter '{}'",
-                                    p.name
-                                ))
-                                .into());
-                            }
-                            _ => Value::Undef,
-                        }
+                        return Err(plain(format!(
+                            "{what}: expects a value for parameter '{}'",
+                            p.name
+                        ))
+                        .into());
                     }
                 },
             };
