@@ -5,8 +5,8 @@ For every module under /usr/share/puppet/modules (Debian's puppet-module-*
 packages) this reads manifests/**/*.pp, finds every `class NAME` and
 `define NAME` with its parameter list, and writes one case to cases.jsonl:
 
-- a class whose parameters all have defaults (or accept undef):
-  `include NAME`;
+- a class whose parameters all have defaults (in the signature or the
+  module's hiera data): `include NAME`;
 - a class with required parameters: `class { 'NAME': p => v, ... }` with
   only the required ones;
 - a defined type: `NAME { 'x': p => v, ... }` with only the required ones.
@@ -274,32 +274,6 @@ class Types:
                 return "'%s'" % c.replace("\\", "\\\\")
         return None
 
-    def accepts_undef(self, tree, depth=0):
-        if tree[0] != "type" or depth > 40:
-            return False
-        low = tree[1].lower()
-        if low in ("optional", "undef", "any"):
-            return True
-        if low == "variant":
-            return any(self.accepts_undef(a, depth + 1) for a in tree[2])
-        if low in self.aliases:
-            return self.accepts_undef(self.parse(self.aliases[low])[0], depth + 1)
-        return False
-
-
-def module_data_keys(moddir):
-    """Keys a module's hiera data (data/**/*.yaml) sets: class parameters
-    without a default in the manifest that the module layer provides."""
-    keys = set()
-    for root, _, files in os.walk(os.path.join(moddir, "data"), followlinks=True):
-        for f in files:
-            if f.endswith((".yaml", ".yml")):
-                with open(os.path.join(root, f), errors="replace") as fh:
-                    for line in fh:
-                        m = re.match(r"""^(['"]?)([a-z][a-z0-9_]*(?:::[a-z0-9_]+)+)\1\s*:""", line)
-                        if m:
-                            keys.add(m.group(2))
-    return keys
 
 
 def case_code(types, kind, name, params, data_keys=frozenset()):
@@ -307,9 +281,9 @@ def case_code(types, kind, name, params, data_keys=frozenset()):
     for ty, var, has_default in params:
         if has_default or (kind == "class" and "%s::%s" % (name, var) in data_keys):
             continue
+        # Puppet requires every parameter without a default, an Optional one
+        # too (Optional only lets undef be given): a plausible value it is.
         tree = types.parse(ty)[0] if ty else None
-        if tree is not None and types.accepts_undef(tree):
-            continue
         v = types.value(tree) if tree is not None else "'x'"
         args.append("%s => %s" % (var, v if v is not None else "'x'"))
     if kind == "define":
