@@ -276,6 +276,21 @@ class Types:
 
 
 
+def module_data_keys(moddir):
+    """Keys a module's hiera data (data/**/*.yaml) sets: class parameters
+    without a default in the manifest that the module layer provides."""
+    keys = set()
+    for root, _, files in os.walk(os.path.join(moddir, "data"), followlinks=True):
+        for f in files:
+            if f.endswith((".yaml", ".yml")):
+                with open(os.path.join(root, f), errors="replace") as fh:
+                    for line in fh:
+                        m = re.match(r"""^(['"]?)([a-z][a-z0-9_]*(?:::[a-z0-9_]+)+)\1\s*:""", line)
+                        if m:
+                            keys.add(m.group(2))
+    return keys
+
+
 def case_code(types, kind, name, params, data_keys=frozenset()):
     args = []
     for ty, var, has_default in params:
