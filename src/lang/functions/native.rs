@@ -9,7 +9,8 @@
 //! (and their unqualified names), openstacklib's `is_service_default`,
 //! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
 //! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
-//! `validate_legacy`, `validate_absolute_path` and `is_absolute_path`.
+//! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`
+//! and `dig44`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -114,6 +115,23 @@ pub fn register(b: &mut Builder) {
         f,
         sig("Any").rest("args", any()),
         neutron_ranges,
+    );
+    b.add(
+        &["grep"],
+        f,
+        sig("Array")
+            .req("array", PType::Array(Box::new(PType::Any), 0, i64::MAX))
+            .req("pattern", any()),
+        stdlib_grep,
+    );
+    b.add(
+        &["dig44"],
+        f,
+        sig("Any")
+            .req("data", any())
+            .req("path", any())
+            .opt("default", any()),
+        dig44,
     );
     b.add(
         &["is_service_default"],
@@ -327,6 +345,63 @@ fn neutron_ranges(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Undef)
+}
+
+/// stdlib's `grep(array, pattern)`: the elements whose string form the
+/// pattern, a string compiled as a regex, matches. (A Puppet regex reaches
+/// this 3.x function as its `/.../` text, slashes included, as in Puppet.)
+fn stdlib_grep(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let pattern = match c.arg(1) {
+        Value::Regex(r) => format!("/{r}/"),
+        other => other.to_s(),
+    };
+    let re = crate::lang::values::regex::compile_regex(&pattern)?;
+    let Value::Array(items) = c.arg(0) else {
+        return Ok(Value::Array(Vec::new()));
+    };
+    Ok(Value::Array(
+        items
+            .into_iter()
+            .filter(|v| re.is_match(&v.to_s()))
+            .collect(),
+    ))
+}
+
+/// stdlib's `dig44(data, path, default)`: follow the path through hashes
+/// and arrays (array keys as integers); the default when a step is missing
+/// or undef.
+fn dig44(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let data = c.arg(0);
+    if !matches!(data, Value::Hash(_) | Value::Array(_)) {
+        return Err(plain("dig44(): The data must be a Hash or Array").into());
+    }
+    let Value::Array(path) = c.arg(1) else {
+        return Err(plain("dig44(): The path must be an Array").into());
+    };
+    let mut cur = data;
+    for key in &path {
+        let next = match &cur {
+            Value::Hash(h) => crate::lang::values::value::hash_get(h, key).cloned(),
+            Value::Array(a) => {
+                let i = match key {
+                    Value::Int(i) => Some(*i),
+                    Value::Str(s) => s.trim().parse::<i64>().ok(),
+                    _ => None,
+                };
+                i.and_then(|i| {
+                    let n = a.len() as i64;
+                    let i = if i < 0 { n + i } else { i };
+                    usize::try_from(i).ok().and_then(|i| a.get(i).cloned())
+                })
+            }
+            _ => None,
+        };
+        match next {
+            Some(v) if !v.is_undef() => cur = v,
+            _ => return Ok(c.arg(2)),
+        }
+    }
+    Ok(cur)
 }
 
 fn unwrap_sensitive(v: Value) -> Value {
