@@ -94,6 +94,14 @@ for requirement in "${REQUIREMENTS[@]}"; do
     [[ " ${missing[*]-} " == *" $package "* ]] || missing+=("$package")
   fi
 done
+# The Debian module corpus (tests/debian/, tests/catalog_debian.rs) compiles
+# classes of every puppet-module-* package Debian ships.
+while read -r package _; do
+  [[ -n $package ]] || continue
+  if ! dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q 'ok installed'; then
+    [[ " ${missing[*]-} " == *" $package "* ]] || missing+=("$package")
+  fi
+done <tests/debian/packages.txt
 if ((${#missing[@]})); then
   echo "scripts/test.sh: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

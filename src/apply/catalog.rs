@@ -263,7 +263,9 @@ impl ApplyCatalog {
                 type_name: r.type_name,
                 title: r.title,
                 tags: r.tags,
-                file: r.file,
+                // Inline code's empty file name (`"file": ""` in the
+                // catalog) stays out of reports, as before.
+                file: r.file.filter(|f| !f.is_empty()),
                 line: r.line.map(u64::from),
                 exported: r.exported,
                 kind: Some(r.kind),

@@ -109,9 +109,10 @@ pub(crate) fn build(ev: Output) -> Catalog {
                 tags.push(t.clone());
             }
         }
+        // Code given as a string (`-e`) has the empty file name, which
+        // Puppet writes as `"file": ""` (puppet apply -e, Puppet[:code]).
         let (file, line) = match &r.loc {
-            Some(l) if !l.file.is_empty() => (Some(l.file.to_string()), Some(l.line)),
-            Some(l) => (None, Some(l.line)),
+            Some(l) => (Some(l.file.to_string()), Some(l.line)),
             None => (None, None),
         };
         resources.push(CatalogResource {

@@ -325,13 +325,39 @@ impl<'l> Evaluator<'l> {
     }
 
     fn set_name_vars(&mut self, scope: ScopeId, title: &str, name: &str) {
+        let caller = self.caller_module(scope);
         if let Some(s) = self.scopes.get_mut(scope) {
             s.vars.insert("title".into(), Value::Str(title.to_string()));
             s.vars.insert("name".into(), Value::Str(name.to_string()));
             if let Some(m) = s.module.clone() {
                 s.vars.insert("module_name".into(), Value::Str(m));
             }
+            // The empty string when declared outside any module (site code).
+            s.vars.insert(
+                "caller_module_name".into(),
+                Value::Str(caller.unwrap_or_default()),
+            );
         }
+    }
+
+    /// `$caller_module_name` of a class or defined type's scope: the module
+    /// of the code that declared it (the declaring scope or the nearest
+    /// enclosing scope that belongs to a module).
+    fn caller_module(&self, scope: ScopeId) -> Option<String> {
+        let mut cur = self.scopes.get(scope).and_then(|s| s.dyn_parent);
+        let mut guard = 0;
+        while let Some(id) = cur {
+            let s = self.scopes.get(id)?;
+            if let Some(m) = &s.module {
+                return Some(m.clone());
+            }
+            cur = s.parent.filter(|p| *p != id);
+            guard += 1;
+            if guard > 10_000 {
+                return None;
+            }
+        }
+        None
     }
 
     /// Bind declared parameters from `given` (consumed), hiera (classes only),
@@ -347,7 +373,11 @@ impl<'l> Evaluator<'l> {
         let mut bound = Vec::new();
         for p in &def.params {
             let pos = given.iter().position(|(n, _)| *n == p.name);
-            let mut v = pos.map(|i| given.remove(i).1);
+            // An attribute set to undef counts as not set: hiera, then the
+            // default, apply (`weak_ssl => $key['weak_ssl']` with no such key).
+            let given_v = pos.map(|i| given.remove(i).1);
+            let given_undef = given_v.as_ref().is_some_and(Value::is_undef);
+            let mut v = given_v.filter(|v| !v.is_undef());
             if v.is_none() && use_hiera {
                 v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
             }
@@ -355,21 +385,17 @@ impl<'l> Evaluator<'l> {
                 Some(v) => v,
                 None => match &p.default {
                     Some(d) => self.eval(d, scope)?,
+                    // Given as undef with no default: undef, which the type
+                    // check below refuses with the type's own message.
+                    None if given_undef => Value::Undef,
+                    // Without a default every parameter is required, whatever
+                    // its type (an Optional one too), as in Puppet.
                     None => {
-                        let ty = match &p.ty {
-                            Some(t) => Some(self.eval(t, scope)?),
-                            None => None,
-                        };
-                        match ty {
-                            Some(Value::Type(t)) if !types::is_instance(&t, &Value::Undef) => {
-                                return Err(plain(format!(
-                                    "{what}: expects a value for parameter '{}'",
-                                    p.name
-                                ))
-                                .into());
-                            }
-                            _ => Value::Undef,
-                        }
+                        return Err(plain(format!(
+                            "{what}: expects a value for parameter '{}'",
+                            p.name
+                        ))
+                        .into());
                     }
                 },
             };
@@ -464,6 +490,11 @@ impl<'l> Evaluator<'l> {
             .into_iter()
             .filter(|(n, _)| !METAPARAMS.contains(&n.as_str()))
             .collect();
+        // `name` is every defined type's own attribute: it sets `$name`.
+        let name = match given.iter().position(|(n, _)| n == "name") {
+            Some(i) => given.remove(i).1.to_s(),
+            None => title.clone(),
+        };
         if let Some(r) = self.resources.get_mut(idx) {
             r.evaluated = true;
         }
@@ -472,7 +503,7 @@ impl<'l> Evaluator<'l> {
         if let Some(s) = self.scopes.get_mut(scope) {
             s.module = module_of(&self.modulepath, &def.loc.file);
             s.vars.insert("title".into(), Value::Str(title.clone()));
-            s.vars.insert("name".into(), Value::Str(title.clone()));
+            s.vars.insert("name".into(), Value::Str(name.clone()));
         }
         let at = |e: LangError| match &loc {
             Some(l) => {
@@ -490,12 +521,12 @@ impl<'l> Evaluator<'l> {
         }
         if let Some(r) = self.resources.get_mut(idx) {
             for (n, v) in bound {
-                if !r.params.iter().any(|(k, _)| *k == n) && !v.is_undef() {
+                if !v.is_undef() && !r.params.iter().any(|(k, x)| *k == n && !x.is_undef()) {
                     set_param(&mut r.params, n, v);
                 }
             }
         }
-        self.set_name_vars(scope, &title, &title);
+        self.set_name_vars(scope, &title, &name);
         let l = loc.clone().unwrap_or_else(|| def.loc.clone());
         self.enter(&l)?;
         let r = returned_from_body(self.eval_block(&def.body, scope));

@@ -6,9 +6,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::lang::error::{LangError, plain};
+use crate::lang::error::LangError;
 use crate::lang::eval::control::EvalResult;
-use crate::lang::eval::resources::{set_param, titles};
+use crate::lang::eval::resources::set_param;
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
 use crate::lang::loader::Loader;
 use crate::lang::modulepath::Modulepath;
@@ -231,7 +231,8 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.apply_relationships()?;
-        self.validate_builtin_params()
+        self.validate_builtin_params()?;
+        self.check_metaparam_refs()
     }
 
     fn run_collectors(&mut self) -> EvalResult<bool> {
@@ -296,20 +297,25 @@ impl<'l> Evaluator<'l> {
         Ok(())
     }
 
-    fn resolve_end(&self, e: &RelEnd) -> Vec<ResId> {
+    /// The resources of a relationship operand; a source collector that
+    /// collected nothing stands for its chain's left operand (recursively).
+    fn resolve_end(&self, e: &RelEnd, source: bool) -> Vec<ResId> {
         match e {
             RelEnd::Refs(refs) => refs
                 .iter()
                 .filter_map(|k| self.index.get(k).copied())
                 .collect(),
-            RelEnd::Collector(ci) => {
+            RelEnd::Collector(ci, alternative) => {
                 let mut v: Vec<ResId> = self
                     .collectors
                     .get(*ci)
                     .map(|c| c.matched.iter().copied().collect())
                     .unwrap_or_default();
                 v.sort_unstable();
-                v
+                match alternative {
+                    Some(alt) if source && v.is_empty() => self.resolve_end(alt, true),
+                    _ => v,
+                }
             }
         }
     }
@@ -322,9 +328,9 @@ impl<'l> Evaluator<'l> {
                     .first()
                     .map(|k| format!("{}[{}]", k.0, k.1))
                     .unwrap_or_default(),
-                RelEnd::Collector(_) => String::new(),
+                RelEnd::Collector(..) => String::new(),
             };
-            for (end, other, dir) in [(&src, &tgt, "to"), (&tgt, &src, "from")] {
+            for (end, other, dir) in [(&src, &tgt, "on"), (&tgt, &src, "from")] {
                 if let RelEnd::Refs(refs) = end {
                     for k in refs {
                         if !self.index.contains_key(k) {
@@ -339,8 +345,8 @@ impl<'l> Evaluator<'l> {
                     }
                 }
             }
-            let sources = self.resolve_end(&src);
-            let targets = self.resolve_end(&tgt);
+            let sources = self.resolve_end(&src, true);
+            let targets = self.resolve_end(&tgt, false);
             if targets.is_empty() {
                 continue;
             }
@@ -388,11 +394,22 @@ impl<'l> Evaluator<'l> {
                 }
                 for k in refs {
                     if !self.index.contains_key(&k) {
-                        let _ = titles(v);
-                        return Err(plain(format!(
-                            "Could not find resource '{}[{}]' in parameter '{n}'",
-                            k.0, k.1
-                        ))
+                        // Puppet's catalog validation: the resource's file
+                        // and line, no column, no prefix.
+                        return Err(LangError {
+                            kind: crate::lang::error::ErrorKind::Load,
+                            message: format!(
+                                "Could not find resource '{}[{}]' in parameter '{n}'",
+                                k.0, k.1
+                            ),
+                            loc: r.loc.clone().map(|mut l| {
+                                if let Some((_, line)) = r.meta_lines.iter().find(|(m, _)| m == n) {
+                                    l.line = *line;
+                                }
+                                l.col = 0;
+                                l
+                            }),
+                        }
                         .into());
                     }
                 }

@@ -112,13 +112,20 @@ pub struct Res {
     /// Scope the resource was declared in (for lazily applied defaults).
     pub(in crate::lang) scope: ScopeId,
     pub(in crate::lang) evaluated: bool,
+    /// Lines of relationship metaparameters written in the resource's body
+    /// (catalog validation reports a missing target at that line).
+    pub(in crate::lang) meta_lines: Vec<(String, u32)>,
 }
 
 /// A relationship operand resolved at the end.
 #[derive(Debug, Clone)]
 pub enum RelEnd {
     Refs(Vec<(String, String)>),
-    Collector(usize),
+    /// A collector, with the left operand of the chain it ended (`A -> C`):
+    /// as a source, an empty collector stands for that operand instead, so
+    /// `A -> Type<||> -> B` relates A to B when nothing is collected
+    /// (Puppet's empty alternative).
+    Collector(usize, Option<Box<RelEnd>>),
 }
 
 #[derive(Debug, Clone)]

@@ -171,6 +171,7 @@ impl<'l> Evaluator<'l> {
             tags,
             scope,
             evaluated: false,
+            meta_lines: Vec::new(),
         });
         self.index.insert(key, idx);
         if let Some(c) = container {
@@ -269,8 +270,20 @@ impl<'l> Evaluator<'l> {
                 for (n, op) in self.eval_ops(&b.ops, sc)? {
                     set_param(&mut params, n, op.into_value());
                 }
+                let lines = meta_lines(&b.ops);
                 for name in titles(&t) {
                     self.declare_class(&name, Some(params.clone()), sc, loc)?;
+                    let key = (
+                        "Class".to_string(),
+                        capitalize(name.trim_start_matches("::")),
+                    );
+                    if let Some(r) = self
+                        .index
+                        .get(&key)
+                        .and_then(|&i| self.resources.get_mut(i))
+                    {
+                        r.meta_lines = lines.clone();
+                    }
                     refs.push(Value::Type(PType::Class(Some(
                         name.trim_start_matches("::").to_lowercase(),
                     ))));
@@ -324,6 +337,9 @@ impl<'l> Evaluator<'l> {
                     container,
                     sc,
                 )?;
+                if let Some(r) = self.resources.get_mut(idx) {
+                    r.meta_lines = meta_lines(&b.ops);
+                }
                 if kind == ResKind::Define && virt == Virtuality::Real {
                     self.pending_defines.push(idx);
                 }
@@ -473,7 +489,10 @@ impl<'l> Evaluator<'l> {
         match &e.kind {
             ExprKind::Collector { .. } => {
                 self.eval(e, sc)?;
-                Ok(RelEnd::Collector(self.collectors.len().saturating_sub(1)))
+                Ok(RelEnd::Collector(
+                    self.collectors.len().saturating_sub(1),
+                    None,
+                ))
             }
             ExprKind::Relationship(op, l, r) => self.relate(*op, l, r, sc, &e.loc),
             _ => {
@@ -495,7 +514,14 @@ impl<'l> Evaluator<'l> {
     ) -> EvalResult<RelEnd> {
         let left = self.rel_end(l, sc)?;
         let right = self.rel_end(r, sc)?;
-        let ret = right.clone();
+        // The chain continues from the right operand; from the left one when
+        // the right is empty, or (lazily) when it is a collector that
+        // collects nothing.
+        let ret = match &right {
+            RelEnd::Refs(refs) if refs.is_empty() => left.clone(),
+            RelEnd::Collector(ci, _) => RelEnd::Collector(*ci, Some(Box::new(left.clone()))),
+            RelEnd::Refs(_) => right.clone(),
+        };
         match op {
             RelOp::Before => self
                 .relationships
@@ -527,7 +553,7 @@ impl<'l> Evaluator<'l> {
                     .map(|(t, title)| Value::Type(PType::Resource(Some(t), Some(title))))
                     .collect(),
             ),
-            RelEnd::Collector(_) => Value::Undef,
+            RelEnd::Collector(..) => Value::Undef,
         })
     }
 
@@ -562,6 +588,19 @@ impl<'l> Evaluator<'l> {
         }
         Ok(progress)
     }
+}
+
+/// The lines of the relationship metaparameters a resource body sets.
+fn meta_lines(ops: &[crate::lang::syntax::ast::AttrOp]) -> Vec<(String, u32)> {
+    ops.iter()
+        .filter(|o| {
+            matches!(
+                o.name.as_str(),
+                "before" | "require" | "notify" | "subscribe"
+            )
+        })
+        .map(|o| (o.name.clone(), o.loc.line))
+        .collect()
 }
 
 /// Set `name` in an ordered list of named entries (parameters or

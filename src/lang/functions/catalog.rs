@@ -197,21 +197,27 @@ fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                 set_param(&mut ps, k.to_s(), v.clone());
             }
         }
-        declare_simple(ev, &tname, &title.to_s(), ps, c.scope, c.loc, false)?;
+        declare_simple(ev, &tname, title, ps, c.scope, c.loc, false)?;
     }
     Ok(Value::Undef)
 }
 
 /// Declare a resource from a function (create_resources, ensure_resource).
+///
+/// These functions take titles that are not strings (an Integer port); as
+/// in Puppet, such a title is not a tag of the resource (nor of what a
+/// defined type contains) and becomes its `name` attribute.
 fn declare_simple(
     ev: &mut Evaluator<'_>,
     tname: &str,
-    title: &str,
+    title_value: &Value,
     params: Vec<(String, Value)>,
     sc: ScopeId,
     loc: &Loc,
     virt: bool,
 ) -> EvalResult<()> {
+    let title_string = title_value.to_s();
+    let title = title_string.as_str();
     let lower = tname.trim_start_matches("::").to_lowercase();
     if lower == "class" {
         ev.declare_class(title, Some(params), sc, loc)?;
@@ -236,6 +242,15 @@ fn declare_simple(
         Some(container),
         sc,
     )?;
+    if !matches!(title_value, Value::Str(_))
+        && let Some(r) = ev.resources.get_mut(idx)
+    {
+        let tag = title.to_lowercase();
+        r.tags.retain(|t| *t != tag);
+        if !r.params.iter().any(|(k, _)| k == "name") {
+            r.params.push(("name".to_string(), Value::str(title)));
+        }
+    }
     if kind == ResKind::Define && !virt {
         ev.pending_defines.push(idx);
     }
@@ -246,7 +261,14 @@ fn declare_simple(
 /// unless an identical resource exists.
 fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let (name, args, sc, loc) = (c.name, &c.args, c.scope, c.loc);
-    type Todo = (String, String, Vec<(String, Value)>);
+    type Todo = (String, Value, Vec<(String, Value)>);
+    fn title_values(v: &Value, out: &mut Vec<Value>) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|i| title_values(i, out)),
+            Value::Undef => {}
+            other => out.push(other.clone()),
+        }
+    }
     let mut todo: Vec<Todo> = Vec::new();
     let hash_params = |v: Option<&Value>| -> Vec<(String, Value)> {
         match v {
@@ -257,7 +279,9 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     match name {
         "ensure_resource" => {
             let t = args.first().map(|v| v.to_s()).unwrap_or_default();
-            for title in titles(args.get(1).unwrap_or(&Value::Undef)) {
+            let mut ts = Vec::new();
+            title_values(args.get(1).unwrap_or(&Value::Undef), &mut ts);
+            for title in ts {
                 todo.push((t.clone(), title, hash_params(args.get(2))));
             }
         }
@@ -269,12 +293,19 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                     for (k, v) in hash_params(Some(p)) {
                         set_param(&mut ps, k, v);
                     }
-                    todo.push((t.clone(), title.to_s(), ps));
+                    todo.push((t.clone(), title.clone(), ps));
                 }
             }
         }
         _ => {
-            let defaults = hash_params(args.get(1));
+            // stdlib: the default attributes' `ensure => present` becomes
+            // `installed` (a package's own attributes are kept as given).
+            let mut defaults = hash_params(args.get(1));
+            for (k, v) in defaults.iter_mut() {
+                if k == "ensure" && matches!(v, Value::Str(s) if s == "present") {
+                    *v = Value::str("installed");
+                }
+            }
             match args.first() {
                 Some(Value::Hash(h)) => {
                     for (title, p) in h {
@@ -282,7 +313,7 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                         for (k, v) in defaults.iter().cloned().chain(hash_params(Some(p))) {
                             set_param(&mut ps, k, v);
                         }
-                        todo.push(("package".into(), title.to_s(), ps));
+                        todo.push(("package".into(), title.clone(), ps));
                     }
                 }
                 Some(v) => {
@@ -291,7 +322,7 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                         for (k, v) in defaults.iter().cloned() {
                             set_param(&mut ps, k, v);
                         }
-                        todo.push(("package".into(), title, ps));
+                        todo.push(("package".into(), Value::Str(title), ps));
                     }
                 }
                 None => {}
@@ -299,7 +330,7 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     for (t, title, ps) in todo {
-        let key = (capitalize(&t.to_lowercase()), title.clone());
+        let key = (capitalize(&t.to_lowercase()), title.to_s());
         if let Some(&idx) = ev.index.get(&key) {
             let same = ev.resources.get(idx).is_some_and(|r| {
                 ps.iter()

@@ -1,7 +1,7 @@
 //! Conversion and type functions: `type`, the `Type(value)` constructors
 //! (`String(x)`, `Integer(x)`, ...), `hash`, `unwrap`, `to_json`,
-//! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array` and
-//! the `is_*` predicates.
+//! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array`,
+//! `new` (`Type.new(x)`) and the `is_*` predicates.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -57,6 +57,26 @@ pub fn register(b: &mut Builder) {
     b.add(&["is_bool"], f, one("Boolean"), is_bool);
     b.add(&["is_integer"], f, one("Boolean"), is_integer);
     b.add(&["is_numeric"], f, one("Boolean"), is_numeric);
+    b.add(
+        &["new"],
+        f,
+        sig("Any").req("type", any()).rest("args", any()),
+        new_of_type,
+    );
+}
+
+/// `new(Type, args...)`, usually written `Type.new(args...)`
+/// (`Integer.new($facts['os']['release']['major'])`): the same value as
+/// `Type(args...)`.
+fn new_of_type(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Value::Type(t) = c.arg(0) else {
+        return Err(plain(format!(
+            "'new' parameter 'type' expects a Type value, got {}",
+            c.arg(0).type_name()
+        ))
+        .into());
+    };
+    Ok(new_value(&t, c.args.get(1..).unwrap_or(&[]))?)
 }
 
 /// `Type(value, ...)` for a data type name written capitalized (`Integer('1')`):

@@ -4,18 +4,25 @@
 //! compiling are implemented here in Rust with the same results:
 //! `apache::bool2httpd`, `apache::pw_hash` (and the older
 //! `apache::apache_pw_hash`, `apache_pw_hash`, `bool2httpd` names),
-//! `mysql::password` (and `mysql_password`) and `mysql::strip_hash`.
+//! `mysql::password` (and `mysql_password`), `mysql::strip_hash`,
+//! `postgresql::postgresql_password` and `postgresql::postgresql_escape`
+//! (and their unqualified names), openstacklib's `is_service_default`,
+//! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
+//! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
+//! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`
+//! and `dig44`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
 use base64::Engine as _;
+use md5::Md5;
 use sha1::{Digest, Sha1};
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
-use crate::lang::values::types::PType;
+use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::Value;
 
 pub fn register(b: &mut Builder) {
@@ -56,6 +63,345 @@ pub fn register(b: &mut Builder) {
         ),
         strip_hash,
     );
+    let name_or_number = || {
+        PType::Variant(vec![
+            PType::String(1, i64::MAX),
+            PType::Integer(i64::MIN, i64::MAX),
+        ])
+    };
+    b.add(
+        &["postgresql::postgresql_password", "postgresql_password"],
+        f,
+        sig("String")
+            .req("username", name_or_number())
+            .req("password", name_or_number()),
+        |_, c| {
+            // PostgreSQL's md5 password form: 'md5' + md5(password + username).
+            let digest = <Md5 as md5::Digest>::digest(
+                format!("{}{}", c.arg(1).to_s(), c.arg(0).to_s()).as_bytes(),
+            );
+            Ok(Value::Str(format!("md5{}", hex(&digest))))
+        },
+    );
+    b.add(
+        &["postgresql::postgresql_escape", "postgresql_escape"],
+        f,
+        sig("String").req("input_string", PType::String(1, i64::MAX)),
+        |_, c| Ok(Value::Str(postgresql_escape(&c.arg(0).to_s()))),
+    );
+    b.add(
+        &["validate_absolute_path"],
+        f,
+        sig("Undef").rest("paths", any()),
+        validate_absolute_path,
+    );
+    b.add(
+        &["is_absolute_path"],
+        f,
+        sig("Boolean").req("path", any()),
+        |_, c| {
+            Ok(Value::Bool(
+                matches!(c.arg(0), Value::Str(s) if is_absolute(&s)),
+            ))
+        },
+    );
+    b.add(
+        &[
+            "validate_network_vlan_ranges",
+            "validate_tunnel_id_ranges",
+            "validate_vni_ranges",
+            "validate_vxlan_udp_port",
+        ],
+        f,
+        sig("Any").rest("args", any()),
+        neutron_ranges,
+    );
+    b.add(
+        &["grep"],
+        f,
+        sig("Array")
+            .req("array", PType::Array(Box::new(PType::Any), 0, i64::MAX))
+            .req("pattern", any()),
+        stdlib_grep,
+    );
+    b.add(
+        &["dig44"],
+        f,
+        sig("Any")
+            .req("data", any())
+            .req("path", any())
+            .opt("default", any()),
+        dig44,
+    );
+    b.add(
+        &["is_service_default"],
+        f,
+        sig("Boolean").req("value", any()),
+        |_, c| {
+            Ok(Value::Bool(
+                matches!(c.arg(0), Value::Str(s) if s == "<SERVICE DEFAULT>"),
+            ))
+        },
+    );
+    b.add(
+        &["validate_legacy"],
+        f,
+        sig("Undef")
+            .req(
+                "target_type",
+                PType::Variant(vec![PType::Type(None), string()]),
+            )
+            .req("function_name", string())
+            .req("value", any())
+            .rest("args", any()),
+        validate_legacy,
+    );
+}
+
+/// stdlib's `validate_legacy(Type, 'validate_x', value, ...)`: nothing when
+/// the value is an instance of the type (a type may be given as a string);
+/// otherwise the failure Puppet reports when the legacy `validate_x` also
+/// refuses the value. (When the legacy function would accept it, Puppet
+/// only warns; ferry does not run the legacy functions and fails.)
+fn validate_legacy(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let t = match c.arg(0) {
+        Value::Type(t) => t,
+        Value::Str(src) => {
+            let expr = crate::lang::syntax::parser::parse_type(&src, &c.loc.file)
+                .map_err(crate::lang::eval::control::Unwind::from)?;
+            match ev.eval(&expr, c.scope)? {
+                Value::Type(t) => t,
+                other => {
+                    return Err(plain(format!(
+                        "validate_legacy: '{src}' is not a type, it is {}",
+                        other.type_name()
+                    ))
+                    .into());
+                }
+            }
+        }
+        _ => return Ok(Value::Undef),
+    };
+    let v = c.arg(2);
+    if types::is_instance(&t, &v) {
+        return Ok(Value::Undef);
+    }
+    Err(plain(format!(
+        "validate_legacy({}) {}",
+        c.arg(1).to_s(),
+        types::mismatch(&t, &v)
+    ))
+    .into())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Dollar-quote a string for PostgreSQL: `$$s$$`, or `$tag$s$tag$` with a
+/// tag made of the letters of its md5 (repeated until the string does not
+/// contain it) when the string contains `$$` or ends in `$`.
+fn postgresql_escape(s: &str) -> String {
+    if !s.contains("$$") && !s.ends_with('$') {
+        return format!("$${s}$$");
+    }
+    let tag_of = |x: &str| -> String {
+        hex(&<Md5 as md5::Digest>::digest(x.as_bytes()))
+            .chars()
+            .take(6)
+            .filter(|c| !c.is_ascii_digit())
+            .collect()
+    };
+    let mut tag = tag_of(s);
+    let mut guard = 0;
+    while s.contains(tag.as_str()) && guard < 1000 {
+        tag = tag_of(&tag);
+        guard += 1;
+    }
+    format!("${tag}${s}${tag}$")
+}
+
+/// A POSIX or Windows absolute path, as Puppet::Util.absolute_path? sees it.
+fn is_absolute(p: &str) -> bool {
+    let b = p.as_bytes();
+    p.starts_with('/')
+        || p.starts_with("\\\\")
+        || (b.len() >= 3
+            && b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.get(1) == Some(&b':')
+            && matches!(b.get(2), Some(b'/' | b'\\')))
+}
+
+/// Ruby's `inspect` of a value as stdlib's messages print it.
+fn ruby_inspect(v: &Value) -> String {
+    match v {
+        Value::Str(s) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
+        Value::Undef => "nil".into(),
+        other => other.to_s(),
+    }
+}
+
+/// stdlib's `validate_absolute_path(path_or_paths, ...)`.
+fn validate_absolute_path(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    for arg in &c.args {
+        let candidates = match arg {
+            Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        for p in candidates {
+            if !matches!(&p, Value::Str(s) if is_absolute(s)) {
+                return Err(plain(format!("{} is not an absolute path.", ruby_inspect(&p))).into());
+            }
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// neutron's range validators: `[physnet:]first:last` VLAN ranges (ids up
+/// to 4094), tunnel id ranges (at most 1 000 000 wide), VNI ranges (ids up
+/// to 16777215), and the VXLAN UDP port (4789 or 49152..=65535).
+fn neutron_ranges(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let fail = |m: &str| Err(plain(m.to_string()).into());
+    let a0 = c.arg(0);
+    if c.name == "validate_vxlan_udp_port" {
+        let n = match &a0 {
+            Value::Int(i) => Some(*i),
+            Value::Str(s) => s.trim().parse::<i64>().ok(),
+            _ => None,
+        };
+        let Some(n) = n else {
+            return Err(plain(format!(
+                "invalid value for Integer(): {}",
+                ruby_inspect(&a0)
+            ))
+            .into());
+        };
+        if n != 4789 && (n <= 49151 || n > 65535) {
+            return fail("vxlan udp port is invalid.");
+        }
+        return Ok(Value::Undef);
+    }
+    let ranges = match a0 {
+        Value::Array(a) => a,
+        other => vec![other],
+    };
+    let pair = |s: &str, physnet: bool| -> Option<(i64, i64)> {
+        let mut parts: Vec<&str> = s.rsplitn(3, ':').collect();
+        parts.reverse();
+        let (a, b) = match parts.as_slice() {
+            [a, b] => (*a, *b),
+            [p, a, b] if physnet && !p.is_empty() => (*a, *b),
+            _ => return None,
+        };
+        let num = |x: &str| {
+            (!x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()))
+                .then(|| x.parse::<i64>().ok())
+                .flatten()
+        };
+        Some((num(a)?, num(b)?))
+    };
+    for r in ranges {
+        if r.is_undef() || r == Value::Bool(false) {
+            continue;
+        }
+        let s = r.to_s();
+        match c.name {
+            "validate_network_vlan_ranges" => {
+                if let Some((first, second)) = pair(&s, true) {
+                    if first > 4094 || second > 4094 {
+                        return fail("vlan id are invalid.");
+                    }
+                    if second - first < 0 {
+                        return fail("network vlan ranges are invalid.");
+                    }
+                } else {
+                    // `^([^:]+)?(:\d+)?$`: a physical network, optionally with one id.
+                    let ok = match s.split_once(':') {
+                        None => true,
+                        Some((_, id)) => !id.is_empty() && id.bytes().all(|c| c.is_ascii_digit()),
+                    };
+                    if !ok {
+                        return fail("network vlan ranges are invalid.");
+                    }
+                }
+            }
+            "validate_tunnel_id_ranges" => match pair(&s, false) {
+                Some((first, second)) if second - first > 1_000_000 => {
+                    return fail("tunnel id ranges are to large.");
+                }
+                Some((first, second)) if second - first < 0 => {
+                    return fail("tunnel id ranges are invalid.");
+                }
+                Some(_) => {}
+                None => return fail("tunnel id ranges are invalid."),
+            },
+            _ => match pair(&s, false) {
+                Some((first, second))
+                    if (0..=16_777_215).contains(&first)
+                        && (0..=16_777_215).contains(&second)
+                        && second >= first => {}
+                _ => return fail("vni ranges are invalid."),
+            },
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// stdlib's `grep(array, pattern)`: the elements whose string form the
+/// pattern, a string compiled as a regex, matches. (A Puppet regex reaches
+/// this 3.x function as its `/.../` text, slashes included, as in Puppet.)
+fn stdlib_grep(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let pattern = match c.arg(1) {
+        Value::Regex(r) => format!("/{r}/"),
+        other => other.to_s(),
+    };
+    let re = crate::lang::values::regex::compile_regex(&pattern)?;
+    let Value::Array(items) = c.arg(0) else {
+        return Ok(Value::Array(Vec::new()));
+    };
+    Ok(Value::Array(
+        items
+            .into_iter()
+            .filter(|v| re.is_match(&v.to_s()))
+            .collect(),
+    ))
+}
+
+/// stdlib's `dig44(data, path, default)`: follow the path through hashes
+/// and arrays (array keys as integers); the default when a step is missing
+/// or undef.
+fn dig44(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let data = c.arg(0);
+    if !matches!(data, Value::Hash(_) | Value::Array(_)) {
+        return Err(plain("dig44(): The data must be a Hash or Array").into());
+    }
+    let Value::Array(path) = c.arg(1) else {
+        return Err(plain("dig44(): The path must be an Array").into());
+    };
+    let mut cur = data;
+    for key in &path {
+        let next = match &cur {
+            Value::Hash(h) => crate::lang::values::value::hash_get(h, key).cloned(),
+            Value::Array(a) => {
+                let i = match key {
+                    Value::Int(i) => Some(*i),
+                    Value::Str(s) => s.trim().parse::<i64>().ok(),
+                    _ => None,
+                };
+                i.and_then(|i| {
+                    let n = a.len() as i64;
+                    let i = if i < 0 { n + i } else { i };
+                    usize::try_from(i).ok().and_then(|i| a.get(i).cloned())
+                })
+            }
+            _ => None,
+        };
+        match next {
+            Some(v) if !v.is_undef() => cur = v,
+            _ => return Ok(c.arg(2)),
+        }
+    }
+    Ok(cur)
 }
 
 fn unwrap_sensitive(v: Value) -> Value {

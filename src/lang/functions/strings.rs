@@ -97,6 +97,9 @@ fn split(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         let st = a0.to_s();
         let pat = match a1 {
             Some(Value::Regex(r)) => r.clone(),
+            // Puppet compiles a string pattern as a regular expression
+            // (apt::source: `split($location, '[:\/]+')`).
+            Some(Value::Str(s)) => s.clone(),
             Some(v) => regex::escape(&v.to_s()),
             None => " ".into(),
         };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
-use crate::lang::template::segments::{Seg, segments};
+use crate::lang::template::segments::{Flavor, Seg, segments};
 use crate::lang::values::value::{Value, hash_get_str};
 
 fn quote(s: &str) -> String {
@@ -57,7 +57,7 @@ pub fn render_epp(
     sc: ScopeId,
     what: &str,
 ) -> EvalResult<String> {
-    let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
+    let segs = segments(src, Flavor::Epp).map_err(|m| plain(format!("{what}: {m}")))?;
     let (prog, decl) = to_program(segs).map_err(|m| plain(format!("{what}: {m}")))?;
     let container = ev.container_of(sc);
     let local = ev.new_scope(Some(ScopeId::TOP), Some(sc), container);

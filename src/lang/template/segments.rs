@@ -1,6 +1,6 @@
 //! Template text split into segments: literal text, `<% code %>` and
 //! `<%= expression %>`, honouring `<%-`/`-%>` trimming and `<%#` comments.
-//! Shared by EPP and ERB.
+//! Shared by EPP and ERB, which trim differently.
 
 pub enum Seg {
     Text(String),
@@ -13,24 +13,50 @@ pub enum Seg {
 #[error("Unbalanced '<%' in template")]
 pub struct UnbalancedTag;
 
+/// Whose trimming rules apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Ruby's ERB (trim mode `-`): `<%-` removes the indentation of a tag
+    /// that starts its line, `-%>` the line break right after the tag.
+    Erb,
+    /// Puppet's EPP: `<%-` removes the spaces and tabs before the tag,
+    /// `-%>` the spaces and tabs after it and then one line break.
+    Epp,
+}
+
+/// The text after a `-%>`, trimmed.
+fn trim_after(t: &str, flavor: Flavor) -> &str {
+    let t = match flavor {
+        Flavor::Erb => t,
+        Flavor::Epp => t.trim_start_matches([' ', '\t']),
+    };
+    let t = match flavor {
+        Flavor::Epp => t.strip_prefix('\r').unwrap_or(t),
+        Flavor::Erb => t,
+    };
+    t.strip_prefix('\n').unwrap_or(t)
+}
+
 /// Split `<% %>` template text into segments, honoring `<%-`/`-%>` trimming.
-pub fn segments(src: &str) -> Result<Vec<Seg>, UnbalancedTag> {
+pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
     let mut out = Vec::new();
     let mut rest = src;
     let mut trim_next_nl = false;
     while !rest.is_empty() {
         let Some(i) = rest.find("<%") else {
-            let mut t = rest.to_string();
-            if trim_next_nl {
-                t = t.strip_prefix('\n').map(str::to_string).unwrap_or(t);
-            }
-            out.push(Seg::Text(t));
+            let t = if trim_next_nl {
+                trim_after(rest, flavor)
+            } else {
+                rest
+            };
+            out.push(Seg::Text(t.to_string()));
             break;
         };
-        let mut text = rest.get(..i).unwrap_or("").to_string();
+        let mut text = rest.get(..i).unwrap_or("");
         if trim_next_nl {
-            text = text.strip_prefix('\n').map(str::to_string).unwrap_or(text);
+            text = trim_after(text, flavor);
         }
+        let mut text = text.to_string();
         let after = rest.get(i + 2..).unwrap_or("");
         if let Some(lit) = after.strip_prefix('%') {
             text.push_str("<%");
@@ -48,7 +74,7 @@ pub fn segments(src: &str) -> Result<Vec<Seg>, UnbalancedTag> {
         if kind == '-' {
             // strip whitespace before the tag on its line
             let trimmed = text.trim_end_matches([' ', '\t']);
-            if trimmed.is_empty() || trimmed.ends_with('\n') {
+            if flavor == Flavor::Epp || trimmed.is_empty() || trimmed.ends_with('\n') {
                 text = trimmed.to_string();
             }
         }

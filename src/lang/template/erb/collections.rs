@@ -172,6 +172,16 @@ impl<'a, 'l> Interp<'a, 'l> {
             return Ok(v);
         }
         Ok(match name {
+            // Without a block these return an Enumerator; the chains templates
+            // use (`a.map.each_with_index { |e, i| }`,
+            // `a.each_with_index.map { |e, i| }`) behave as on these arrays.
+            "map" | "collect" | "each" if block.is_none() => Value::Array(a),
+            "each_with_index" if block.is_none() => Value::Array(
+                a.into_iter()
+                    .enumerate()
+                    .map(|(i, x)| Value::Array(vec![x, Value::Int(i as i64)]))
+                    .collect(),
+            ),
             "each" | "each_with_index" | "each_index" => {
                 if let Some(b) = block {
                     for (i, x) in a.iter().enumerate() {
@@ -420,6 +430,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             ("=~" | "!~", Str(s), Value::Regex(p)) | ("=~" | "!~", Value::Regex(p), Str(s)) => {
                 let re = compile_regex(p).map_err(|e| Ctl::Err(e.into()))?;
                 let hit = re.find(s);
+                self.set_last_match(&re, s);
                 if op == "!~" {
                     Value::Bool(hit.is_none())
                 } else {

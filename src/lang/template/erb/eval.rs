@@ -17,6 +17,15 @@ use crate::lang::template::erb::value::{class_name, inspect, ruby_eq, to_s};
 use crate::lang::values::regex::compile_regex;
 use crate::lang::values::value::Value;
 
+/// Methods that change their receiver in place.
+fn is_mutator(name: &str) -> bool {
+    name.ends_with('!')
+        || matches!(
+            name,
+            "<<" | "push" | "append" | "concat" | "unshift" | "prepend" | "update" | "clear"
+        )
+}
+
 /// Evaluation steps allowed for one template (bounds loops over ranges).
 const MAX_STEPS: usize = 5_000_000;
 /// Largest template output, in bytes.
@@ -28,6 +37,12 @@ pub struct Interp<'a, 'l> {
     pub loc: Loc,
     frames: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
+    /// Locals assigned straight from an instance variable (`a = @list`):
+    /// in Ruby both name one object, so changing it in place through the
+    /// local changes the Puppet variable (and the parameter it came from).
+    shared: HashMap<String, String>,
+    /// The groups of the last `=~`/`match` (`$~`, `$1`...); None after a miss.
+    pub last_match: Option<Vec<Value>>,
     pub out: String,
     steps: usize,
 }
@@ -40,8 +55,147 @@ impl<'a, 'l> Interp<'a, 'l> {
             loc,
             frames: vec![HashMap::new()],
             ivars: HashMap::new(),
+            shared: HashMap::new(),
+            last_match: None,
             out: String::new(),
             steps: 0,
+        }
+    }
+
+    /// Record a match's groups for `$~` and `$1`..`$n` (Ruby sets them on
+    /// every `=~`, `!~` and `match`, to nil when nothing matched).
+    pub fn set_last_match(&mut self, re: &regex::Regex, subject: &str) {
+        self.last_match = re.captures(subject).map(|c| {
+            c.iter()
+                .map(|g| g.map_or(Value::Undef, |m| Value::str(m.as_str())))
+                .collect()
+        });
+    }
+
+    /// A method that changes its receiver (`a << x`, `a.push(x)`,
+    /// `h.merge!(o)`, `a.compact!`...) called on a variable: Ruby changes
+    /// the object the variable holds, so the new value is stored back.
+    /// Bang methods return nil when nothing changed, as Ruby's do.
+    fn mutate(&mut self, target: &RExpr, name: &str, args: Vec<Value>, block: Option<&Block>) -> R {
+        let old = match target {
+            RExpr::Local(n) => self.local(n),
+            RExpr::IVar(n) => self.ivar(n),
+            other => self.eval(other)?,
+        };
+        if !matches!(old, Value::Array(_) | Value::Hash(_) | Value::Str(_)) {
+            let base = name.trim_end_matches('!');
+            return self.call_method(old, base, args, block);
+        }
+        let (new, ret) = match name {
+            "<<" | "push" | "append" | "concat" => {
+                let new = match (&old, name) {
+                    (Value::Str(_), _) | (_, "<<" | "push" | "append") => {
+                        self.call_method(old.clone(), name, args, block)?
+                    }
+                    _ => self.binop(
+                        "+",
+                        old.clone(),
+                        args.into_iter().next().unwrap_or(Value::Undef),
+                    )?,
+                };
+                (new.clone(), new)
+            }
+            "unshift" | "prepend" => {
+                let new = match &old {
+                    Value::Array(a) => {
+                        Value::Array(args.into_iter().chain(a.iter().cloned()).collect())
+                    }
+                    Value::Str(s) => {
+                        Value::Str(format!("{}{s}", args.iter().map(to_s).collect::<String>()))
+                    }
+                    _ => old.clone(),
+                };
+                (new.clone(), new)
+            }
+            "merge!" | "update" => {
+                let new = self.call_method(old.clone(), "merge", args, block)?;
+                (new.clone(), new)
+            }
+            "clear" => {
+                let new = match &old {
+                    Value::Array(_) => Value::Array(Vec::new()),
+                    Value::Hash(_) => Value::Hash(Vec::new()),
+                    _ => Value::Str(String::new()),
+                };
+                (new.clone(), new)
+            }
+            _ => {
+                let base = name.trim_end_matches('!');
+                let new = self.call_method(old.clone(), base, args, block)?;
+                let always_self =
+                    matches!(base, "map" | "collect" | "sort" | "sort_by" | "shuffle");
+                let ret = if always_self || !ruby_eq(&new, &old) {
+                    new.clone()
+                } else {
+                    Value::Undef
+                };
+                (new, ret)
+            }
+        };
+        let origin = match target {
+            RExpr::Local(n) => {
+                self.set_local(n, new.clone());
+                self.shared.get(n).cloned()
+            }
+            RExpr::IVar(n) => Some(n.clone()),
+            _ => None,
+        };
+        if let Some(iv) = origin {
+            self.ivars.insert(iv.clone(), new.clone());
+            self.write_through(&iv, &old, new);
+        }
+        Ok(ret)
+    }
+
+    /// A Puppet variable's object changed in place: the scope that holds
+    /// it (and the parameter of the define or class it was bound from, the
+    /// same object in Puppet) gets the new value. Identity is approximated
+    /// by name and equal value.
+    fn write_through(&mut self, name: &str, old: &Value, new: Value) {
+        let mut cur = Some(self.sc);
+        let mut guard = 0;
+        while let Some(id) = cur {
+            let Some(s) = self.ev.scopes.get_mut(id) else {
+                break;
+            };
+            if let Some(slot) = s.vars.get_mut(name) {
+                if ruby_eq(slot, old) {
+                    *slot = new.clone();
+                    let res = s.container;
+                    if let Some(r) = self.ev.resources.get_mut(res)
+                        && let Some(p) = r.params.iter_mut().find(|(k, _)| k == name)
+                        && ruby_eq(&p.1, old)
+                    {
+                        p.1 = new;
+                    }
+                }
+                return;
+            }
+            cur = s.parent.filter(|p| *p != id);
+            guard += 1;
+            if guard > 10_000 {
+                return;
+            }
+        }
+    }
+
+    /// `scope.setvar(name, value)`: a variable of the calling Puppet scope,
+    /// seen by `scope['name']` and templates rendered from here on; this
+    /// template's `@name` keeps the value it had when rendering began
+    /// (Puppet copies the variables into instance variables then).
+    pub fn set_scope_var(&mut self, name: &str, v: Value) {
+        let name = name.trim_start_matches("::").to_string();
+        if !self.ivars.contains_key(&name) {
+            let before = self.ev.lookup_var(&name, self.sc).unwrap_or(Value::Undef);
+            self.ivars.insert(name.clone(), before);
+        }
+        if let Some(s) = self.ev.scopes.get_mut(self.sc) {
+            s.vars.insert(name, v);
         }
     }
 
@@ -192,9 +346,33 @@ impl<'a, 'l> Interp<'a, 'l> {
                 Value::Hash(h)
             }
             RExpr::IVar(n) => self.ivar(n),
+            RExpr::GVar(n) => match (&self.last_match, n.parse::<usize>()) {
+                (None, _) => Value::Undef,
+                (Some(groups), Ok(i)) => groups.get(i).cloned().unwrap_or(Value::Undef),
+                (Some(groups), Err(_)) => Value::Array(groups.clone()),
+            },
             RExpr::Local(n) => self.local(n),
             RExpr::Const(n) => Value::Str(format!("\u{0}class:{n}")),
             RExpr::SelfRef => Value::Str("\u{0}scope".into()),
+            RExpr::Call(Some(target), name, args, block)
+                if is_mutator(name) && matches!(**target, RExpr::Local(_) | RExpr::IVar(_)) =>
+            {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.mutate(target, name, vals, block.as_deref())?
+            }
+            RExpr::Call(Some(recv), name, args, block) if name.ends_with('!') => {
+                // A bang method on a temporary: its result, the changed copy.
+                let recv = self.eval(recv)?;
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                let base = name.trim_end_matches('!');
+                self.call_method(recv, base, vals, block.as_deref())?
+            }
             RExpr::Call(recv, name, args, block) => {
                 let recv = match recv {
                     Some(r) => Some(self.eval(r)?),
@@ -225,6 +403,10 @@ impl<'a, 'l> Interp<'a, 'l> {
             RExpr::Or(l, r) => {
                 let l = self.eval(l)?;
                 if l.truthy() { l } else { self.eval(r)? }
+            }
+            RExpr::Bin("<<", l, r) if matches!(**l, RExpr::Local(_) | RExpr::IVar(_)) => {
+                let r = self.eval(r)?;
+                self.mutate(l, "<<", vec![r], None)?
             }
             RExpr::Bin(op, l, r) => {
                 let l = self.eval(l)?;
@@ -372,13 +554,32 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
         };
         match target {
-            RExpr::Local(n) => self.set_local(n, v.clone()),
+            RExpr::Local(n) => {
+                match (op, rhs) {
+                    (None, RExpr::IVar(iv)) => self.shared.insert(n.clone(), iv.clone()),
+                    _ => self.shared.remove(n),
+                };
+                self.set_local(n, v.clone())
+            }
             RExpr::IVar(n) => {
                 self.ivars.insert(n.clone(), v.clone());
             }
             RExpr::Index(t, keys) => {
-                let (RExpr::Local(_) | RExpr::IVar(_)) = &**t else {
-                    return fail("unsupported assignment target");
+                // `scope.lookupvar('x')[k] = v` changes the hash the scope
+                // holds (Ruby shares it): written back to the variable.
+                let scope_var = match &**t {
+                    RExpr::Local(_) | RExpr::IVar(_) => None,
+                    RExpr::Call(Some(recv), name, args, None)
+                        if matches!(name.as_str(), "lookupvar" | "[]") && args.len() == 1 =>
+                    {
+                        let recv = self.eval(recv)?;
+                        if !crate::lang::template::erb::methods::is_scope(&recv) {
+                            return fail("unsupported assignment target");
+                        }
+                        let name = args.first().map(|a| self.eval(a)).transpose()?;
+                        Some(to_s(&name.unwrap_or(Value::Undef)))
+                    }
+                    _ => return fail("unsupported assignment target"),
                 };
                 let Some(k) = keys.first() else {
                     return fail("index assignment needs a key");
@@ -409,9 +610,10 @@ impl<'a, 'l> Interp<'a, 'l> {
                     }
                     _ => return fail("index assignment on a value that is not a Hash or Array"),
                 }
-                match &**t {
-                    RExpr::Local(n) => self.set_local(n, container),
-                    RExpr::IVar(n) => {
+                match (&**t, scope_var) {
+                    (_, Some(name)) => self.set_scope_var(&name, container),
+                    (RExpr::Local(n), None) => self.set_local(n, container),
+                    (RExpr::IVar(n), None) => {
                         self.ivars.insert(n.clone(), container);
                     }
                     _ => {}

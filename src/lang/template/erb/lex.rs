@@ -41,6 +41,8 @@ pub enum Tok {
     Ident(String),
     Const(String),
     IVar(String),
+    /// A regex match global: `$~`, `$1`..`$9`.
+    GVar(String),
     Op(&'static str),
     Nl,
     Text(String),
@@ -71,7 +73,7 @@ const KEYWORDS: &[&str] = &[
 fn ends_value(t: Option<&Token>) -> bool {
     match t.map(|t| &t.tok) {
         Some(Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::Sym(_) | Tok::Regex(_)) => true,
-        Some(Tok::Words(_) | Tok::Const(_) | Tok::IVar(_)) => true,
+        Some(Tok::Words(_) | Tok::Const(_) | Tok::IVar(_) | Tok::GVar(_)) => true,
         Some(Tok::Ident(i)) => !KEYWORDS.contains(&i.as_str()),
         Some(Tok::Op(o)) => matches!(*o, ")" | "]" | "}"),
         _ => false,
@@ -149,6 +151,23 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
             } else {
                 Tok::Int(text.parse().map_err(|_| format!("bad number {text}"))?)
             }
+        } else if c == '$' && at(i + 1).is_some_and(|c| c.is_ascii_digit() || c == '~') {
+            i += 1;
+            let name_start = i;
+            if at(i) == Some('~') {
+                i += 1;
+            } else {
+                while at(i).is_some_and(|c| c.is_ascii_digit()) {
+                    i += 1;
+                }
+            }
+            Tok::GVar(
+                chars
+                    .get(name_start..i)
+                    .unwrap_or_default()
+                    .iter()
+                    .collect(),
+            )
         } else if c == '@' || c.is_alphabetic() || c == '_' {
             let sigil = c == '@';
             if sigil {

@@ -12,7 +12,7 @@ use crate::lang::values::value::Value;
 
 const SCOPE: &str = "\u{0}scope";
 
-fn is_scope(v: &Value) -> bool {
+pub fn is_scope(v: &Value) -> bool {
     matches!(v, Value::Str(s) if s == SCOPE)
 }
 
@@ -96,6 +96,11 @@ impl<'a, 'l> Interp<'a, 'l> {
                 self.ev.lookup_var(&n, self.sc).unwrap_or(Value::Undef)
             }
             "exist?" | "include?" => Value::Bool(self.ev.lookup_var(&to_s(&a0), self.sc).is_some()),
+            "setvar" => {
+                let v = args.get(1).cloned().unwrap_or(Value::Undef);
+                self.set_scope_var(&to_s(&a0), v.clone());
+                v
+            }
             "call_function" => {
                 let fargs = match args.get(1) {
                     Some(Value::Array(a)) => a.clone(),
@@ -207,6 +212,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             "length" | "size" => Value::Int(s.chars().count() as i64),
             "empty?" => Value::Bool(s.is_empty()),
             "upcase" => Value::Str(s.to_uppercase()),
+            "chars" => Value::Array(s.chars().map(|c| Value::Str(c.to_string())).collect()),
             "downcase" => Value::Str(s.to_lowercase()),
             "capitalize" => {
                 let mut c = s.chars();
@@ -263,6 +269,9 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             "=~" | "match" | "match?" => {
                 let re = regex_of(&a0)?;
+                if name != "match?" {
+                    self.set_last_match(&re, s);
+                }
                 match re.find(s) {
                     Some(m) if name == "=~" => {
                         Value::Int(s.get(..m.start()).unwrap_or("").chars().count() as i64)

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::lang::error::{Loc, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
-use crate::lang::template::segments::segments;
+use crate::lang::template::segments::{Flavor, segments};
 
 /// Render ERB text with the Ruby-subset interpreter ;
 /// instance variables resolve from the calling scope.
@@ -29,7 +29,7 @@ pub fn render_erb(
     sc: ScopeId,
     what: &str,
 ) -> EvalResult<String> {
-    let segs = segments(src).map_err(|m| plain(format!("{what}: {m}")))?;
+    let segs = segments(src, Flavor::Erb).map_err(|m| plain(format!("{what}: {m}")))?;
     let toks = lex::lex_template(&segs)
         .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
     let prog = parse::parse_template(toks)

@@ -33,6 +33,8 @@ pub enum RExpr {
     Array(Vec<RExpr>),
     Hash(Vec<(RExpr, RExpr)>),
     IVar(String),
+    /// `$1`..`$n` (the last match's groups) or `$~`.
+    GVar(String),
     Local(String),
     Const(String),
     SelfRef,
@@ -506,6 +508,7 @@ impl Parser {
                 RExpr::Str(out)
             }
             Tok::IVar(n) => RExpr::IVar(n),
+            Tok::GVar(n) => RExpr::GVar(n),
             Tok::Const(n) => {
                 if self.is_op("(") && !self.space_before() {
                     self.call_rest(None, n)?
@@ -607,7 +610,7 @@ impl Parser {
         }
         match self.peek() {
             Some(Tok::Str(_) | Tok::Int(_) | Tok::Float(_) | Tok::Sym(_) | Tok::IVar(_)) => true,
-            Some(Tok::Words(_) | Tok::Const(_)) => true,
+            Some(Tok::Words(_) | Tok::Const(_) | Tok::GVar(_)) => true,
             Some(Tok::Regex(_)) => true,
             Some(Tok::Ident(i)) => !matches!(
                 i.as_str(),

@@ -24,12 +24,16 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
     };
     match t {
         PType::Alias(_, inner) => mismatch(inner, v),
-        PType::Enum(_) | PType::Pattern(_) if matches!(v, Value::Str(_)) => {
+        // Puppet's PatternMismatch, whatever the value's type.
+        PType::Enum(_) | PType::Pattern(_) => {
             format!("expects a match for {t}, got {got}")
         }
         PType::Optional(inner) => {
             if let (PType::Enum(_) | PType::Pattern(_), Value::Str(_)) = (inner.as_ref(), v) {
                 return format!("expects a match for {inner}, got '{}'", v.to_s());
+            }
+            if let PType::Enum(_) | PType::Pattern(_) = inner.as_ref() {
+                return format!("expects an undef value or a match for {inner}, got {got}");
             }
             format!("expects a value of type Undef or {inner}, got {got}")
         }
@@ -140,7 +144,11 @@ impl fmt::Display for PType {
                 }
             }
             PType::Enum(v) => {
-                let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
+                // Puppet keeps an Enum's values unique and sorted.
+                let mut sorted: Vec<&String> = v.iter().collect();
+                sorted.sort();
+                sorted.dedup();
+                let q: Vec<String> = sorted.iter().map(|s| format!("'{s}'")).collect();
                 write!(f, "Enum[{}]", q.join(", "))
             }
             PType::Pattern(v) => {
