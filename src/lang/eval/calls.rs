@@ -121,8 +121,57 @@ impl<'l> Evaluator<'l> {
             loc,
         };
         library.call(self, call).unwrap_or_else(|| {
-            Err(LangError::eval(format!("Unknown function: '{name}'."), loc).into())
+            let hint = match self.ruby_function(&lname) {
+                Some((module, file)) => format!(
+                    " Module '{module}' defines it in Ruby ({file}); ferry runs Puppet-language and built-in functions only."
+                ),
+                None => String::new(),
+            };
+            Err(LangError::eval(format!("Unknown function: '{name}'.{hint}"), loc).into())
         })
+    }
+
+    /// The module whose Ruby code defines function `name`, and the file
+    /// within it: `lib/puppet/functions/<ns>/<name>.rb` (the modern API,
+    /// in the module of a namespaced name, else in any module) or
+    /// `lib/puppet/parser/functions/<name>.rb` (the legacy API). For the
+    /// error that names what ferry does not run.
+    fn ruby_function(&self, name: &str) -> Option<(String, String)> {
+        let segments: Vec<&str> = name.split("::").collect();
+        if segments
+            .iter()
+            .any(|s| s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return None;
+        }
+        let modern = format!("lib/puppet/functions/{}.rb", segments.join("/"));
+        if let [module, _, ..] = segments.as_slice() {
+            let dir = crate::lang::loader::module_dir(self.loader, &self.modulepath, module)?;
+            return self
+                .loader
+                .is_file(&dir.join(&modern))
+                .then(|| (module.to_string(), modern));
+        }
+        let legacy = format!("lib/puppet/parser/functions/{name}.rb");
+        let project = self
+            .modulepath
+            .project()
+            .map(|(n, p)| (n.to_string(), p.to_path_buf()));
+        let listed = self.modulepath.dirs().iter().flat_map(|dir| {
+            self.loader
+                .list(dir)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|m| Some((m.file_name()?.to_str()?.to_string(), m)))
+        });
+        for (module, dir) in project.into_iter().chain(listed) {
+            for file in [&modern, &legacy] {
+                if self.loader.is_file(&dir.join(file)) {
+                    return Some((module, file.clone()));
+                }
+            }
+        }
+        None
     }
 
     /// A class parameter's value from hiera (automatic parameter lookup).
