@@ -31,6 +31,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sha2::Digest;
 
+use crate::lang::modulepath::Modulepath;
 use crate::server::AppState;
 use crate::server::api::puppet::{AgentError, environment_error, no_nul};
 use crate::server::environments;
@@ -161,34 +162,22 @@ fn check_path(rel: &str) -> Result<(), ApiError> {
 }
 
 /// The modules on a modulepath, each name once (the first wins).
-fn modules(modulepath: &[PathBuf]) -> Vec<PathBuf> {
+fn modules(modulepath: &Modulepath) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for dir in modulepath {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut names: Vec<(String, PathBuf)> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().is_dir())
-            .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
-            .filter(|(n, _)| valid_segment(n))
-            .collect();
-        names.sort();
-        for (name, path) in names {
-            if seen.insert(name) {
-                out.push(path);
-            }
-        }
-    }
-    out
+    modulepath
+        .modules()
+        .into_iter()
+        .filter(|(name, path)| valid_segment(name) && path.is_dir())
+        .filter(|(name, _)| seen.insert(name.clone()))
+        .map(|(_, path)| path)
+        .collect()
 }
 
 /// The directories `rel` is looked up in, and `rel` inside them.
 fn roots(
     mount: Mount,
     rel: &str,
-    modulepath: &[PathBuf],
+    modulepath: &Modulepath,
 ) -> Result<(Vec<PathBuf>, String), ApiError> {
     match mount {
         Mount::Plugins | Mount::PluginFacts => {
@@ -213,8 +202,7 @@ fn roots(
                 ));
             }
             let dir = modulepath
-                .iter()
-                .map(|d| d.join(module))
+                .candidates(module)
                 .find(|d| d.is_dir())
                 .map(|d| d.join("files"));
             Ok((dir.into_iter().collect(), rest.to_string()))
@@ -294,13 +282,13 @@ fn metadata(
 
 /// The modulepath of the request's environment (404 when it is not on the
 /// environmentpath, as Puppet's file server answers).
-async fn env_modulepath(state: &Arc<AppState>, p: &Params) -> Result<Vec<PathBuf>, ApiError> {
+async fn env_modulepath(state: &Arc<AppState>, p: &Params) -> Result<Modulepath, ApiError> {
     let name = p
         .environment
         .clone()
         .unwrap_or_else(|| state.config.default_environment.clone());
     match environments::find(state, &name).await {
-        Ok(env) => Ok(env.env.modulepath.clone()),
+        Ok(env) => Ok(Modulepath::new(env.env.modulepath.clone())),
         Err(e) if e.is_not_found() => Err(ApiError::not_found(format!(
             "Could not find environment '{name}'"
         ))),
@@ -376,7 +364,7 @@ pub async fn file_metadatas(
 fn search(
     mount: Mount,
     rel: &str,
-    modulepath: &[PathBuf],
+    modulepath: &Modulepath,
     p: &Params,
 ) -> Result<Option<Vec<Value>>, ApiError> {
     let (dirs, inside) = roots(mount, rel, modulepath)?;

@@ -301,9 +301,9 @@ pub async fn file_content(
         };
         let (module, path) = (module.clone(), path.clone());
         blocking(move || {
-            let Some(file) = modulepath
-                .iter()
-                .map(|root| root.join(&module).join(dir).join(&path))
+            let Some(file) = Modulepath::new(modulepath)
+                .candidates(&module)
+                .map(|root| root.join(dir).join(&path))
                 .find(|candidate| candidate.is_file())
             else {
                 return Ok(None);

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use axum::http::StatusCode;
 
 use crate::inventory::{Inventory, Target};
+use crate::lang::modulepath::Modulepath;
 use crate::server::AppState;
 use crate::server::files::blocking;
 use crate::server::files::cache::CacheError;
@@ -327,8 +328,8 @@ pub fn split_uri_path<'a>(
 fn from_modulepath(field: &str, path: &str, modulepath: &[PathBuf]) -> Result<Vec<u8>, ApiError> {
     let (dir, module, file) = split_uri_path(field, path)?;
     let relative = Path::new(file);
-    for root in modulepath {
-        let candidate = root.join(module).join(dir).join(relative);
+    for root in Modulepath::new(modulepath.to_vec()).candidates(module) {
+        let candidate = root.join(dir).join(relative);
         if candidate.is_file() {
             return std::fs::read(&candidate).map_err(ApiError::internal);
         }
