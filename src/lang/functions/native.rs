@@ -9,8 +9,8 @@
 //! (and their unqualified names), openstacklib's `is_service_default`,
 //! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
 //! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
-//! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`
-//! and `dig44`.
+//! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`,
+//! `get_module_path` and `dig44`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -123,6 +123,12 @@ pub fn register(b: &mut Builder) {
             .req("array", PType::Array(Box::new(PType::Any), 0, i64::MAX))
             .req("pattern", any()),
         stdlib_grep,
+    );
+    b.add(
+        &["get_module_path"],
+        f,
+        sig("String").req("module", string()),
+        get_module_path,
     );
     b.add(
         &["dig44"],
@@ -365,6 +371,20 @@ fn stdlib_grep(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             .filter(|v| re.is_match(&v.to_s()))
             .collect(),
     ))
+}
+
+/// stdlib's `get_module_path(module)`: the directory of the first module
+/// of that name on the environment's modulepath, or its error.
+fn get_module_path(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let name = c.arg(0).to_s();
+    match crate::lang::loader::module_dir(ev.loader, &ev.modulepath, &name) {
+        Some(dir) => Ok(Value::Str(dir.display().to_string())),
+        None => Err(plain(format!(
+            "Could not find module {name} in environment {}",
+            ev.environment
+        ))
+        .into()),
+    }
 }
 
 /// stdlib's `dig44(data, path, default)`: follow the path through hashes
