@@ -10,7 +10,7 @@
 //! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
 //! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
 //! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`,
-//! `get_module_path` and `dig44`.
+//! `get_module_path` and `dig44`, and redis's `getvar_emptystring`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -129,6 +129,12 @@ pub fn register(b: &mut Builder) {
         f,
         sig("String").req("module", string()),
         get_module_path,
+    );
+    b.add(
+        &["getvar_emptystring"],
+        f,
+        sig("Any").req("variable", any()),
+        getvar_emptystring,
     );
     b.add(
         &["dig44"],
@@ -385,6 +391,16 @@ fn get_module_path(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         ))
         .into()),
     }
+}
+
+/// redis's `getvar_emptystring(name)`: the variable (a qualified name
+/// reaches another scope), or `''` when it is undef or unknown.
+fn getvar_emptystring(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let name = c.arg(0).to_s();
+    Ok(match ev.lookup_var(name.trim_start_matches('$'), c.scope) {
+        Some(Value::Undef) | None => Value::Str(String::new()),
+        Some(v) => v,
+    })
 }
 
 /// stdlib's `dig44(data, path, default)`: follow the path through hashes
