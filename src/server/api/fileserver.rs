@@ -149,10 +149,7 @@ fn params(query: Option<&str>) -> Result<Params, ApiError> {
 
 /// A path inside a mount: no empty, `.` or `..` segment, no backslash.
 fn check_path(rel: &str) -> Result<(), ApiError> {
-    let bad = rel
-        .split('/')
-        .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg.contains('\\'));
-    if bad {
+    if !crate::server::http::limits::stays_inside(rel) {
         return Err(ApiError::bad_field(
             "path",
             "must stay inside the mount (no empty, '.' or '..' segments)",

@@ -278,10 +278,7 @@ pub async fn file_content(
     if !valid_segment(&module) {
         return Err(ApiError::bad_field("module", "is not a valid module name"));
     }
-    let escapes = path
-        .split('/')
-        .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg.contains('\\'));
-    if escapes {
+    if !crate::server::http::limits::stays_inside(&path) {
         return Err(ApiError::bad_field(
             "path",
             "must stay inside the module (no empty, '.' or '..' segments)",

@@ -106,6 +106,15 @@ pub fn no_nul(value: &Value) -> Result<(), ApiError> {
     walk(value, &mut String::new())
 }
 
+/// Whether a `/`-separated path given by a client stays inside the
+/// directory it is taken from: no empty, `.` or `..` segment and no
+/// backslash (so neither `..` nor an absolute path can leave it).
+pub fn stays_inside(path: &str) -> bool {
+    !path
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg.contains('\\'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
