@@ -14,5 +14,6 @@ pub mod run;
 pub mod server;
 pub mod store;
 pub mod task;
+pub mod terminal;
 pub mod transport;
 pub mod yaml;

@@ -15,6 +15,7 @@
 //! are errors with file, line and column. A project in a world-writable
 //! directory is refused unless `BOLT_PROJECT` names it (Bolt's rule).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -125,6 +126,9 @@ pub struct Project {
     pub rerunfile: Option<PathBuf>,
     /// `save-rerun: false` turns the rerun file off.
     pub save_rerun: bool,
+    /// `plugins`: each plugin's configuration (a module plugin's task
+    /// parameters that every reference shares), by plugin name.
+    pub plugins: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
     /// What Bolt would warn about (unknown and transport keys, a missing name).
     pub warnings: Vec<String>,
 }
@@ -182,6 +186,7 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
         hiera_config: None,
         rerunfile: None,
         save_rerun: true,
+        plugins: BTreeMap::new(),
         warnings: Vec::new(),
     };
     let text = match std::fs::read_to_string(&file) {
@@ -290,6 +295,25 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
                 Value::Bool(b) => project.save_rerun = b,
                 _ => return Err(wrong("Boolean")),
             },
+            "plugins" => {
+                let Value::Map(plugins) = &v.value else {
+                    return Err(wrong("Hash"));
+                };
+                for (name, config) in plugins {
+                    let name = key_text(name);
+                    match config.to_json() {
+                        serde_json::Value::Object(map) => {
+                            project.plugins.insert(name, map);
+                        }
+                        _ => {
+                            return Err(invalid(
+                                config,
+                                format!("Value at 'plugins.{name}' must be of type Hash"),
+                            ));
+                        }
+                    }
+                }
+            }
             k if TRANSPORT_KEYS.contains(&k) => transport.push(key),
             k if PROJECT_KEYS.contains(&k) => {}
             _ => project.warnings.push(format!(

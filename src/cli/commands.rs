@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::rerun;
-use super::{RunArgs, SelectArgs};
+use super::{ModuleArgs, RunArgs, SelectArgs};
 use ferry::inventory::{Inventory, Target};
 use ferry::output::Format;
 use ferry::output::human::HumanPrinter;
@@ -41,25 +41,48 @@ pub(super) fn default_inventory() -> PathBuf {
 
 /// The inventory named by -i or FERRY_INVENTORY, else the default one
 /// ([`default_inventory`]) if it exists, else an empty one (only localhost
-/// and URIs).
-pub(super) fn load_inventory(path: Option<&Path>) -> Result<Inventory> {
-    match path {
-        Some(p) => Ok(Inventory::load(p)?),
+/// and URIs). Module plugins are looked up on `modules`' modulepath
+/// (FERRY_MODULEPATH or the project's for commands without --modulepath).
+pub(super) fn load_inventory(
+    path: Option<&Path>,
+    modules: Option<&ModuleArgs>,
+) -> Result<Inventory> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
         None => {
             let default = default_inventory();
-            if default.exists() {
-                Ok(Inventory::load(&default)?)
-            } else {
-                Ok(Inventory::empty())
+            if !default.exists() {
+                return Ok(Inventory::empty());
             }
+            default
         }
-    }
+    };
+    let from_env;
+    let modules = match modules {
+        Some(m) => m,
+        None => {
+            from_env = ModuleArgs {
+                modulepath: std::env::var("FERRY_MODULEPATH").ok(),
+            };
+            &from_env
+        }
+    };
+    let project = super::project();
+    let host = super::plugins::PluginHost::new(
+        modules.resolve(),
+        project.map(|p| p.plugins.clone()).unwrap_or_default(),
+        match project {
+            Some(p) => p.dir.clone(),
+            None => std::env::current_dir()?,
+        },
+    );
+    Ok(Inventory::load_with(&path, &host)?)
 }
 
 /// The inventory of a run, with the connection flags laid under its
 /// config (Bolt's precedence: the inventory's values win over them).
-pub(super) fn run_inventory(args: &RunArgs) -> Result<Inventory> {
-    let mut inventory = load_inventory(args.select.inventory.as_deref())?;
+pub(super) fn run_inventory(args: &RunArgs, modules: Option<&ModuleArgs>) -> Result<Inventory> {
+    let mut inventory = load_inventory(args.select.inventory.as_deref(), modules)?;
     let settings = args
         .conn
         .settings(args.run_as.as_deref(), args.connect_timeout)?;
@@ -131,7 +154,7 @@ pub(super) async fn execute(action: Action, args: &RunArgs) -> Result<ExitCode> 
 /// records the run for `--rerun`.
 pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Summary> {
     check_output_flags(args)?;
-    let inventory = run_inventory(args)?;
+    let inventory = run_inventory(args, None)?;
     let targets = targets(&args.select, &inventory)?;
     let overrides = overrides(args);
     transport::check_options(&targets, &overrides)?;
@@ -166,7 +189,7 @@ pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<
             }
         );
     }
-    let inventory = load_inventory(select.inventory.as_deref())?;
+    let inventory = load_inventory(select.inventory.as_deref(), None)?;
     let spec = SelectArgs {
         targets: if select.targets.is_empty() && select.rerun.is_none() {
             vec!["all".into()]

@@ -7,7 +7,6 @@
 //! are held in [`Secret`], whose Debug form is redacted, and `--password`
 //! or `--sudo-password` without a value asks on the terminal.
 
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -199,61 +198,15 @@ fn secret(
 /// Reads a line from standard input with echo off, when it is a terminal
 /// (as Bolt's prompts do); the question goes to standard error.
 fn ask(what: &str, flag: &str) -> Result<Secret> {
-    use std::io::IsTerminal;
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
+    if !ferry::terminal::is_terminal() {
         bail!(
             "{flag} without a value asks for the {what} on the terminal, and standard input is not one; \
              set it in the inventory (the env_var plugin keeps it out of the file) or give {flag} VALUE"
         );
     }
-    let mut err = std::io::stderr();
-    write!(err, "Please enter your {what}: ")?;
-    err.flush()?;
-    let echo = EchoOff::new(&stdin);
-    let mut line = String::new();
-    let read = stdin.lock().read_line(&mut line);
-    drop(echo);
-    writeln!(err)?;
-    read.context("reading from the terminal")?;
-    Ok(Secret(line.trim_end_matches(['\n', '\r']).to_string()))
-}
-
-/// Turns the terminal's echo off until dropped.
-struct EchoOff {
-    fd: std::os::fd::RawFd,
-    saved: Option<libc::termios>,
-}
-
-impl EchoOff {
-    fn new(tty: &impl std::os::fd::AsRawFd) -> EchoOff {
-        let fd = tty.as_raw_fd();
-        // SAFETY: tcgetattr/tcsetattr on an open descriptor with a termios
-        // this function owns; failures leave echo as it was.
-        let saved = unsafe {
-            let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(fd, &mut t) != 0 {
-                None
-            } else {
-                let saved = t;
-                t.c_lflag &= !libc::ECHO;
-                libc::tcsetattr(fd, libc::TCSANOW, &t);
-                Some(saved)
-            }
-        };
-        EchoOff { fd, saved }
-    }
-}
-
-impl Drop for EchoOff {
-    fn drop(&mut self) {
-        if let Some(saved) = &self.saved {
-            // SAFETY: restores the settings read in `new` on the same descriptor.
-            unsafe {
-                libc::tcsetattr(self.fd, libc::TCSANOW, saved);
-            }
-        }
-    }
+    let line = ferry::terminal::ask(&format!("Please enter your {what}: "), true)
+        .context("reading from the terminal")?;
+    Ok(Secret(line))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod device;
 mod generate;
 mod plan_report;
 mod plans;
+mod plugins;
 mod pp_plans;
 mod rerun;
 mod serve;

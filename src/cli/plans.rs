@@ -81,7 +81,7 @@ pub async fn run(
         Ok(p) => p,
         Err(e) => return refused(format, e),
     };
-    let inventory = super::commands::run_inventory(args)?;
+    let inventory = super::commands::run_inventory(args, Some(modules))?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides: super::commands::overrides(args),

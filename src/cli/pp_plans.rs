@@ -32,7 +32,7 @@ pub(super) async fn run(
     modules: &ModuleArgs,
     args: &RunArgs,
 ) -> Result<ExitCode> {
-    let inventory = super::commands::run_inventory(args)?;
+    let inventory = super::commands::run_inventory(args, Some(modules))?;
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides: super::commands::overrides(args),

@@ -301,6 +301,15 @@ impl Inventory {
         Self::from_str(&text, path)
     }
 
+    /// Reads and resolves an inventory file, taking plugin values from `env`.
+    pub fn load_with(path: &Path, env: &dyn plugin::Env) -> Result<Inventory, InventoryError> {
+        let text = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text, path, env)
+    }
+
     /// Resolves inventory text; `path` is only used in error positions.
     pub fn from_str(text: &str, path: &Path) -> Result<Inventory, InventoryError> {
         Self::parse(text, path, &plugin::ProcessEnv)

@@ -2,7 +2,10 @@
 //! are built in, as in Bolt: `env_var` (`var`, `default`, `optional`,
 //! `json`: a value from the environment, so that secrets stay out of the
 //! file) and `yaml` (`filepath`: the content of another YAML file, so that
-//! an inventory can be composed of several files).
+//! an inventory can be composed of several files). Every other name goes to
+//! [`Env::plugin`]: the plugins that run something (Bolt's `task` and
+//! `prompt`, and a module's `resolve_reference` hook) live above the
+//! inventory, which only hands them their resolved parameters.
 //!
 //! References are replaced by their values before the document is
 //! interpreted, leaves first, as Bolt does: a reference's parameters may be
@@ -28,6 +31,35 @@ pub trait Env {
     fn read_file(&self, path: &Path) -> std::io::Result<String> {
         std::fs::read_to_string(path)
     }
+
+    /// Runs a plugin the inventory has not built in, with its parameters
+    /// (the reference's keys, `_plugin` and `_cache` left out). `None`
+    /// when there is no plugin of that name.
+    fn plugin(
+        &self,
+        _name: &str,
+        _params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Result<serde_json::Value, PluginError>> {
+        None
+    }
+
+    /// The plugins [`Env::plugin`] knows, for the message about an unknown one.
+    fn plugin_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Why a plugin that runs something gave no value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PluginError {
+    /// Its parameters or its own files are wrong (Bolt's
+    /// `bolt/validation-error` and `bolt/invalid-plugin-data`).
+    #[error("plugin {plugin}: {message}")]
+    Invalid { plugin: String, message: String },
+    /// It ran and failed, or gave something that is not a value (Bolt's
+    /// `bolt/plugin-error`).
+    #[error("plugin {plugin}: {message}")]
+    Failed { plugin: String, message: String },
 }
 
 /// The process environment.
@@ -160,10 +192,30 @@ impl<'a> Resolver<'a> {
         match plugin.as_str() {
             Some("env_var") => Ok((env_var(params, at, self.env)?, None)),
             Some("yaml") => self.yaml(params, at, depth).map(|(n, p)| (n, Some(p))),
-            Some(other) => Err(InventoryError::at(
-                plugin.origin.clone(),
-                format!("unknown plugin '{other}' (ferry knows: env_var, yaml)"),
-            )),
+            Some(other) => {
+                let mut given = serde_json::Map::new();
+                for (k, v) in params {
+                    let key = key_text(k);
+                    if key != "_plugin" && key != "_cache" {
+                        given.insert(key, v.to_json());
+                    }
+                }
+                match self.env.plugin(other, &given) {
+                    Some(Ok(value)) => Ok((Node::from_json(&value, at), None)),
+                    Some(Err(e)) => Err(InventoryError::at(at.clone(), e.to_string())),
+                    None => {
+                        let mut known = vec!["env_var".to_string(), "yaml".to_string()];
+                        known.extend(self.env.plugin_names());
+                        Err(InventoryError::at(
+                            plugin.origin.clone(),
+                            format!(
+                                "unknown plugin '{other}' (ferry knows: {}; a module plugin is a module with a bolt_plugin.json on the modulepath)",
+                                known.join(", ")
+                            ),
+                        ))
+                    }
+                }
+            }
             None => Err(InventoryError::at(
                 key.origin.clone(),
                 format!("_plugin must be a string, found {}", plugin.kind()),

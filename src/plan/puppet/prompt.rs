@@ -5,8 +5,6 @@
 //! (a pipe, a job of `ferry serve`) nothing is asked: the default is the
 //! answer, and without one Bolt's `bolt/no-tty-error`.
 
-use std::io::IsTerminal;
-
 use super::functions::{raise, want_args};
 use super::library::PlanLibrary;
 use crate::lang::error::plain;
@@ -31,7 +29,7 @@ fn ask(
     default: Option<&Value>,
     sensitive: bool,
 ) -> EvalResult<Reply> {
-    if !std::io::stdin().is_terminal() {
+    if !crate::terminal::is_terminal() {
         return match default {
             Some(_) => Ok(Reply::Default),
             None => Err(raise(
@@ -40,18 +38,16 @@ fn ask(
             )),
         };
     }
-    match default {
-        Some(d) if !sensitive => eprint!("{question} [{}]: ", d.to_s()),
-        _ => eprint!("{question}: "),
-    }
-    let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
+    let question = match default {
+        Some(d) if !sensitive => format!("{question} [{}]: ", d.to_s()),
+        _ => format!("{question}: "),
+    };
+    // A sensitive answer is not echoed, as Bolt reads it (`noecho`).
+    let line = crate::terminal::ask(&question, sensitive)
         .map_err(|e| plain(format!("{}: {e}", c.name)))?;
-    let line = line.trim_end_matches(['\n', '\r']);
     Ok(match (line.is_empty(), default) {
         (true, Some(_)) => Reply::Default,
-        _ => Reply::Line(line.to_string()),
+        _ => Reply::Line(line),
     })
 }
 

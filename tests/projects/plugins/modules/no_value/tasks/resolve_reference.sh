@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "{\"answer\": 42, \"secret\": \"not-shown-4711\"}"

@@ -1,0 +1,4 @@
+#!/bin/sh
+printf "{\"value\": "
+cat
+printf "}\n"

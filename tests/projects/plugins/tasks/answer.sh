@@ -1,0 +1,2 @@
+#!/bin/sh
+printf "{\"value\": {\"n\": %s}}\n" "$PT_n"
