@@ -11,6 +11,7 @@ pub mod output;
 pub mod plan;
 pub mod project;
 pub mod run;
+pub mod secret;
 pub mod server;
 pub mod store;
 pub mod task;

@@ -57,25 +57,7 @@ pub(super) fn load_inventory(
             default
         }
     };
-    let from_env;
-    let modules = match modules {
-        Some(m) => m,
-        None => {
-            from_env = ModuleArgs {
-                modulepath: std::env::var("FERRY_MODULEPATH").ok(),
-            };
-            &from_env
-        }
-    };
-    let project = super::project();
-    let host = super::plugins::PluginHost::new(
-        modules.resolve(),
-        project.map(|p| p.plugins.clone()).unwrap_or_default(),
-        match project {
-            Some(p) => p.dir.clone(),
-            None => std::env::current_dir()?,
-        },
-    );
+    let host = super::plugins::PluginHost::for_run(modules)?;
     Ok(Inventory::load_with(&path, &host)?)
 }
 

@@ -15,6 +15,7 @@ mod plans;
 mod plugins;
 mod pp_plans;
 mod rerun;
+mod secret;
 mod serve;
 mod tasks;
 
@@ -131,6 +132,11 @@ pub enum Top {
     Device {
         #[command(subcommand)]
         action: device::DeviceAction,
+    },
+    /// Make keys for, encrypt and decrypt secret values (Bolt's `bolt secret`, pkcs7).
+    Secret {
+        #[command(subcommand)]
+        action: secret::SecretAction,
     },
     /// Show the inventory.
     Inventory {
@@ -471,6 +477,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
             action: CommandAction::Run { cmd, run },
         } => commands::execute(Action::Command { line: cmd }, &run).await,
         Top::Device { action } => device::execute(action).await,
+        Top::Secret { action } => secret::execute(action),
         Top::Script {
             action: ScriptAction::Run { file, args, run },
         } => {

@@ -59,6 +59,31 @@ impl PluginHost {
         }
     }
 
+    /// The host for a command: modules from `modules` (else
+    /// FERRY_MODULEPATH or the project's), the project's `plugins` config,
+    /// and the project directory (else the current one) as `_boltdir`.
+    pub fn for_run(modules: Option<&super::ModuleArgs>) -> anyhow::Result<PluginHost> {
+        let from_env;
+        let modules = match modules {
+            Some(m) => m,
+            None => {
+                from_env = super::ModuleArgs {
+                    modulepath: std::env::var("FERRY_MODULEPATH").ok(),
+                };
+                &from_env
+            }
+        };
+        let project = super::project();
+        Ok(PluginHost::new(
+            modules.resolve(),
+            project.map(|p| p.plugins.clone()).unwrap_or_default(),
+            match project {
+                Some(p) => p.dir.clone(),
+                None => std::env::current_dir()?,
+            },
+        ))
+    }
+
     /// The `task` plugin.
     fn task(&self, given: &Map<String, Value>) -> Result<Value, PluginError> {
         let invalid = |message: String| PluginError::Invalid {
@@ -97,9 +122,14 @@ impl PluginHost {
         }
     }
 
-    /// A module plugin's `resolve_reference` hook, when module `name` is
-    /// a plugin.
-    fn module(&self, name: &str, given: &Map<String, Value>) -> Option<Result<Value, PluginError>> {
+    /// A module plugin's `hook` (`resolve_reference`, `secret_encrypt`,
+    /// ...) run with `given`, when module `name` is a plugin.
+    pub fn module_hook(
+        &self,
+        name: &str,
+        hook: &str,
+        given: &Map<String, Value>,
+    ) -> Option<Result<Value, PluginError>> {
         let dir = self
             .modulepath
             .candidates(name)
@@ -159,10 +189,8 @@ impl PluginHost {
                     }
                 }
             }
-            let Some(task) = tasks.get("resolve_reference").cloned() else {
-                return Err(invalid(
-                    "this plugin has no resolve_reference hook, so it cannot give an inventory value".into(),
-                ));
+            let Some(task) = tasks.get(hook).cloned() else {
+                return Err(invalid(format!("this plugin has no {hook} hook")));
             };
             // The project's config: each key must be a parameter of one of
             // the plugin's tasks.
@@ -253,6 +281,105 @@ impl PluginHost {
     }
 }
 
+impl PluginHost {
+    /// The pkcs7 plugin's settings: `keysize`, `private_key`, `public_key`
+    /// from the project's `plugins.pkcs7` under those `given`, the key
+    /// paths relative to the project (Bolt's `_boltdir`).
+    pub fn pkcs7_keys(&self, given: &Map<String, Value>) -> Result<Pkcs7Keys, PluginError> {
+        let invalid = |message: String| PluginError::Invalid {
+            plugin: "pkcs7".into(),
+            message,
+        };
+        let mut settings = self.config.get("pkcs7").cloned().unwrap_or_default();
+        settings.extend(given.clone());
+        let mut keys = Pkcs7Keys {
+            keysize: ferry::secret::DEFAULT_KEY_SIZE,
+            private_key: self.boltdir.join("keys/private_key.pkcs7.pem"),
+            public_key: self.boltdir.join("keys/public_key.pkcs7.pem"),
+        };
+        for (key, value) in &settings {
+            match (key.as_str(), value) {
+                ("keysize", Value::Number(n)) => {
+                    keys.keysize = n
+                        .as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| {
+                            invalid(format!("keysize must be a whole number, not {n}"))
+                        })?;
+                }
+                ("private_key", Value::String(p)) => keys.private_key = self.boltdir.join(p),
+                ("public_key", Value::String(p)) => keys.public_key = self.boltdir.join(p),
+                ("encrypted_value" | "plaintext_value" | "force", _) => {}
+                ("keysize" | "private_key" | "public_key", other) => {
+                    return Err(invalid(format!(
+                        "{key} must be {}, not {}",
+                        if key == "keysize" {
+                            "a number"
+                        } else {
+                            "a path"
+                        },
+                        kind(other)
+                    )));
+                }
+                (other, _) => {
+                    return Err(invalid(format!(
+                        "unknown key '{other}' (expected encrypted_value, private_key, public_key, keysize)"
+                    )));
+                }
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The pkcs7 plugin as a reference: `encrypted_value` decrypted.
+    fn pkcs7_decrypt(&self, given: &Map<String, Value>) -> Result<Value, PluginError> {
+        let keys = self.pkcs7_keys(given)?;
+        let value = match given.get("encrypted_value") {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(PluginError::Invalid {
+                    plugin: "pkcs7".into(),
+                    message: "the pkcs7 plugin needs 'encrypted_value' (ENC[PKCS7,...])".into(),
+                });
+            }
+        };
+        keys.decrypt(value).map(Value::String)
+    }
+}
+
+/// Where the pkcs7 plugin's key pair is, and the size of a new one.
+pub struct Pkcs7Keys {
+    pub keysize: usize,
+    pub private_key: PathBuf,
+    pub public_key: PathBuf,
+}
+
+impl Pkcs7Keys {
+    fn read(path: &std::path::Path, which: &str) -> Result<String, PluginError> {
+        std::fs::read_to_string(path).map_err(|e| PluginError::Failed {
+            plugin: "pkcs7".into(),
+            message: format!("cannot read the {which} {}: {e}", path.display()),
+        })
+    }
+
+    pub fn decrypt(&self, value: &str) -> Result<String, PluginError> {
+        let private = Self::read(&self.private_key, "private key")?;
+        let public = Self::read(&self.public_key, "public key")?;
+        ferry::secret::decrypt(&private, &public, value).map_err(|e| PluginError::Failed {
+            plugin: "pkcs7".into(),
+            message: e.to_string(),
+        })
+    }
+
+    pub fn encrypt(&self, plaintext: &str) -> Result<String, PluginError> {
+        let public = Self::read(&self.public_key, "public key")?;
+        ferry::secret::encrypt(&public, plaintext).map_err(|e| PluginError::Failed {
+            plugin: "pkcs7".into(),
+            message: e.to_string(),
+        })
+    }
+}
+
 /// The `prompt` plugin: `message`, asked on the terminal with echo off.
 fn prompt(given: &Map<String, Value>) -> Result<Value, PluginError> {
     let invalid = |message: String| PluginError::Invalid {
@@ -323,12 +450,17 @@ impl Env for PluginHost {
         match name {
             "task" => Some(self.task(params)),
             "prompt" => Some(prompt(params)),
-            _ => self.module(name, params),
+            "pkcs7" => Some(self.pkcs7_decrypt(params)),
+            _ => self.module_hook(name, "resolve_reference", params),
         }
     }
 
     fn plugin_names(&self) -> Vec<String> {
-        let mut names = vec!["task".to_string(), "prompt".to_string()];
+        let mut names = vec![
+            "task".to_string(),
+            "prompt".to_string(),
+            "pkcs7".to_string(),
+        ];
         for (name, dir) in self.modulepath.modules() {
             if dir.join("bolt_plugin.json").is_file() && !names.contains(&name) {
                 names.push(name);
