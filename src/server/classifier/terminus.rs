@@ -181,7 +181,12 @@ pub fn parse_enc(text: &str) -> Result<Classification, String> {
     let doc: Value = if text.trim().is_empty() || text.trim() == "---" {
         Value::Object(Map::new())
     } else {
-        crate::yaml::from_str(text).map_err(|e| format!("its output is not YAML: {e:?}"))?
+        crate::yaml::from_str(text).map_err(|e| {
+            format!(
+                "its output is not YAML (line {}, column {}): {}",
+                e.line, e.column, e.message
+            )
+        })?
     };
     let doc = match doc {
         Value::Object(m) => m,
@@ -276,6 +281,8 @@ mod tests {
         assert_eq!(c.parameters["tier"], "gold");
         assert_eq!(c.environment, NodeEnvironment::AgentSpecified);
         assert!(parse_enc("").expect("empty").classes.is_empty());
+        let e = parse_enc("classes: [a\n").expect_err("not YAML");
+        assert!(e.starts_with("its output is not YAML (line "), "{e}");
         for bad in [
             "environment: ../etc\n",
             "classes: ntp\n",
