@@ -53,6 +53,17 @@ pub struct CompileOptions {
     /// The modulepath is the environment's whole modulepath (from its
     /// environment.conf): its `modules` directory is not added to it.
     pub modulepath_complete: bool,
+    /// What a node classifier (an ENC) gave the node, as Puppet code.
+    pub node_code: Option<Arc<NodeCode>>,
+}
+
+/// A node's classification as Puppet code: `parameters` runs before the
+/// main manifest (top-scope variables), `classes` after it (the node's
+/// classes), as Puppet's compiler takes an ENC's node.
+#[derive(Debug, Clone, Default)]
+pub struct NodeCode {
+    pub parameters: String,
+    pub classes: String,
 }
 
 /// A compilation failure, rendered Puppet-style:
@@ -219,6 +230,21 @@ fn compile_inner(
             Arc::new(all)
         }
         ManifestSource::File(path) => ev.load_file(path)?.unwrap_or_default(),
+    };
+    let stmts = match &opts.node_code {
+        None => stmts,
+        Some(code) => {
+            let file: Arc<str> = Arc::from("<node classification>");
+            let mut all =
+                crate::lang::syntax::parser::parse_cached(&code.parameters, &file)?.to_vec();
+            all.extend(stmts.iter().cloned());
+            all.extend(
+                crate::lang::syntax::parser::parse_cached(&code.classes, &file)?
+                    .iter()
+                    .cloned(),
+            );
+            Arc::new(all)
+        }
     };
     ev.run(&stmts)?;
     Ok(model::build(ev.into_output()))

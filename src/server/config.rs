@@ -79,6 +79,33 @@ enum Ttl {
     Text(String),
 }
 
+/// `routes:` (Puppet's routes.yaml): the terminus of each model.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Routes {
+    node: Option<Route>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Route {
+    terminus: String,
+}
+
+/// Where nodes' classifications come from (`routes: node: {terminus}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeTerminusKind {
+    /// Nothing classified: a node keeps the environment it asks for.
+    Plain,
+    /// The node groups (`classifier-groups`).
+    Classifier,
+    /// An external node classifier program (`external-nodes`).
+    Exec,
+}
+
+/// The node groups file when `classifier-groups` is not set.
+pub const DEFAULT_CLASSIFIER_GROUPS: &str = "classifier-groups.json";
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Raw {
@@ -105,6 +132,9 @@ struct Raw {
     file_cache_ttl: Option<u64>,
     max_output: Option<u64>,
     max_connections: Option<usize>,
+    routes: Option<Routes>,
+    classifier_groups: Option<PathBuf>,
+    external_nodes: Option<PathBuf>,
 }
 
 /// The checked configuration.
@@ -150,6 +180,13 @@ pub struct ServerConfig {
     /// Connections open at once; at the cap the oldest idle one is closed
     /// for a new one (or the new one is refused when none is idle).
     pub max_connections: usize,
+    /// Where nodes' classifications come from.
+    pub node_terminus: NodeTerminusKind,
+    /// The node groups file (PE's format), read at start and rewritten by
+    /// the classifier API.
+    pub classifier_groups: PathBuf,
+    /// The external node classifier program (`exec` terminus).
+    pub external_nodes: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -295,6 +332,34 @@ impl ServerConfig {
         {
             return Err(bad("allowlist", "names must not be empty".into()));
         }
+        let groups_given = raw.classifier_groups.is_some();
+        let classifier_groups = raw
+            .classifier_groups
+            .map(anchored)
+            .unwrap_or_else(|| cache_dir.join(DEFAULT_CLASSIFIER_GROUPS));
+        let external_nodes = raw.external_nodes.map(anchored);
+        let node_terminus = match raw.routes.and_then(|r| r.node).map(|n| n.terminus) {
+            None if groups_given => NodeTerminusKind::Classifier,
+            None if external_nodes.is_some() => NodeTerminusKind::Exec,
+            None => NodeTerminusKind::Plain,
+            Some(t) => match t.as_str() {
+                "plain" => NodeTerminusKind::Plain,
+                "classifier" => NodeTerminusKind::Classifier,
+                "exec" => NodeTerminusKind::Exec,
+                other => {
+                    return Err(bad(
+                        "routes",
+                        format!("node: terminus '{other}' is not one of plain, classifier, exec"),
+                    ));
+                }
+            },
+        };
+        if node_terminus == NodeTerminusKind::Exec && external_nodes.is_none() {
+            return Err(bad(
+                "routes",
+                "node: terminus exec needs external-nodes (the classifier program)".into(),
+            ));
+        }
         Ok(ServerConfig {
             path: path.to_path_buf(),
             host,
@@ -320,6 +385,9 @@ impl ServerConfig {
             file_cache_ttl: Duration::from_secs(file_cache_ttl),
             max_output,
             max_connections,
+            node_terminus,
+            classifier_groups,
+            external_nodes,
         })
     }
 

@@ -18,12 +18,14 @@
 //! answer at once: bolt-server, ACE, listings, OpenAPI, metrics), `jobs`
 //! (orchestrator jobs, plan jobs, Puppet runs, their event stream, PQL scopes),
 //! `files` (the file cache, its HTTPS client, per-request scratch
-//! directories). Beside them: `config` (the YAML file), `environments`
+//! directories), `classifier` (node groups, classification and the node
+//! termini). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
 //! executor with a store sink), `scrub` (server paths out of results).
 //! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
+pub mod classifier;
 pub mod config;
 pub mod environments;
 pub mod files;
@@ -45,6 +47,7 @@ use tokio::sync::{broadcast, watch};
 pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
+use api::classifier as classifier_api;
 use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
 use http::{auth, errors};
@@ -68,6 +71,8 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    #[error("classifier-groups: {0}")]
+    Classifier(#[from] classifier::store::StoreError),
     #[error("cache-dir {path}: {source}")]
     CacheDir {
         path: String,
@@ -94,6 +99,11 @@ pub struct AppState {
     pub hub: broadcast::Sender<runner::JobEvent>,
     /// `https://host:port`, for job URLs.
     pub base_url: Mutex<String>,
+    /// The node groups (`classifier-groups`), for the classifier API and
+    /// the `classifier` node terminus.
+    pub groups: Arc<classifier::GroupStore>,
+    /// Where nodes' classifications come from (`routes: node`).
+    pub nodes: Arc<dyn classifier::NodeTerminus>,
     /// Each running job's stop signal, while its runner lives.
     stops: Mutex<HashMap<i64, watch::Sender<bool>>>,
 }
@@ -137,6 +147,16 @@ impl AppState {
             config.environment_timeout,
         );
         let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
+        let groups = Arc::new(classifier::GroupStore::load(&config.classifier_groups)?);
+        let nodes: Arc<dyn classifier::NodeTerminus> = match config.node_terminus {
+            config::NodeTerminusKind::Plain => Arc::new(classifier::terminus::Plain),
+            config::NodeTerminusKind::Classifier => {
+                Arc::new(classifier::terminus::Classifier(Arc::clone(&groups)))
+            }
+            config::NodeTerminusKind::Exec => Arc::new(classifier::terminus::Exec {
+                program: config.external_nodes.clone().unwrap_or_default(),
+            }),
+        };
         let state = Arc::new(AppState {
             config,
             store,
@@ -148,6 +168,8 @@ impl AppState {
             file_server,
             hub,
             base_url,
+            groups,
+            nodes,
             stops: Mutex::new(HashMap::new()),
         });
         metrics::Metrics::spawn_upkeep(&state);
@@ -205,6 +227,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/puppet/v3/file_metadata/{mount}/{path}"),
     ("GET", "/puppet/v3/file_metadatas/{mount}/{path}"),
     ("GET", "/status/v1/simple"),
+    ("GET", "/classifier-api/v1/groups"),
+    ("POST", "/classifier-api/v1/groups"),
+    ("GET", "/classifier-api/v1/groups/{id}"),
+    ("PUT", "/classifier-api/v1/groups/{id}"),
+    ("POST", "/classifier-api/v1/groups/{id}"),
+    ("DELETE", "/classifier-api/v1/groups/{id}"),
+    ("POST", "/classifier-api/v1/classified/nodes/{name}"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -249,6 +278,21 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/status/v1/simple", get(puppet::status))
         .route("/status/v1/simple/{service}", get(puppet::status))
+        .route(
+            "/classifier-api/v1/groups",
+            get(classifier_api::list).post(classifier_api::create),
+        )
+        .route(
+            "/classifier-api/v1/groups/{id}",
+            get(classifier_api::show)
+                .put(classifier_api::replace)
+                .post(classifier_api::update)
+                .delete(classifier_api::delete),
+        )
+        .route(
+            "/classifier-api/v1/classified/nodes/{name}",
+            post(classifier_api::classified),
+        )
         .route(
             "/ssh/check_node_connections",
             post(bolt::check_node_connections),

@@ -5,10 +5,12 @@
 //! (`openapi`, generated from the handlers' types), `/metrics`
 //! (`metrics`), and Puppet's agent API (`puppet`: node, catalog, report,
 //! facts, environments, status; `fileserver`: file metadata and content
-//! for pluginsync and file sources).
+//! for pluginsync and file sources), and PE's node classifier API
+//! (`classifier`: node groups, classification).
 
 pub mod ace;
 pub mod bolt;
+pub mod classifier;
 pub mod fileserver;
 pub mod listing;
 pub mod metrics;

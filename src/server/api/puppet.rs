@@ -4,10 +4,14 @@
 //! percent-encoded JSON, `facts_format`, `environment`,
 //! `transaction_uuid`, ...), `PUT /puppet/v3/report/:certname` and
 //! `PUT /puppet/v3/facts/:certname` (kept in the store),
-//! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node gets
-//! the environment it asks for when it exists on the environmentpath,
-//! else the server's `default-environment` (the agent then switches to
-//! it, with Puppet's own words). Module files for pluginsync and file
+//! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node is
+//! classified by the node terminus (`server::classifier`): its
+//! environment is the one classification gives (server-specified), or,
+//! for a node its classification leaves free (`agent-specified`, the
+//! `plain` terminus), the one it asks for when that exists on the
+//! environmentpath, else the server's `default-environment`; the agent
+//! switches to it with Puppet's own words. Its catalog is compiled in
+//! that environment with its classes and top-scope parameters. Module files for pluginsync and file
 //! sources are in `puppet::files`. Errors keep ferry's `{kind, msg,
 //! details}` and add Puppet's `message` and `issue_kind`, which the agent
 //! prints ("Error 500 on SERVER: ...").
@@ -23,6 +27,8 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::environment::Timeout;
 use crate::server::AppState;
+use crate::server::classifier::code::node_code;
+use crate::server::classifier::{Classification, NodeEnvironment, NodeError, NodeRequest};
 use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
@@ -151,6 +157,84 @@ async fn node_environment(
         .map_err(environment_error)
 }
 
+/// A node's trusted facts as the server knows them from its request.
+pub fn trusted_facts(certname: &str) -> Map<String, Value> {
+    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
+    let mut t = Map::new();
+    t.insert("authenticated".into(), json!("remote"));
+    t.insert("certname".into(), json!(certname));
+    t.insert("domain".into(), json!(domain));
+    t.insert("extensions".into(), json!({}));
+    t.insert("hostname".into(), json!(host));
+    t
+}
+
+/// A node terminus failure as the agent sees it.
+pub fn node_error(e: NodeError) -> ApiError {
+    match e {
+        NodeError::Conflict(c) => {
+            tracing::warn!("{c}");
+            let details = c.details();
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "ferry/classification-conflict",
+                c.to_string(),
+            )
+            .with_details(details)
+        }
+        e @ NodeError::Exec { .. } => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "ferry/node-not-found",
+            e.to_string(),
+        ),
+    }
+}
+
+/// The node's classification from the configured node terminus (on the
+/// blocking pool: an external node classifier is a process).
+async fn classify_node(
+    state: &Arc<AppState>,
+    certname: &str,
+    facts: Map<String, Value>,
+) -> Result<Classification, ApiError> {
+    let state = Arc::clone(state);
+    let certname = certname.to_string();
+    tokio::task::spawn_blocking(move || {
+        let trusted = trusted_facts(&certname);
+        state.nodes.find(&NodeRequest {
+            certname: &certname,
+            facts: &facts,
+            trusted: &trusted,
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(node_error)
+}
+
+/// The environment a classified node runs in: the classified one
+/// (server-specified); for a node left free, the one it asks for when the
+/// server has it, else `default-environment`.
+async fn negotiate(
+    state: &Arc<AppState>,
+    node: &Classification,
+    asked: Option<&str>,
+) -> Result<Arc<Loaded>, ApiError> {
+    match &node.environment {
+        NodeEnvironment::Specified(name) => match environments::find(state, name).await {
+            Ok(env) => Ok(env),
+            Err(e) if e.is_not_found() => Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "ferry/environment-not-found",
+                format!("Could not find environment '{name}', the node's classified environment"),
+            )),
+            Err(e) => Err(environment_error(e)),
+        },
+        NodeEnvironment::AgentSpecified => node_environment(state, asked).await,
+        NodeEnvironment::Default => node_environment(state, None).await,
+    }
+}
+
 fn json_response(value: &Value) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -159,11 +243,13 @@ fn json_response(value: &Value) -> Response {
         .into_response()
 }
 
-/// Puppet's node object: the node's name and the environment the server
-/// gives it.
+/// Puppet's node object: the node's name, the environment the server
+/// gives it, its classes and parameters.
 ///
-/// `?environment=E` is the agent's own; it keeps it when E is on the
-/// environmentpath, else it gets `default-environment`.
+/// The node is classified with its last stored facts. `?environment=E`
+/// is the agent's own; it keeps it only when its classification leaves it
+/// free (`agent-specified`) and E is on the environmentpath, else it gets
+/// the classified environment (or `default-environment`).
 #[utoipa::path(get, path = "/puppet/v3/node/{certname}",
     params(("certname" = String, Path), ("environment" = Option<String>, Query)),
     responses((status = 200, description = "{name, environment, parameters}", body = Value)))]
@@ -174,11 +260,21 @@ pub async fn node(
 ) -> Result<Response, AgentError> {
     check_certname(&certname, "certname")?;
     let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
-    let env = node_environment(&state, asked.as_deref()).await?;
+    let facts = state
+        .store
+        .facts(&certname)
+        .await?
+        .and_then(|r| r.facts.get("values").and_then(Value::as_object).cloned())
+        .unwrap_or_default();
+    let classified = classify_node(&state, &certname, facts).await?;
+    let env = negotiate(&state, &classified, asked.as_deref()).await?;
+    let mut parameters = classified.parameters.clone();
+    parameters.insert("clientcert".into(), json!(certname));
     Ok(json_response(&json!({
         "name": certname,
         "environment": env.env.name,
-        "parameters": { "clientcert": certname },
+        "classes": classified.classes,
+        "parameters": parameters,
     })))
 }
 
@@ -236,8 +332,9 @@ fn request_facts(
 ///
 /// The agent's form body: `facts_format`, `facts` (its facts, JSON),
 /// `environment`, `transaction_uuid`, `job_uuid`, `static_catalog`,
-/// `checksum_type`. The catalog is compiled in the environment the node
-/// is given (as `GET /puppet/v3/node`), with its facts, `$trusted`
+/// `checksum_type`. The node is classified with these facts; the catalog
+/// is compiled in the environment it is given (as `GET
+/// /puppet/v3/node`) with its classes and parameters, its facts, `$trusted`
 /// (`authenticated: remote`, the certname) and the environment's
 /// `config_version` as its version; the facts are kept in the store.
 #[utoipa::path(post, path = "/puppet/v3/catalog/{certname}",
@@ -260,17 +357,24 @@ pub async fn catalog(
     if let Some(uuid) = fields.get("transaction_uuid") {
         no_nul("transaction_uuid", uuid)?;
     }
-    let (facts_doc, facts) = request_facts(&fields)?;
-    let loaded = node_environment(&state, asked.as_deref()).await?;
+    let (facts_doc, mut facts) = request_facts(&fields)?;
+    let classified = classify_node(&state, &certname, facts.clone()).await?;
+    let loaded = negotiate(&state, &classified, asked.as_deref()).await?;
     state
         .store
         .save_facts(&certname, &loaded.env.name, &facts_doc)
         .await?;
+    // A node parameter wins over a fact of the same name, as in Puppet.
+    for name in classified.parameters.keys() {
+        facts.remove(name);
+    }
     let node = certname.clone();
     let env = Arc::clone(&loaded);
+    let code = node_code(&classified);
     let compiled = tokio::task::spawn_blocking(move || {
         let (request, mut options) = environments::compile_request(&env.env, &node, facts);
         options.trusted_authenticated = Some("remote".into());
+        options.node_code = Some(Arc::new(code));
         let version = env.config_version();
         let catalog = crate::catalog::compile_with_options(&request, env.loader.as_ref(), &options);
         (version, catalog)

@@ -91,6 +91,8 @@ pub const ACTIONS: &[&str] = &[
     "jobs:stop",
     "jobs:plan",
     "puppet:agent",
+    "classifier:read",
+    "classifier:edit",
 ];
 
 impl Tokens {
@@ -190,6 +192,13 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         "/orchestrator/v1/command/plan_run" if post => "jobs:plan",
         _ if read && (under("/orchestrator/v1/jobs") || under("/orchestrator/v1/plan_jobs")) => {
             "jobs:read"
+        }
+        _ if post && under("/classifier-api/v1/classified/nodes") => "classifier:read",
+        _ if read && under("/classifier-api/v1/groups") => "classifier:read",
+        _ if (post || method == Method::PUT || method == Method::DELETE)
+            && under("/classifier-api/v1/groups") =>
+        {
+            "classifier:edit"
         }
         _ => return None,
     };

@@ -1,0 +1,1 @@
+notify { "site dev for ${trusted['certname']}": }

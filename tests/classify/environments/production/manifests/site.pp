@@ -1,0 +1,1 @@
+notify { "site production for ${trusted['certname']}": }
