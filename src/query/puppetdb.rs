@@ -559,6 +559,88 @@ mod tests {
         assert!(parse_response(b"garbage").is_err());
     }
 
+    /// A one-request HTTP server answering `answer`; gives back what it read.
+    fn fake(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                if text.contains("\r\n\r\n") && text.ends_with('}') {
+                    break;
+                }
+            }
+            s.write_all(answer.as_bytes()).unwrap();
+            String::from_utf8_lossy(&got).into_owned()
+        });
+        (port, h)
+    }
+
+    #[test]
+    fn a_query_is_posted_with_the_token_and_fails_over_to_the_next_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "tok-123\n").unwrap();
+        let (down, down_h) = fake("HTTP/1.1 503 Unavailable\r\nContent-Length: 4\r\n\r\nbusy");
+        let (up, up_h) = fake(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n16\r\n[{\"certname\": \"web1\"}]\r\n0\r\n\r\n",
+        );
+        let mut c = Config::new(vec![
+            format!("http://127.0.0.1:{down}"),
+            format!("http://127.0.0.1:{up}/prefix"),
+        ]);
+        c.token = Some(token);
+        let db = PuppetDb::new(&c).unwrap();
+        let rows = db.query(&Value::from("nodes[certname] {}")).unwrap();
+        assert_eq!(rows, vec![serde_json::json!({"certname": "web1"})]);
+        let first = down_h.join().unwrap();
+        assert!(
+            first.starts_with("POST /pdb/query/v4 HTTP/1.1\r\n"),
+            "{first}"
+        );
+        let second = up_h.join().unwrap();
+        assert!(
+            second.starts_with("POST /prefix/pdb/query/v4 HTTP/1.1\r\n"),
+            "{second}"
+        );
+        assert!(
+            second.contains("\r\nX-Authentication: tok-123\r\n"),
+            "{second}"
+        );
+        assert!(
+            second.ends_with(r#"{"query":"nodes[certname] {}"}"#),
+            "{second}"
+        );
+    }
+
+    #[test]
+    fn a_refused_query_is_puppetdbs_message_and_no_failover() {
+        let (port, h) =
+            fake("HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\n\r\nPQL parse error at line 1");
+        let c = Config::new(vec![
+            format!("http://127.0.0.1:{port}"),
+            "http://127.0.0.1:1".into(),
+        ]);
+        let err = PuppetDb::new(&c)
+            .unwrap()
+            .query(&Value::from("x"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Failed to query PuppetDB: PQL parse error at line 1"
+        );
+        h.join().unwrap();
+    }
+
     #[test]
     fn the_token_never_shows_in_debug() {
         let dir = tempfile::tempdir().unwrap();
