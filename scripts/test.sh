@@ -66,6 +66,8 @@ REQUIREMENTS=(
   "/usr/lib/frr/staticd frr"
   "vtysh frr"
   "telnet telnet"
+  "java default-jre-headless"
+  "/usr/sbin/puppetdb puppetdb"
 )
 
 have() {

@@ -10,6 +10,7 @@ pub mod lang;
 pub mod output;
 pub mod plan;
 pub mod project;
+pub mod query;
 pub mod run;
 pub mod secret;
 pub mod server;

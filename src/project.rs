@@ -129,6 +129,8 @@ pub struct Project {
     /// `plugins`: each plugin's configuration (a module plugin's task
     /// parameters that every reference shares), by plugin name.
     pub plugins: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// `puppetdb`: the PuppetDB that queries go to (paths absolute).
+    pub puppetdb: Option<crate::query::puppetdb::Config>,
     /// What Bolt would warn about (unknown and transport keys, a missing name).
     pub warnings: Vec<String>,
 }
@@ -187,6 +189,7 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
         rerunfile: None,
         save_rerun: true,
         plugins: BTreeMap::new(),
+        puppetdb: None,
         warnings: Vec::new(),
     };
     let text = match std::fs::read_to_string(&file) {
@@ -314,6 +317,7 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
                     }
                 }
             }
+            "puppetdb" => project.puppetdb = Some(puppetdb(dir, v, &at)?),
             k if TRANSPORT_KEYS.contains(&k) => transport.push(key),
             k if PROJECT_KEYS.contains(&k) => {}
             _ => project.warnings.push(format!(
@@ -390,6 +394,76 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// A list of strings, or `None` when the node is anything else.
+/// Bolt's `puppetdb` settings: `server_urls` (a list, or one URL),
+/// `cacert`, `cert`, `key`, `token` (files, relative to the project),
+/// `connect_timeout` and `read_timeout` (seconds).
+fn puppetdb(
+    dir: &Path,
+    v: &Node,
+    at: &dyn Fn(u64, u64) -> Origin,
+) -> Result<crate::query::puppetdb::Config, ProjectError> {
+    let invalid = |node: &Node, msg: String| ProjectError::Invalid {
+        origin: at(node.line, node.column),
+        msg,
+    };
+    let Value::Map(entries) = &v.value else {
+        return Err(invalid(
+            v,
+            "Value at 'puppetdb' must be of type Hash".into(),
+        ));
+    };
+    let mut config = crate::query::puppetdb::Config::new(Vec::new());
+    for (k, v) in entries {
+        let key = key_text(k);
+        let wrong =
+            |ty: &str| invalid(v, format!("Value at 'puppetdb.{key}' must be of type {ty}"));
+        let path = || -> Result<PathBuf, ProjectError> {
+            let p = v.as_str().ok_or_else(|| wrong("String"))?;
+            Ok(match p.strip_prefix("~/") {
+                Some(rest) => std::env::var_os("HOME")
+                    .map_or_else(|| dir.join(p), |h| PathBuf::from(h).join(rest)),
+                None => dir.join(p),
+            })
+        };
+        let secs = || -> Result<std::time::Duration, ProjectError> {
+            match v.value {
+                Value::Int(n) if n >= 1 => Ok(std::time::Duration::from_secs(n.unsigned_abs())),
+                Value::Int(_) => Err(invalid(
+                    v,
+                    format!("Value at 'puppetdb.{key}' must be a minimum of 1"),
+                )),
+                _ => Err(wrong("Integer")),
+            }
+        };
+        match key.as_str() {
+            "server_urls" => {
+                config.server_urls = match &v.value {
+                    Value::Str(s) => vec![s.clone()],
+                    _ => strings(v).ok_or_else(|| wrong("Array"))?,
+                }
+            }
+            "cacert" => config.cacert = Some(path()?),
+            "cert" => config.cert = Some(path()?),
+            "key" => config.key = Some(path()?),
+            "token" => config.token = Some(path()?),
+            "connect_timeout" => config.connect_timeout = secs()?,
+            "read_timeout" => config.read_timeout = secs()?,
+            other => {
+                return Err(invalid(
+                    k,
+                    format!(
+                        "Unknown option '{other}' in puppetdb (expected server_urls, cacert, cert, key, token, connect_timeout, read_timeout)"
+                    ),
+                ));
+            }
+        }
+    }
+    if config.server_urls.is_empty() {
+        return Err(invalid(v, "puppetdb needs server_urls".into()));
+    }
+    Ok(config)
+}
+
 fn strings(node: &Node) -> Option<Vec<String>> {
     match &node.value {
         Value::Seq(items) => items

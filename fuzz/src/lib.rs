@@ -99,8 +99,10 @@ groups:
     facts: {role: db, memory: null, ok: true}
 "#;
 
-/// PQL (`scope.query` of an orchestrator job): parsed, then tested against
-/// every target of a small inventory with nested facts, as the server does.
+/// PQL (`scope.query` of an orchestrator job, `--query`, `puppetdb_query`):
+/// read (as PuppetDB's AST when it is a JSON array), tested against every
+/// target of a small inventory with nested facts as the server does, and
+/// evaluated over all of them.
 pub fn pql(data: &[u8]) {
     use std::sync::OnceLock;
     static TARGETS: OnceLock<Vec<Target>> = OnceLock::new();
@@ -112,10 +114,19 @@ pub fn pql(data: &[u8]) {
             .expect("the PQL inventory is valid")
             .targets
     });
-    if let Ok(query) = ferry::server::jobs::pql::Query::parse(text) {
+    if let Ok(query) = ferry::query::parse(&ferry::query::from_text(text)) {
         for t in targets {
-            let _ = query.matches(t);
+            let _ = query.selects(&t.name, &t.facts);
         }
+        let nodes: Vec<ferry::query::NodeFacts> = targets
+            .iter()
+            .map(|t| ferry::query::NodeFacts {
+                certname: t.name.clone(),
+                environment: None,
+                facts: t.facts.clone(),
+            })
+            .collect();
+        let _ = query.evaluate(&nodes);
     }
 }
 

@@ -89,6 +89,14 @@ pub(super) fn overrides(args: &RunArgs) -> Overrides {
 /// the targets of each), or the last run's targets with `--rerun`; None
 /// when neither is given. Both is Bolt's usage error.
 pub(super) fn target_spec(select: &SelectArgs) -> Result<Option<String>> {
+    if let Some(query) = &select.query {
+        if !select.targets.is_empty() || select.rerun.is_some() {
+            bail!(
+                "Only one targeting option can be specified: '--targets', '--query' or '--rerun'"
+            );
+        }
+        return query_spec(select, query).map(Some);
+    }
     match (select.targets.is_empty(), select.rerun) {
         (false, Some(_)) => {
             bail!("Only one targeting option can be specified: '--targets' or '--rerun'")
@@ -103,6 +111,34 @@ pub(super) fn target_spec(select: &SelectArgs) -> Result<Option<String>> {
         }
         (true, None) => Ok(None),
     }
+}
+
+/// `--query`: the certnames the query's rows name, from the project's
+/// PuppetDB, else from the inventory's facts.
+fn query_spec(select: &SelectArgs, query: &str) -> Result<String> {
+    let stored = || -> Result<Vec<ferry::query::NodeFacts>> {
+        Ok(load_inventory(select.inventory.as_deref(), None)?
+            .targets
+            .into_iter()
+            .map(|t| ferry::query::NodeFacts {
+                certname: t.name,
+                environment: None,
+                facts: t.facts,
+            })
+            .collect())
+    };
+    let query = ferry::query::from_text(query);
+    let nodes = if ferry::query::puppetdb::configured().is_some() {
+        Vec::new()
+    } else {
+        stored()?
+    };
+    let names =
+        ferry::query::certnames(&query, || nodes).map_err(|e| anyhow::anyhow!("--query: {e}"))?;
+    if names.is_empty() {
+        bail!("--query: the query names no node");
+    }
+    Ok(names.join(","))
 }
 
 pub(super) fn targets(select: &SelectArgs, inventory: &Inventory) -> Result<Vec<Target>> {
@@ -173,7 +209,7 @@ pub(super) fn show(select: &SelectArgs, detail: bool, format: Format) -> Result<
     }
     let inventory = load_inventory(select.inventory.as_deref(), None)?;
     let spec = SelectArgs {
-        targets: if select.targets.is_empty() && select.rerun.is_none() {
+        targets: if select.targets.is_empty() && select.rerun.is_none() && select.query.is_none() {
             vec!["all".into()]
         } else {
             select.targets.clone()

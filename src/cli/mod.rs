@@ -367,6 +367,11 @@ pub struct SelectArgs {
     /// Take targets from the last run: those that failed, succeeded, or all.
     #[arg(long, value_enum)]
     pub rerun: Option<rerun::Rerun>,
+    /// Targets from a PuppetDB query (PQL, or PuppetDB's AST as JSON): the
+    /// certnames its rows name. Asks the project's puppetdb, else the
+    /// inventory's facts.
+    #[arg(short = 'q', long = "query", value_name = "QUERY")]
+    pub query: Option<String>,
 }
 
 /// The longest timeout the command line takes: a year, in seconds.
@@ -603,6 +608,9 @@ pub fn main() -> ExitCode {
         init_logging(&cli.log_level, cli.log_json);
         match find_project(cli.project.as_deref()) {
             Ok(p) => {
+                if let Some(db) = p.as_ref().and_then(|p| p.puppetdb.clone()) {
+                    ferry::query::puppetdb::install(db);
+                }
                 let _ = PROJECT.set(p);
             }
             Err(e) => {

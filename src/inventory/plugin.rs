@@ -1,11 +1,13 @@
-//! `_plugin` references, which may stand wherever a value may. Two plugins
-//! are built in, as in Bolt: `env_var` (`var`, `default`, `optional`,
-//! `json`: a value from the environment, so that secrets stay out of the
-//! file) and `yaml` (`filepath`: the content of another YAML file, so that
-//! an inventory can be composed of several files). Every other name goes to
-//! [`Env::plugin`]: the plugins that run something (Bolt's `task` and
-//! `prompt`, and a module's `resolve_reference` hook) live above the
-//! inventory, which only hands them their resolved parameters.
+//! `_plugin` references, which may stand wherever a value may. Three
+//! plugins are built in, as in Bolt: `env_var` (`var`, `default`,
+//! `optional`, `json`: a value from the environment, so that secrets stay
+//! out of the file), `yaml` (`filepath`: the content of another YAML file,
+//! so that an inventory can be composed of several files) and `puppetdb`
+//! (`query`, `target_mapping`: targets from the configured PuppetDB, see
+//! `crate::query`). Every other name goes to [`Env::plugin`]: the plugins
+//! that run something (Bolt's `task` and `prompt`, the pkcs7 plugin, and a
+//! module's `resolve_reference` hook) live above the inventory, which only
+//! hands them their resolved parameters.
 //!
 //! References are replaced by their values before the document is
 //! interpreted, leaves first, as Bolt does: a reference's parameters may be
@@ -192,6 +194,7 @@ impl<'a> Resolver<'a> {
         match plugin.as_str() {
             Some("env_var") => Ok((env_var(params, at, self.env)?, None)),
             Some("yaml") => self.yaml(params, at, depth).map(|(n, p)| (n, Some(p))),
+            Some("puppetdb") => Ok((puppetdb(params, at)?, None)),
             Some(other) => {
                 let mut given = serde_json::Map::new();
                 for (k, v) in params {
@@ -204,7 +207,11 @@ impl<'a> Resolver<'a> {
                     Some(Ok(value)) => Ok((Node::from_json(&value, at), None)),
                     Some(Err(e)) => Err(InventoryError::at(at.clone(), e.to_string())),
                     None => {
-                        let mut known = vec!["env_var".to_string(), "yaml".to_string()];
+                        let mut known = vec![
+                            "env_var".to_string(),
+                            "yaml".to_string(),
+                            "puppetdb".to_string(),
+                        ];
                         known.extend(self.env.plugin_names());
                         Err(InventoryError::at(
                             plugin.origin.clone(),
@@ -354,6 +361,162 @@ fn env_var(params: &[(Node, Node)], at: &Origin, env: &dyn Env) -> Result<Node, 
             )),
         },
     }
+}
+
+/// Keys of a target that the puppetdb plugin fills from `target_mapping`.
+const TEMPLATE_KEYS: &[&str] = &[
+    "alias", "config", "facts", "features", "name", "uri", "vars",
+];
+
+/// The puppetdb plugin: the targets `query` names (rows with a
+/// `certname`), each made from `target_mapping`, whose string leaves are
+/// `certname` or a fact path (`facts.os.family`, array elements by index)
+/// looked up in that node's facts. A target given neither `uri` nor `name`
+/// gets its certname as `uri`. Needs a configured PuppetDB.
+fn puppetdb(params: &[(Node, Node)], at: &Origin) -> Result<Node, InventoryError> {
+    let mut query = None;
+    let mut mapping = None;
+    for (k, v) in params {
+        let here = k.origin.clone();
+        match key_text(k).as_str() {
+            "_plugin" | "_cache" => {}
+            "query" => query = Some(v.to_json()),
+            "target_mapping" => mapping = Some(v),
+            "instance" => {
+                return Err(InventoryError::at(
+                    here,
+                    "plugin puppetdb: named PuppetDB instances are not supported by ferry (it uses the project's one puppetdb)",
+                ));
+            }
+            key if TEMPLATE_KEYS.contains(&key) => {
+                return Err(InventoryError::at(
+                    here,
+                    format!(
+                        "PuppetDB plugin expects keys [\"{key}\"] to be set under 'target_mapping'"
+                    ),
+                ));
+            }
+            other => {
+                return Err(InventoryError::at(
+                    here,
+                    format!(
+                        "Unknown keys in PuppetDB plugin: [\"{other}\"] (expected query, target_mapping)"
+                    ),
+                ));
+            }
+        }
+    }
+    let template = match mapping {
+        None => serde_json::Value::Object(serde_json::Map::new()),
+        Some(m) if matches!(m.value, Value::Map(_)) => m.to_json(),
+        Some(m) => {
+            return Err(InventoryError::at(
+                m.origin.clone(),
+                format!("target_mapping must be a mapping, found {}", m.kind()),
+            ));
+        }
+    };
+    let Some(query) = query else {
+        return Ok(Node::from_json(&serde_json::Value::Array(Vec::new()), at));
+    };
+    let fail =
+        |e: &dyn std::fmt::Display| InventoryError::at(at.clone(), format!("plugin puppetdb: {e}"));
+    let db = match crate::query::puppetdb::configured() {
+        Some(db) => db.map_err(|e| fail(&e))?,
+        None => {
+            return Err(fail(
+                &"no PuppetDB is configured (set puppetdb: server_urls in bolt-project.yaml)",
+            ));
+        }
+    };
+    let rows = db.query(&query).map_err(|e| fail(&e))?;
+    let mut certnames: Vec<String> = Vec::new();
+    for r in &rows {
+        match r.get("certname").and_then(serde_json::Value::as_str) {
+            Some(c) if !certnames.iter().any(|x| x == c) => certnames.push(c.to_string()),
+            Some(_) => {}
+            None => {
+                let keys = r
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default();
+                return Err(fail(&format!(
+                    "Query results did not contain a 'certname' field: got {keys}"
+                )));
+            }
+        }
+    }
+    let facts = db.facts_for(&certnames).map_err(|e| fail(&e))?;
+    let mut targets = Vec::with_capacity(certnames.len());
+    for c in &certnames {
+        let node_facts = facts.get(c).cloned().unwrap_or(serde_json::Value::Null);
+        let mut target = map_target(&template, c, &node_facts)
+            .map_err(|m| InventoryError::at(mapping.map_or(at, |m| &m.origin).clone(), m))?;
+        if let serde_json::Value::Object(t) = &mut target
+            && !t.contains_key("uri")
+            && !t.contains_key("name")
+        {
+            t.insert("uri".into(), serde_json::Value::String(c.clone()));
+        }
+        targets.push(target);
+    }
+    Ok(Node::from_json(&serde_json::Value::Array(targets), at))
+}
+
+/// `target_mapping` for one node: each string leaf replaced by the
+/// certname or the fact it names; a fact the node lacks leaves the key out.
+fn map_target(
+    template: &serde_json::Value,
+    certname: &str,
+    facts: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    Ok(match template {
+        J::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let v = map_target(v, certname, facts)?;
+                if !v.is_null() {
+                    out.insert(k.clone(), v);
+                }
+            }
+            J::Object(out)
+        }
+        J::Array(a) => J::Array(
+            a.iter()
+                .map(|v| map_target(v, certname, facts))
+                .collect::<Result<_, _>>()?,
+        ),
+        J::String(s) if s == "certname" => J::String(certname.to_string()),
+        J::String(s) => {
+            let Some(path) = s.strip_prefix("facts.") else {
+                return Err(format!(
+                    "Fact lookup '{s}' contains an invalid factname: fact lookups must start with 'facts.'"
+                ));
+            };
+            let mut v = facts;
+            for p in path.split('.') {
+                v = match v {
+                    J::Object(m) => m.get(p).unwrap_or(&J::Null),
+                    J::Array(a) => p
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|i| a.get(i))
+                        .unwrap_or(&J::Null),
+                    _ => &J::Null,
+                };
+            }
+            if v.is_null() {
+                tracing::warn!("Could not find fact {s} for node {certname}");
+            }
+            v.clone()
+        }
+        other => {
+            return Err(format!(
+                "Fact lookup '{other}' contains an invalid factname: fact lookups must be a string"
+            ));
+        }
+    })
 }
 
 fn bool_of(v: &Node, here: &Origin, what: &str) -> Result<bool, InventoryError> {

@@ -105,6 +105,8 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "system::env" => system_env,
         "prompt" => super::prompt::prompt,
         "prompt::menu" => super::prompt::menu,
+        "puppetdb_query" => super::puppetdb::puppetdb_query,
+        "puppetdb_fact" => super::puppetdb::puppetdb_fact,
         _ => return None,
     })
 }

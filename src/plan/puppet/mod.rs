@@ -21,6 +21,7 @@
 mod functions;
 mod library;
 mod prompt;
+mod puppetdb;
 mod state;
 pub use state::PlanState;
 

@@ -2,12 +2,11 @@
 //! (`/orchestrator/v1/command/*` and the job, node and event listings),
 //! `deploy` (on-demand Puppet runs and a job's per-node reports),
 //! `plans` (YAML and Puppet-language plans as plan jobs),
-//! `sse` (a job's events as server-sent events), and `pql` (the PQL subset
-//! a job's `scope.query` is written in). The jobs themselves run through
-//! `server::runner`.
+//! and `sse` (a job's events as server-sent events); a job's
+//! `scope.query` is PQL, read and evaluated by `crate::query`. The jobs
+//! themselves run through `server::runner`.
 
 pub mod deploy;
 pub mod orchestrator;
 pub mod plans;
-pub mod pql;
 pub mod sse;

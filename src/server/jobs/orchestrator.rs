@@ -108,12 +108,12 @@ pub(super) fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<
         let text = query
             .as_str()
             .ok_or_else(|| ApiError::bad_field("scope.query", "must be a PQL string"))?;
-        let query = crate::server::jobs::pql::Query::parse(text)
-            .map_err(|e| ApiError::bad_field("scope.query", e))?;
+        let query = crate::query::Query::parse(text)
+            .map_err(|e| ApiError::bad_field("scope.query", e.to_string()))?;
         let matched: Vec<Target> = inventory
             .targets
             .iter()
-            .filter(|t| query.matches(t))
+            .filter(|t| query.selects(&t.name, &t.facts))
             .cloned()
             .collect();
         if matched.is_empty() {

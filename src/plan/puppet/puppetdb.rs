@@ -1,0 +1,91 @@
+//! Bolt's PuppetDB plan functions: `puppetdb_query(query)` (PQL text or
+//! PuppetDB's AST, the rows as an Array) and `puppetdb_fact(certnames)`
+//! (a Hash of certname to facts, `{}` for a node PuppetDB does not know).
+//! Both ask the PuppetDB the project configures, else evaluate over the
+//! stored facts (the plan's inventory's facts); every failure is Bolt's
+//! `bolt/puppetdb-error`. The optional `instance` argument Bolt has for
+//! named PuppetDB instances is refused: ferry has one PuppetDB.
+
+use super::functions::{raise, want_args};
+use super::library::PlanLibrary;
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::values::plan::ErrorValue;
+use crate::lang::values::value::Value;
+use crate::query::{NodeFacts, QueryError};
+
+/// The plan's stored facts: each inventory target's.
+fn stored(lib: &PlanLibrary) -> Vec<NodeFacts> {
+    let Ok(inv) = lib.state.inventory.lock() else {
+        return Vec::new();
+    };
+    inv.targets
+        .iter()
+        .map(|t| NodeFacts {
+            certname: t.name.clone(),
+            environment: None,
+            facts: t.facts.clone(),
+        })
+        .collect()
+}
+
+fn failed(c: &Call<'_>, e: QueryError) -> crate::lang::eval::control::Unwind {
+    raise(c, ErrorValue::new(e.to_string(), "bolt/puppetdb-error"))
+}
+
+fn no_instances(c: &Call<'_>) -> EvalResult<()> {
+    if c.args.len() > 1 {
+        return Err(plain(format!(
+            "'{}': named PuppetDB instances are not supported by ferry (it uses the project's one puppetdb)",
+            c.name
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+pub(super) fn puppetdb_query(
+    lib: &PlanLibrary,
+    _: &mut Evaluator<'_>,
+    c: Call<'_>,
+) -> EvalResult<Value> {
+    want_args(&c, 1, 2)?;
+    no_instances(&c)?;
+    let query = match c.arg(0) {
+        Value::Str(s) => serde_json::Value::String(s),
+        v @ Value::Array(_) => crate::lang::values::plan::to_json(&v),
+        other => {
+            return Err(plain(format!(
+                "'puppetdb_query' parameter 'query' expects a value of type String or Array, got {}",
+                other.type_name()
+            ))
+            .into());
+        }
+    };
+    let rows = crate::query::run(&query, || stored(lib)).map_err(|e| failed(&c, e))?;
+    Ok(Value::from_json(&serde_json::Value::Array(rows)))
+}
+
+pub(super) fn puppetdb_fact(
+    lib: &PlanLibrary,
+    _: &mut Evaluator<'_>,
+    c: Call<'_>,
+) -> EvalResult<Value> {
+    want_args(&c, 1, 2)?;
+    no_instances(&c)?;
+    let certnames: Vec<String> = match c.arg(0) {
+        Value::Array(a) if a.iter().all(|v| matches!(v, Value::Str(_))) => {
+            a.iter().map(Value::to_s).collect()
+        }
+        other => {
+            return Err(plain(format!(
+                "'puppetdb_fact' parameter 'certnames' expects an Array[String] value, got {}",
+                other.type_name()
+            ))
+            .into());
+        }
+    };
+    let facts = crate::query::facts(&certnames, || stored(lib)).map_err(|e| failed(&c, e))?;
+    Ok(Value::from_json(&serde_json::Value::Object(facts)))
+}

@@ -1,0 +1,654 @@
+//! A PuppetDB client: queries sent to `/pdb/query/v4` as Bolt sends them
+//! (`POST`, `{"query": ...}`, the query as PQL text or AST passed through
+//! unchanged), over HTTPS checked against `cacert` only (no system roots),
+//! with the client certificate `cert`/`key` or, when there is none, the
+//! token read from the file `token` in `X-Authentication`. Each server URL
+//! in `server_urls` is tried in turn when one cannot be reached or answers
+//! 5xx (Bolt's failover); a 400 is the query's own error, PuppetDB's
+//! message passed through. Connecting is bounded by `connect_timeout`,
+//! the whole answer by `read_timeout`, and its size by [`MAX_ANSWER_BYTES`].
+//!
+//! The client is synchronous (std sockets and rustls): the inventory
+//! plugin, plan functions (on the plan's own thread) and the CLI all call
+//! it without a runtime of their own.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::Value;
+
+/// The largest answer taken from PuppetDB.
+pub const MAX_ANSWER_BYTES: usize = 256 << 20;
+
+/// Bolt's `puppetdb` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub server_urls: Vec<String>,
+    pub cacert: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// A file holding the token (PE RBAC), sent when there is no `cert`.
+    pub token: Option<PathBuf>,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+}
+
+/// Bolt's default for both timeouts (its HTTP client's): 60 seconds.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Config {
+    pub fn new(server_urls: Vec<String>) -> Config {
+        Config {
+            server_urls,
+            cacert: None,
+            cert: None,
+            key: None,
+            token: None,
+            connect_timeout: DEFAULT_TIMEOUT,
+            read_timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// Why PuppetDB gave no answer. The messages are Bolt's where Bolt has
+/// one; the kind of all of them is Bolt's `bolt/puppetdb-error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PuppetDbError {
+    #[error("PuppetDB configuration: {0}")]
+    Config(String),
+    /// PuppetDB refused the query (400): its message.
+    #[error("Failed to query PuppetDB: {0}")]
+    Query(String),
+    #[error("Failed to connect to all PuppetDB server_urls: {urls} (last: {last})")]
+    Unreachable { urls: String, last: String },
+    #[error("Unable to parse response as JSON: {0}")]
+    BadAnswer(String),
+}
+
+/// A URL split: `https://host:port/prefix`.
+#[derive(Debug, Clone)]
+struct Url {
+    tls: bool,
+    host: String,
+    port: u16,
+    prefix: String,
+}
+
+fn parse_url(url: &str) -> Result<Url, String> {
+    let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
+        (true, r)
+    } else if let Some(r) = url.strip_prefix("http://") {
+        (false, r)
+    } else {
+        return Err(format!(
+            "server_urls: '{url}' is not an https:// or http:// URL"
+        ));
+    };
+    let (authority, prefix) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("server_urls: '{url}' has an unclosed ["))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() || host.contains(['@', '?', '#', '/']) {
+        return Err(format!("server_urls: '{url}' has no usable host"));
+    }
+    let port = match port {
+        Some(p) => p
+            .parse()
+            .map_err(|_| format!("server_urls: '{url}' has a bad port"))?,
+        None => 8081,
+    };
+    Ok(Url {
+        tls,
+        host: host.to_string(),
+        port,
+        prefix: prefix.to_string(),
+    })
+}
+
+/// A configured PuppetDB, ready to query.
+pub struct PuppetDb {
+    urls: Vec<(String, Url)>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    token: Option<String>,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+}
+
+impl std::fmt::Debug for PuppetDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PuppetDb")
+            .field(
+                "urls",
+                &self.urls.iter().map(|(u, _)| u).collect::<Vec<_>>(),
+            )
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
+}
+
+fn certs(path: &PathBuf, key: &str) -> Result<Vec<CertificateDer<'static>>, PuppetDbError> {
+    let found: Vec<_> = CertificateDer::pem_file_iter(path)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            PuppetDbError::Config(format!(
+                "{key}: no readable certificate in {}: {e}",
+                path.display()
+            ))
+        })?;
+    if found.is_empty() {
+        return Err(PuppetDbError::Config(format!(
+            "{key}: no certificate in {}",
+            path.display()
+        )));
+    }
+    Ok(found)
+}
+
+impl PuppetDb {
+    /// Reads the certificates, key and token the configuration names.
+    pub fn new(config: &Config) -> Result<PuppetDb, PuppetDbError> {
+        if config.server_urls.is_empty() {
+            return Err(PuppetDbError::Config("server_urls is empty".into()));
+        }
+        let urls = config
+            .server_urls
+            .iter()
+            .map(|u| parse_url(u).map(|p| (u.clone(), p)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PuppetDbError::Config)?;
+        let tls = if urls.iter().any(|(_, u)| u.tls) {
+            let cacert = config.cacert.as_ref().ok_or_else(|| {
+                PuppetDbError::Config("cacert is needed for https:// server_urls".into())
+            })?;
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in certs(cacert, "cacert")? {
+                roots
+                    .add(ca)
+                    .map_err(|e| PuppetDbError::Config(format!("cacert: not a usable CA: {e}")))?;
+            }
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let builder = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| PuppetDbError::Config(e.to_string()))?
+                .with_root_certificates(roots);
+            let tls = match (&config.cert, &config.key) {
+                (Some(cert), Some(key)) => {
+                    let chain = certs(cert, "cert")?;
+                    let key = PrivateKeyDer::from_pem_file(key).map_err(|_| {
+                        PuppetDbError::Config(format!(
+                            "key: no readable private key in {}",
+                            key.display()
+                        ))
+                    })?;
+                    builder
+                        .with_client_auth_cert(chain, key)
+                        .map_err(|e| PuppetDbError::Config(format!("key does not fit cert: {e}")))?
+                }
+                (None, None) => builder.with_no_client_auth(),
+                _ => {
+                    return Err(PuppetDbError::Config(
+                        "cert and key must be given together".into(),
+                    ));
+                }
+            };
+            Some(Arc::new(tls))
+        } else {
+            None
+        };
+        let token = match (&config.token, &config.cert) {
+            (Some(path), None) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    PuppetDbError::Config(format!("token: cannot read {}: {e}", path.display()))
+                })?;
+                Some(text.trim().to_string()).filter(|t| !t.is_empty())
+            }
+            _ => None,
+        };
+        if token.as_ref().is_some_and(|t| t.contains(['\r', '\n'])) {
+            return Err(PuppetDbError::Config(
+                "token: the file holds more than one line".into(),
+            ));
+        }
+        Ok(PuppetDb {
+            urls,
+            tls,
+            token,
+            connect_timeout: config.connect_timeout,
+            read_timeout: config.read_timeout,
+        })
+    }
+
+    /// Sends a query (PQL text or AST) to `/pdb/query/v4` and returns its
+    /// rows.
+    pub fn query(&self, query: &Value) -> Result<Vec<Value>, PuppetDbError> {
+        self.query_at("", query)
+    }
+
+    /// Sends a query to `/pdb/query/v4/<entity>` (`entity` empty: the root).
+    pub fn query_at(&self, entity: &str, query: &Value) -> Result<Vec<Value>, PuppetDbError> {
+        let path = if entity.is_empty() {
+            "/pdb/query/v4".to_string()
+        } else {
+            format!("/pdb/query/v4/{entity}")
+        };
+        let body = serde_json::json!({ "query": query }).to_string();
+        let answer = self.post(&path, body.as_bytes())?;
+        match serde_json::from_slice::<Value>(&answer) {
+            Ok(Value::Array(rows)) => Ok(rows),
+            _ => Err(PuppetDbError::BadAnswer(
+                String::from_utf8_lossy(&answer).chars().take(500).collect(),
+            )),
+        }
+    }
+
+    /// The facts of each of `certnames` PuppetDB knows (Bolt's
+    /// `facts_for_node`: the `inventory` entity).
+    pub fn facts_for(
+        &self,
+        certnames: &[String],
+    ) -> Result<serde_json::Map<String, Value>, PuppetDbError> {
+        if certnames.is_empty() {
+            return Ok(serde_json::Map::new());
+        }
+        let mut or = vec![Value::from("or")];
+        or.extend(
+            certnames
+                .iter()
+                .map(|c| serde_json::json!(["=", "certname", c])),
+        );
+        let rows = self.query_at("inventory", &Value::Array(or))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let name = r.get("certname")?.as_str()?.to_string();
+                Some((name, r.get("facts").cloned().unwrap_or(Value::Null)))
+            })
+            .collect())
+    }
+
+    /// `POST` to each server URL in turn until one answers.
+    fn post(&self, path: &str, body: &[u8]) -> Result<Vec<u8>, PuppetDbError> {
+        let mut last = String::new();
+        for (text, url) in &self.urls {
+            match self.post_one(url, path, body) {
+                Ok((200, answer)) => return Ok(answer),
+                Ok((400..=499, answer)) => {
+                    return Err(PuppetDbError::Query(
+                        String::from_utf8_lossy(&answer).trim().to_string(),
+                    ));
+                }
+                Ok((status, answer)) => {
+                    last = format!(
+                        "{text} answered {status}: {}",
+                        String::from_utf8_lossy(&answer)
+                            .trim()
+                            .chars()
+                            .take(300)
+                            .collect::<String>()
+                    );
+                }
+                Err(e) => last = format!("{text}: {e}"),
+            }
+            tracing::warn!("PuppetDB request failed: {last}");
+        }
+        Err(PuppetDbError::Unreachable {
+            urls: self
+                .urls
+                .iter()
+                .map(|(t, _)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            last,
+        })
+    }
+
+    fn post_one(&self, url: &Url, path: &str, body: &[u8]) -> Result<(u16, Vec<u8>), String> {
+        let deadline = Instant::now() + self.connect_timeout + self.read_timeout;
+        let addrs: Vec<_> = (url.host.as_str(), url.port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {}: {e}", url.host))?
+            .collect();
+        let mut tcp = None;
+        let mut why = format!("no address for {}", url.host);
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, self.connect_timeout) {
+                Ok(s) => {
+                    tcp = Some(s);
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    why = format!(
+                        "connecting timed out after {}s (connect_timeout)",
+                        self.connect_timeout.as_secs_f64()
+                    )
+                }
+                Err(e) => why = format!("cannot connect: {e}"),
+            }
+        }
+        let tcp = tcp.ok_or(why)?;
+        tcp.set_read_timeout(Some(self.read_timeout))
+            .and_then(|()| tcp.set_write_timeout(Some(self.read_timeout)))
+            .map_err(|e| e.to_string())?;
+        let host_header = if url.host.contains(':') {
+            format!("[{}]:{}", url.host, url.port)
+        } else {
+            format!("{}:{}", url.host, url.port)
+        };
+        let mut head = format!(
+            "POST {}{path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+            url.prefix,
+            body.len()
+        );
+        if let Some(t) = &self.token {
+            head.push_str("X-Authentication: ");
+            head.push_str(t);
+            head.push_str("\r\n");
+        }
+        head.push_str("\r\n");
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body);
+        let raw = match (&self.tls, url.tls) {
+            (Some(tls), true) => {
+                let name = ServerName::try_from(url.host.clone())
+                    .map_err(|e| format!("bad host name {}: {e}", url.host))?;
+                let conn =
+                    rustls::ClientConnection::new(tls.clone(), name).map_err(|e| e.to_string())?;
+                let mut stream = rustls::StreamOwned::new(conn, tcp);
+                exchange(&mut stream, &request, deadline, self.read_timeout)?
+            }
+            _ => {
+                let mut tcp = tcp;
+                exchange(&mut tcp, &request, deadline, self.read_timeout)?
+            }
+        };
+        parse_response(&raw)
+    }
+}
+
+/// Writes the request and reads the whole answer (the server closes the
+/// connection after it), within `deadline`.
+fn exchange(
+    s: &mut impl ReadWrite,
+    request: &[u8],
+    deadline: Instant,
+    read_timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let timed_out = || {
+        format!(
+            "no answer within {}s (read_timeout)",
+            read_timeout.as_secs_f64()
+        )
+    };
+    s.write_all(request)
+        .and_then(|()| s.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out(),
+            _ => e.to_string(),
+        })?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if Instant::now() > deadline {
+            return Err(timed_out());
+        }
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if out.len() > MAX_ANSWER_BYTES {
+                    return Err(format!(
+                        "the answer is larger than {} MiB",
+                        MAX_ANSWER_BYTES >> 20
+                    ));
+                }
+            }
+            // A peer that closes without TLS's close_notify: the answer
+            // is judged complete by its framing below.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => break,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(timed_out());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// An HTTP/1.1 answer: its status and its body (chunked or not).
+fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("the answer is not HTTP (no end of headers)")?;
+    let head = String::from_utf8_lossy(&raw[..end]);
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or("the answer is not HTTP (no status)")?;
+    let mut chunked = false;
+    let mut length = None;
+    for l in lines {
+        if let Some((k, v)) = l.split_once(':') {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+            if k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked") {
+                chunked = true;
+            } else if k == "content-length" {
+                length = v.parse::<usize>().ok();
+            }
+        }
+    }
+    let body = &raw[end + 4..];
+    let body = if chunked {
+        dechunk(body)?
+    } else if let Some(n) = length {
+        if body.len() < n {
+            return Err("the answer ended early".into());
+        }
+        body[..n].to_vec()
+    } else {
+        body.to_vec()
+    };
+    Ok((status, body))
+}
+
+fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        let eol = b
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("the answer ended early (chunk size)")?;
+        let size_text = String::from_utf8_lossy(&b[..eol]);
+        let size_text = size_text.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| format!("bad chunk size '{size_text}'"))?;
+        b = &b[eol + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        if b.len() < size + 2 {
+            return Err("the answer ended early (chunk)".into());
+        }
+        out.extend_from_slice(&b[..size]);
+        b = &b[size + 2..];
+    }
+}
+
+/// The PuppetDB this process uses: set once, by the command line from the
+/// Bolt project's `puppetdb` settings, before anything queries.
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static CLIENT: OnceLock<Result<Arc<PuppetDb>, PuppetDbError>> = OnceLock::new();
+
+/// Sets the PuppetDB every query of this process goes to (the first call
+/// wins; the certificates are read at the first query).
+pub fn install(config: Config) {
+    let _ = CONFIG.set(config);
+}
+
+/// The configured PuppetDB, if one is: `None` means queries run over the
+/// stored facts.
+pub fn configured() -> Option<Result<Arc<PuppetDb>, PuppetDbError>> {
+    let config = CONFIG.get()?;
+    Some(
+        CLIENT
+            .get_or_init(|| PuppetDb::new(config).map(Arc::new))
+            .clone(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_with_puppetdbs_default_port() {
+        let u = parse_url("https://pdb.example.com").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.tls),
+            ("pdb.example.com", 8081, true)
+        );
+        let u = parse_url("http://[::1]:8080/prefix/").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.prefix.as_str()),
+            ("::1", 8080, "/prefix")
+        );
+        assert!(parse_url("ftp://x").is_err());
+        assert!(parse_url("https://x:99999").is_err());
+    }
+
+    #[test]
+    fn answers_are_read_plain_and_chunked() {
+        let (s, b) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]junk").unwrap();
+        assert_eq!((s, b.as_slice()), (200, &b"[]"[..]));
+        let (s, b) = parse_response(
+            b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x\r\nde\r\n0\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!((s, b.as_slice()), (400, &b"abcde"[..]));
+        assert!(
+            parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")
+                .is_err()
+        );
+        assert!(parse_response(b"garbage").is_err());
+    }
+
+    /// A one-request HTTP server answering `answer`; gives back what it read.
+    fn fake(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                if text.contains("\r\n\r\n") && text.ends_with('}') {
+                    break;
+                }
+            }
+            s.write_all(answer.as_bytes()).unwrap();
+            String::from_utf8_lossy(&got).into_owned()
+        });
+        (port, h)
+    }
+
+    #[test]
+    fn a_query_is_posted_with_the_token_and_fails_over_to_the_next_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "tok-123\n").unwrap();
+        let (down, down_h) = fake("HTTP/1.1 503 Unavailable\r\nContent-Length: 4\r\n\r\nbusy");
+        let (up, up_h) = fake(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n16\r\n[{\"certname\": \"web1\"}]\r\n0\r\n\r\n",
+        );
+        let mut c = Config::new(vec![
+            format!("http://127.0.0.1:{down}"),
+            format!("http://127.0.0.1:{up}/prefix"),
+        ]);
+        c.token = Some(token);
+        let db = PuppetDb::new(&c).unwrap();
+        let rows = db.query(&Value::from("nodes[certname] {}")).unwrap();
+        assert_eq!(rows, vec![serde_json::json!({"certname": "web1"})]);
+        let first = down_h.join().unwrap();
+        assert!(
+            first.starts_with("POST /pdb/query/v4 HTTP/1.1\r\n"),
+            "{first}"
+        );
+        let second = up_h.join().unwrap();
+        assert!(
+            second.starts_with("POST /prefix/pdb/query/v4 HTTP/1.1\r\n"),
+            "{second}"
+        );
+        assert!(
+            second.contains("\r\nX-Authentication: tok-123\r\n"),
+            "{second}"
+        );
+        assert!(
+            second.ends_with(r#"{"query":"nodes[certname] {}"}"#),
+            "{second}"
+        );
+    }
+
+    #[test]
+    fn a_refused_query_is_puppetdbs_message_and_no_failover() {
+        let (port, h) =
+            fake("HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\n\r\nPQL parse error at line 1");
+        let c = Config::new(vec![
+            format!("http://127.0.0.1:{port}"),
+            "http://127.0.0.1:1".into(),
+        ]);
+        let err = PuppetDb::new(&c)
+            .unwrap()
+            .query(&Value::from("x"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Failed to query PuppetDB: PQL parse error at line 1"
+        );
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn the_token_never_shows_in_debug() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "s3cret-token\n").unwrap();
+        let mut c = Config::new(vec!["http://127.0.0.1:1".into()]);
+        c.token = Some(token);
+        let db = PuppetDb::new(&c).unwrap();
+        assert!(!format!("{db:?}").contains("s3cret"));
+    }
+}
