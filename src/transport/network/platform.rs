@@ -180,7 +180,7 @@ static PROFILES: [Profile; 5] = [
     Profile {
         platform: Platform::Junos,
         prompt_style: PromptStyle::Junos,
-        paging_off: &["set cli screen-length 0", "set cli screen-width 0"],
+        paging_off: &["set cli screen-length 0", "set cli screen-width 1024"],
         enable: None,
         disable: None,
         configure: "configure",
