@@ -13,6 +13,15 @@
 //! next to `NAME.expected.json`, the facts (its `platform` names the
 //! platform). Each is one test, `facts::NAME`.
 //!
+//! Platforms' tables (IOS, EOS, Junos, FRR, generic: prompts, banners,
+//! shells, pagers, error lines), from the vendors' documented sessions:
+//! `tests/network/prompts/PLATFORM.prompts`, one line per text a device
+//! prints last, `"TEXT" => KIND` (`user|privileged|config HOST [CONTEXT]`,
+//! `password`, `pager`, `shell`, `banner` or `none`), each text exactly one
+//! kind; `tests/network/errors/PLATFORM.errors`, `MODE "LINE" => error|ok`.
+//! Each file is one test, `prompts::PLATFORM` and `errors::PLATFORM`; `#`
+//! lines are comments.
+//!
 //! An expected file:
 //!
 //! ```text
@@ -22,6 +31,9 @@
 //! mode: privileged           (where the command was entered)
 //! prompt: privileged         (the mode of the prompt that ended it)
 //! error: % Unknown command: show foo   (optional: the error ferry reports)
+//! sent-as: configure         (optional: the platform table's command this
+//!                             is: paging-off, enable, configure, end,
+//!                             exit-block, commit, save, show-running)
 //! ---
 //! the output, echo and prompt stripped
 //! ```
@@ -111,6 +123,25 @@ fn cli_case(raw_path: &Path) -> Result<(), Failed> {
     if error.as_deref() != field("error") {
         problems.push(format!("error {error:?} (expected {:?})", field("error")));
     }
+    if let Some(role) = field("sent-as") {
+        let profile = dialect.profile();
+        let table: Vec<&str> = match role {
+            "paging-off" => profile.paging_off.to_vec(),
+            "enable" => profile.enable.into_iter().collect(),
+            "configure" => vec![profile.configure],
+            "end" => vec![profile.end],
+            "exit-block" => vec![profile.exit_block],
+            "commit" => profile.commit.into_iter().collect(),
+            "save" => vec![profile.save],
+            "show-running" => vec![profile.show_running],
+            other => return Err(format!("unknown sent-as '{other}'").into()),
+        };
+        if !table.contains(&command) {
+            problems.push(format!(
+                "{platform}'s {role} is {table:?}, the transcript's command is '{command}'"
+            ));
+        }
+    }
     if problems.is_empty() {
         Ok(())
     } else {
@@ -177,6 +208,94 @@ fn facts_case(version_path: &Path) -> Result<(), Failed> {
     }
 }
 
+/// The lines of a table file that are not comments or blank.
+fn table_lines(path: &Path) -> Result<Vec<String>, Failed> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// `"TEXT" => REST` as (TEXT, REST); TEXT is a JSON string.
+fn quoted(line: &str) -> Result<(String, String), Failed> {
+    let (text, rest) = line
+        .rsplit_once(" => ")
+        .ok_or_else(|| format!("no ' => ' in: {line}"))?;
+    let text: String = serde_json::from_str(text.trim_start())
+        .map_err(|e| format!("not a JSON string ({e}): {text}"))?;
+    Ok((text, rest.trim().to_string()))
+}
+
+fn platform_of(path: &Path) -> Result<Platform, Failed> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    stem.parse::<Platform>()
+        .map_err(|e| Failed::from(format!("{e}")))
+}
+
+fn prompts_case(path: &Path) -> Result<(), Failed> {
+    let dialect = Dialect::new(platform_of(path)?, None);
+    let mut problems = Vec::new();
+    for line in table_lines(path)? {
+        let (text, want) = quoted(&line)?;
+        let mut kinds = Vec::new();
+        if let Some(p) = dialect.prompt(&text, None) {
+            let mut kind = format!("{} {}", p.mode, p.host);
+            if let Some(c) = p.context {
+                kind = format!("{kind} {c}");
+            }
+            kinds.push(kind);
+        }
+        for (name, is) in [
+            ("password", dialect.is_password_prompt(&text)),
+            ("pager", dialect.is_pager(&text)),
+            ("shell", dialect.is_shell_prompt(&text)),
+            ("banner", dialect.profile().is_banner(&text)),
+        ] {
+            if is {
+                kinds.push(name.to_string());
+            }
+        }
+        let got = match kinds.as_slice() {
+            [] => "none".to_string(),
+            [one] => one.clone(),
+            many => format!("several: {}", many.join(", ")),
+        };
+        if got != want {
+            problems.push(format!("{text:?}: {got} (expected {want})"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn errors_case(path: &Path) -> Result<(), Failed> {
+    let dialect = Dialect::new(platform_of(path)?, None);
+    let mut problems = Vec::new();
+    for line in table_lines(path)? {
+        let (entered, rest) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("no mode in: {line}"))?;
+        let (text, want) = quoted(rest)?;
+        let got = match dialect.error(&text, mode(entered)?) {
+            Some(_) => "error",
+            None => "ok",
+        };
+        if got != want {
+            problems.push(format!("{entered} {text:?}: {got} (expected {want})"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -191,6 +310,16 @@ fn main() {
     for (name, path) in cases("facts", "show_version") {
         trials.push(Trial::test(format!("facts::{name}"), move || {
             facts_case(&path)
+        }));
+    }
+    for (name, path) in cases("prompts", "prompts") {
+        trials.push(Trial::test(format!("prompts::{name}"), move || {
+            prompts_case(&path)
+        }));
+    }
+    for (name, path) in cases("errors", "errors") {
+        trials.push(Trial::test(format!("errors::{name}"), move || {
+            errors_case(&path)
         }));
     }
     libtest_mimic::run(&args, trials).exit();

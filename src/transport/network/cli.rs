@@ -1,17 +1,20 @@
 //! What a network device's CLI looks like, as pure functions over text: the
 //! [`Platform`]s ferry knows, their prompts (user `>`, privileged `#`,
-//! configuration `(config…)#`) and which [`Mode`] each means, the commands
-//! that turn paging off, enter privileged and configuration mode, the lines
-//! by which each platform reports an error, and how the bytes a command
-//! brought back become its output: terminal escapes and carriage returns
-//! removed, the echoed command and the closing prompt stripped. No I/O:
-//! [`super::session`] feeds it what the device sent.
+//! configuration `(config…)#`) and which [`Mode`] each means, and how the
+//! bytes a command brought back become its output: terminal escapes and
+//! carriage returns removed, the echoed command, the closing prompt and the
+//! lines around it stripped, the platform's error lines picked out. Each
+//! platform's commands (paging off, enable, configuration mode, save) and
+//! error lines are [`super::platform`]'s tables. No I/O: [`super::session`]
+//! feeds it what the device sent.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::platform::{self, Profile, PromptStyle};
 
 /// The kinds of device CLI ferry knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,59 +137,43 @@ impl Dialect {
     /// Whether the prompt names the configuration block the session is in
     /// (`(config-router)`), so that entering one shows.
     pub fn shows_context(&self) -> bool {
-        self.custom.is_none() && self.platform != Platform::Junos
+        self.custom.is_none() && self.profile().prompt_style == PromptStyle::Ios
+    }
+
+    /// The platform's commands, prompts and error lines.
+    pub fn profile(&self) -> &'static Profile {
+        platform::profile(self.platform)
     }
 
     /// The commands that stop the device from paging output.
     pub fn paging_off(&self) -> &'static [&'static str] {
-        match self.platform {
-            Platform::Frr => &["terminal length 0"],
-            Platform::Ios => &["terminal length 0", "terminal width 511"],
-            Platform::Eos => &["terminal length 0", "terminal width 32767"],
-            Platform::Junos => &["set cli screen-length 0", "set cli screen-width 0"],
-            Platform::Generic => &["terminal length 0"],
-        }
+        self.profile().paging_off
     }
 
     /// The command that leads from user to privileged mode, if the
     /// platform has one.
     pub fn enable(&self) -> Option<&'static str> {
-        match self.platform {
-            Platform::Junos => None,
-            _ => Some("enable"),
-        }
+        self.profile().enable
     }
 
     /// The command that enters configuration mode.
     pub fn configure(&self) -> &'static str {
-        match self.platform {
-            Platform::Junos => "configure",
-            _ => "configure terminal",
-        }
+        self.profile().configure
     }
 
     /// The command that leaves configuration mode from any depth.
     pub fn end(&self) -> &'static str {
-        match self.platform {
-            Platform::Junos => "exit configuration-mode",
-            _ => "end",
-        }
+        self.profile().end
     }
 
     /// The command that prints the running configuration.
     pub fn show_running(&self) -> &'static str {
-        match self.platform {
-            Platform::Junos => "show configuration",
-            _ => "show running-config",
-        }
+        self.profile().show_running
     }
 
     /// The command that saves the running configuration to startup.
     pub fn save(&self) -> &'static str {
-        match self.platform {
-            Platform::Junos => "commit",
-            _ => "write memory",
-        }
+        self.profile().save
     }
 
     /// The prompt `line` (the last, unfinished line the device printed) is,
@@ -210,9 +197,9 @@ impl Dialect {
                 mode,
             });
         }
-        let builtin = match self.platform {
-            Platform::Junos => &*JUNOS_PROMPT,
-            _ => &*IOS_PROMPT,
+        let builtin = match self.profile().prompt_style {
+            PromptStyle::Junos => &*JUNOS_PROMPT,
+            PromptStyle::Ios => &*IOS_PROMPT,
         };
         let caps = builtin.captures(line)?;
         let found = caps.name("host").map_or("", |m| m.as_str());
@@ -221,9 +208,9 @@ impl Dialect {
         }
         let context = caps.name("ctx").map(|m| m.as_str().to_string());
         let end = caps.name("end").map_or("", |m| m.as_str());
-        let mode = match (self.platform, end) {
-            (Platform::Junos, ">") => Mode::Privileged,
-            (Platform::Junos, _) => Mode::Config,
+        let mode = match (self.profile().prompt_style, end) {
+            (PromptStyle::Junos, ">") => Mode::Privileged,
+            (PromptStyle::Junos, _) => Mode::Config,
             (_, ">") => Mode::User,
             _ if context.as_deref().is_some_and(|c| c.starts_with("config")) => Mode::Config,
             _ => Mode::Privileged,
@@ -258,50 +245,14 @@ impl Dialect {
     }
 
     fn is_error_line(&self, line: &str, mode: Mode) -> bool {
-        let lower = line.to_ascii_lowercase();
-        match self.platform {
-            Platform::Junos => {
-                lower.starts_with("error:")
-                    || lower.starts_with("syntax error")
-                    || lower.starts_with("unknown command")
-                    || lower.starts_with("missing argument")
-            }
-            Platform::Frr
-                if lower.contains("is already running") || lower.ends_with("is not running") =>
-            {
-                true
-            }
-            _ => {
-                let Some(rest) = lower.strip_prefix('%') else {
-                    return false;
-                };
-                if mode == Mode::Config {
-                    return true;
-                }
-                // FRR's daemons tag their messages: `% [ZEBRA] Unknown command`.
-                let rest = rest.trim_start();
-                let rest = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
-                    Some((_, after)) => after.trim_start(),
-                    None => rest,
-                };
-                [
-                    "unknown command",
-                    "command incomplete",
-                    "incomplete command",
-                    "ambiguous command",
-                    "invalid input",
-                    "invalid command",
-                    "error",
-                    "bad secret",
-                    "access denied",
-                    "not supported",
-                    "permission denied",
-                ]
-                .iter()
-                .any(|p| rest.starts_with(p))
-                    || rest.ends_with("not found")
-            }
-        }
+        self.profile().is_error(line, mode)
+    }
+
+    /// Whether `line` is a Unix shell's prompt, where a login landed
+    /// instead of the CLI (Junos's root); the profile's `shell_to_cli`
+    /// starts it.
+    pub fn is_shell_prompt(&self, line: &str) -> bool {
+        self.custom.is_none() && self.profile().is_shell_prompt(line)
     }
 }
 
@@ -398,16 +349,13 @@ pub fn reply(dialect: &Dialect, command: &str, raw: &[u8], host: Option<&str>) -
     {
         lines.remove(0);
     }
-    // Junos prints the configuration context (`[edit protocols]`) on a
-    // line of its own above each configuration prompt.
+    // Junos prints the configuration context (`[edit protocols]`) and the
+    // routing engine (`{master:0}`) on lines of their own above a prompt.
     loop {
         while lines.last().is_some_and(|l| l.trim().is_empty()) {
             lines.pop();
         }
-        let context = lines.last().is_some_and(|l| {
-            let l = l.trim();
-            dialect.platform == Platform::Junos && l.starts_with("[edit") && l.ends_with(']')
-        });
+        let context = lines.last().is_some_and(|l| dialect.profile().is_banner(l));
         if !context {
             break;
         }

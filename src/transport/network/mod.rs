@@ -6,7 +6,8 @@
 //! opened when the target connects and reused by every step, reopened only
 //! after a command timed out (the device's state then being unknown). What
 //! a platform's prompts, paging, privilege and errors look like is
-//! [`cli`]'s, as pure functions over text; [`options`] reads `network:`.
+//! [`cli`]'s, as pure functions over text, from the tables of
+//! [`platform`]; [`options`] reads `network:`.
 //!
 //! A device runs CLI commands only: a command action's lines are sent one
 //! by one, each line's output is the result's stdout, and the first line
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod facts;
 pub mod options;
+pub mod platform;
 pub mod session;
 
 use std::path::Path;

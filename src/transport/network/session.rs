@@ -108,14 +108,26 @@ impl Cli {
         &self.dialect
     }
 
-    /// Reads until the screen's last line is a prompt (any host).
+    /// Reads until the screen's last line is a prompt (any host). A login
+    /// that lands in a Unix shell (Junos's root) gets the platform's
+    /// command that starts the CLI, once.
     async fn first_prompt(&mut self) -> Result<Prompt, TransportError> {
         let mut raw = Vec::new();
+        let mut started = false;
         loop {
             self.receive(&mut raw).await?;
             let screen = cli::screen_text(&raw);
-            if let Some(p) = self.dialect.prompt(cli::last_line(&screen), None) {
+            let last = cli::last_line(&screen);
+            if let Some(p) = self.dialect.prompt(last, None) {
                 return Ok(p);
+            }
+            if !started
+                && self.dialect.is_shell_prompt(last)
+                && let Some(start) = self.dialect.profile().shell_to_cli
+            {
+                self.send(start).await?;
+                started = true;
+                raw.clear();
             }
         }
     }
