@@ -20,10 +20,12 @@
 //! `files` (the file cache, its HTTPS client, per-request scratch
 //! directories). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
-//! executor with a store sink), `scrub` (server paths out of results).
+//! executor with a store sink), `scrub` (server paths out of results),
+//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL).
 //! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
+pub mod ca;
 pub mod config;
 pub mod environments;
 pub mod files;
@@ -45,6 +47,7 @@ use tokio::sync::{broadcast, watch};
 pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
+use api::ca as ca_api;
 use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
 use http::{auth, errors};
@@ -68,6 +71,8 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    #[error("ca: {0}")]
+    Ca(#[from] ca::CaError),
     #[error("cache-dir {path}: {source}")]
     CacheDir {
         path: String,
@@ -94,6 +99,8 @@ pub struct AppState {
     pub hub: broadcast::Sender<runner::JobEvent>,
     /// `https://host:port`, for job URLs.
     pub base_url: Mutex<String>,
+    /// The Puppet CA (`ca` in the config), opened at start.
+    pub ca: Option<Arc<ca::Ca>>,
     /// Each running job's stop signal, while its runner lives.
     stops: Mutex<HashMap<i64, watch::Sender<bool>>>,
 }
@@ -137,7 +144,12 @@ impl AppState {
             config.environment_timeout,
         );
         let base_url = Mutex::new(format!("https://{}:{}", config.host, config.port));
+        let ca = match &config.ca {
+            Some(settings) => Some(Arc::new(ca::Ca::open(&settings.dir)?)),
+            None => None,
+        };
         let state = Arc::new(AppState {
+            ca,
             config,
             store,
             inventory,
@@ -205,6 +217,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/puppet/v3/file_metadata/{mount}/{path}"),
     ("GET", "/puppet/v3/file_metadatas/{mount}/{path}"),
     ("GET", "/status/v1/simple"),
+    ("GET", "/puppet-ca/v1/certificate/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
+    ("PUT", "/puppet-ca/v1/certificate_request/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_request/{certname}"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -249,6 +265,20 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/status/v1/simple", get(puppet::status))
         .route("/status/v1/simple/{service}", get(puppet::status))
+        .route(
+            "/puppet-ca/v1/certificate/{certname}",
+            get(ca_api::certificate),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_revocation_list/{name}",
+            get(ca_api::crl),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_request/{certname}",
+            get(ca_api::request)
+                .put(ca_api::submit)
+                .layer(DefaultBodyLimit::max(ca_api::MAX_CSR_BYTES.min(limit))),
+        )
         .route(
             "/ssh/check_node_connections",
             post(bolt::check_node_connections),

@@ -5,10 +5,12 @@
 //! (`openapi`, generated from the handlers' types), `/metrics`
 //! (`metrics`), and Puppet's agent API (`puppet`: node, catalog, report,
 //! facts, environments, status; `fileserver`: file metadata and content
-//! for pluginsync and file sources).
+//! for pluginsync and file sources; `ca`: the Puppet CA's bootstrap
+//! endpoints, `/puppet-ca/v1`).
 
 pub mod ace;
 pub mod bolt;
+pub mod ca;
 pub mod fileserver;
 pub mod listing;
 pub mod metrics;

@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Ref, ResponseBuilder};
 
 use crate::server::AppState;
-use crate::server::api::{ace, bolt, fileserver, listing, metrics, puppet};
+use crate::server::api::{ace, bolt, ca, fileserver, listing, metrics, puppet};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
 use crate::server::jobs::{deploy, orchestrator, plans, sse};
@@ -67,6 +67,10 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         puppet::status,
         fileserver::file_metadata,
         fileserver::file_metadatas,
+        ca::certificate,
+        ca::crl,
+        ca::submit,
+        ca::request,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Ferry)
