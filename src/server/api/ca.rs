@@ -40,6 +40,11 @@ fn ca_error(e: CaError) -> AgentError {
             ApiError::new(StatusCode::BAD_REQUEST, "ferry/bad-csr", e.to_string())
         }
         CaError::NoRequest(_) | CaError::NoCertificate(_) => ApiError::not_found(e.to_string()),
+        CaError::TooManyRequests(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ferry/too-many-requests",
+            e.to_string(),
+        ),
         e => ApiError::internal(e),
     })
 }

@@ -60,6 +60,8 @@ pub enum CaError {
         "{0} already has a pending certificate request with another key; ignoring this one (`ferry ca clean {0}` removes it)"
     )]
     AlreadyRequested(String),
+    #[error("{0} certificate requests are pending already; sign or clean some first")]
+    TooManyRequests(usize),
     #[error("certificate for {0} is already revoked")]
     AlreadyRevoked(String),
     #[error(transparent)]
@@ -94,6 +96,9 @@ impl Autosign {
     }
 }
 
+/// Most pending CSRs kept at once: anyone may submit one, so their
+/// number (and so the directory's size, at most 64 KiB each) is bounded.
+pub const MAX_PENDING: usize = 10_000;
 /// Longest certname taken.
 pub const MAX_CERTNAME: usize = 255;
 /// Validity of certificates the CA signs (Puppet's `ca_ttl`, 5 years).
@@ -330,6 +335,12 @@ impl Ca {
             && Csr::from_pem(&old).is_ok_and(|o| o.spki != csr.spki)
         {
             return Err(CaError::AlreadyRequested(certname.to_string()));
+        }
+        if !self.request_path(certname).exists()
+            && !autosign.allows(certname)
+            && pem_names(&self.path("requests"))?.len() >= MAX_PENDING
+        {
+            return Err(CaError::TooManyRequests(MAX_PENDING));
         }
         if autosign.allows(certname) {
             self.sign_locked(&csr, &[])?;
@@ -862,6 +873,25 @@ mod tests {
             .expect("san");
         assert_eq!(san.value.general_names.len(), 2);
         assert!(ca.certificate("puppet.test").expect("read").is_some());
+    }
+
+    #[test]
+    fn pending_requests_are_bounded() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (ca, _) = Ca::setup(dir.path(), "t").expect("setup");
+        for i in 0..MAX_PENDING {
+            std::fs::write(dir.path().join(format!("requests/n{i}.pem")), "").expect("write");
+        }
+        let csr = csr_pem("new.test");
+        assert!(matches!(
+            ca.submit("new.test", csr.as_bytes(), &Autosign::Never),
+            Err(CaError::TooManyRequests(_))
+        ));
+        // A name already waiting, or one autosigned, is still taken.
+        ca.submit("n7", csr_pem("n7").as_bytes(), &Autosign::Never)
+            .expect("replaces its own");
+        ca.submit("new.test", csr.as_bytes(), &Autosign::Always)
+            .expect("autosigned");
     }
 
     #[test]
