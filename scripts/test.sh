@@ -27,6 +27,7 @@ REQUIREMENTS=(
   "pgrep procps"
   "python3 python3"
   "puppet puppet"
+  "openssl openssl"
   "/usr/share/puppet/modules/stdlib puppet-module-puppetlabs-stdlib"
   "/usr/share/puppet/modules/ntp puppet-module-puppetlabs-ntp"
   "/usr/share/puppet/modules/apt puppet-module-puppetlabs-apt"

@@ -5,6 +5,7 @@
 //! `plan run`: 0 when the plan returns, 1 when it fails, as Bolt's).
 
 mod apply;
+mod ca;
 mod catalog;
 mod commands;
 mod connect;
@@ -148,6 +149,11 @@ pub enum Top {
         /// The server's YAML configuration file.
         #[arg(long)]
         config: PathBuf,
+    },
+    /// The Puppet CA `ferry serve` runs: setup, list, sign, revoke, clean; see docs/SERVER.md.
+    Ca {
+        #[command(subcommand)]
+        action: ca::CaAction,
     },
     /// Print a shell completion script (e.g. `ferry completions bash > /etc/bash_completion.d/ferry`).
     Completions {
@@ -583,6 +589,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
         } => commands::show(&select, detail, format),
         Top::Apply(args) => apply::apply(*args).await,
         Top::Serve { config } => serve::run(&config).await,
+        Top::Ca { action } => ca::execute(action),
         Top::Completions { shell } => generate::completions(shell),
         Top::Man { dir } => generate::man(dir.as_deref()),
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::catalog::environment::{DEFAULT_ENVIRONMENT, Timeout, check_name};
+use crate::server::ca::{Autosign, check_certname};
 
 /// Why the configuration (or a file it names) cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -105,10 +106,58 @@ pub enum NodeTerminusKind {
 
 /// The node groups file when `classifier-groups` is not set.
 pub const DEFAULT_CLASSIFIER_GROUPS: &str = "classifier-groups.json";
+/// `ca.autosign`: `true`, `false`, or a list of certname globs.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawAutosign {
+    Flag(bool),
+    Globs(Vec<String>),
+}
+
+/// `ca`: the Puppet CA the server runs.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawCa {
+    dir: PathBuf,
+    autosign: Option<RawAutosign>,
+    server_names: Option<Vec<String>>,
+}
+
+/// The Puppet CA's settings (`ca`).
+#[derive(Clone, Debug)]
+pub struct CaSettings {
+    /// The CA directory (Puppet Server's `cadir` layout).
+    pub dir: PathBuf,
+    /// Which CSRs are signed as they come.
+    pub autosign: Autosign,
+    /// The names on the server certificate the CA makes when `ssl-cert`
+    /// and `ssl-key` do not exist yet: the first is its CN, all are SANs.
+    pub server_names: Vec<String>,
+}
+
+/// The names the server's certificate gets by default: the machine's
+/// host name, `localhost`, `127.0.0.1`, and `host` when it is another
+/// address.
+fn default_server_names(host: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Ok(h) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        let h = h.trim().to_ascii_lowercase();
+        if !h.is_empty() {
+            names.push(h);
+        }
+    }
+    for n in ["localhost", "127.0.0.1", host] {
+        if n != "0.0.0.0" && n != "::" && !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
+    names
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Raw {
+    ca: Option<RawCa>,
     host: Option<String>,
     port: Option<u16>,
     ssl_cert: Option<PathBuf>,
@@ -187,6 +236,8 @@ pub struct ServerConfig {
     pub classifier_groups: PathBuf,
     /// The external node classifier program (`exec` terminus).
     pub external_nodes: Option<PathBuf>,
+    /// The Puppet CA this server runs (`/puppet-ca/v1`), when configured.
+    pub ca: Option<CaSettings>,
 }
 
 impl ServerConfig {
@@ -211,11 +262,21 @@ impl ServerConfig {
         };
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let anchored = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
+        let ca_dir = raw.ca.as_ref().map(|c| anchored(c.dir.clone()));
+        // With a CA, the TLS files default to the CA directory's (made on
+        // first start).
         let required = |key: &'static str, v: Option<PathBuf>| {
-            v.map(anchored).ok_or_else(|| {
+            let default = ca_dir.as_ref().map(|d| {
+                d.join(match key {
+                    "ssl-cert" => "server_crt.pem",
+                    "ssl-key" => "server_key.pem",
+                    _ => "ca_crt.pem",
+                })
+            });
+            v.map(anchored).or(default).ok_or_else(|| {
                 bad(
                     key,
-                    "is required: the server only speaks HTTPS with client certificates".into(),
+                    "is required (unless `ca` is set): the server only speaks HTTPS with client certificates".into(),
                 )
             })
         };
@@ -360,7 +421,39 @@ impl ServerConfig {
                 "node: terminus exec needs external-nodes (the classifier program)".into(),
             ));
         }
+        let ca = match raw.ca {
+            None => None,
+            Some(c) => {
+                let autosign = match c.autosign {
+                    None | Some(RawAutosign::Flag(false)) => Autosign::Never,
+                    Some(RawAutosign::Flag(true)) => Autosign::Always,
+                    Some(RawAutosign::Globs(globs)) => {
+                        if globs.iter().any(|g| g.trim().is_empty()) {
+                            return Err(bad("ca.autosign", "globs must not be empty".into()));
+                        }
+                        Autosign::Matching(globs)
+                    }
+                };
+                let server_names = c
+                    .server_names
+                    .unwrap_or_else(|| default_server_names(&host));
+                match server_names.first() {
+                    None => {
+                        return Err(bad("ca.server-names", "must name at least one name".into()));
+                    }
+                    Some(first) => {
+                        check_certname(first).map_err(|e| bad("ca.server-names", e.to_string()))?
+                    }
+                }
+                Some(CaSettings {
+                    dir: anchored(c.dir),
+                    autosign,
+                    server_names,
+                })
+            }
+        };
         Ok(ServerConfig {
+            ca,
             path: path.to_path_buf(),
             host,
             port: raw.port.unwrap_or(DEFAULT_PORT),
@@ -398,5 +491,39 @@ impl ServerConfig {
             key,
             message: message.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ca_makes_the_tls_files_optional_and_checks_its_keys() {
+        let path = Path::new("/etc/ferry/server.yaml");
+        let c = ServerConfig::parse(
+            "ca:\n  dir: ca\n  autosign: ['*.lab']\n  server-names: [puppet.lab]\n",
+            path,
+        )
+        .expect("config");
+        let ca = c.ca.expect("ca");
+        assert_eq!(ca.dir, Path::new("/etc/ferry/ca"));
+        assert_eq!(ca.autosign, Autosign::Matching(vec!["*.lab".into()]));
+        assert_eq!(c.ssl_ca_cert, Path::new("/etc/ferry/ca/ca_crt.pem"));
+        assert_eq!(c.ssl_cert, Path::new("/etc/ferry/ca/server_crt.pem"));
+        let c = ServerConfig::parse("ca: {dir: /x, autosign: true}\n", path).expect("config");
+        assert_eq!(c.ca.expect("ca").autosign, Autosign::Always);
+        for (text, key) in [
+            ("ca: {dir: /x, autosign: ['']}\n", "ca.autosign"),
+            ("ca: {dir: /x, server-names: []}\n", "ca.server-names"),
+            ("ca: {dir: /x, server-names: [Upper]}\n", "ca.server-names"),
+        ] {
+            let e = ServerConfig::parse(text, path).expect_err(text).to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        let e = ServerConfig::parse("ca: {dir: /x, wat: 1}\n", path).expect_err("unknown");
+        assert!(e.to_string().contains("wat"), "{e}");
+        let e = ServerConfig::parse("port: 1\n", path).expect_err("no tls");
+        assert!(e.to_string().contains("ssl-cert"), "{e}");
     }
 }

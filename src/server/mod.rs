@@ -21,10 +21,12 @@
 //! directories), `classifier` (node groups, classification and the node
 //! termini). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
-//! executor with a store sink), `scrub` (server paths out of results).
+//! executor with a store sink), `scrub` (server paths out of results),
+//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL).
 //! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
+pub mod ca;
 pub mod classifier;
 pub mod config;
 pub mod environments;
@@ -47,6 +49,7 @@ use tokio::sync::{broadcast, watch};
 pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
+use api::ca as ca_api;
 use api::classifier as classifier_api;
 use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
@@ -73,6 +76,8 @@ pub enum ServerError {
     },
     #[error("classifier-groups: {0}")]
     Classifier(#[from] classifier::store::StoreError),
+    #[error("ca: {0}")]
+    Ca(#[from] ca::CaError),
     #[error("cache-dir {path}: {source}")]
     CacheDir {
         path: String,
@@ -104,6 +109,8 @@ pub struct AppState {
     pub groups: Arc<classifier::GroupStore>,
     /// Where nodes' classifications come from (`routes: node`).
     pub nodes: Arc<dyn classifier::NodeTerminus>,
+    /// The Puppet CA (`ca` in the config), opened at start.
+    pub ca: Option<Arc<ca::Ca>>,
     /// Each running job's stop signal, while its runner lives.
     stops: Mutex<HashMap<i64, watch::Sender<bool>>>,
 }
@@ -157,7 +164,12 @@ impl AppState {
                 program: config.external_nodes.clone().unwrap_or_default(),
             }),
         };
+        let ca = match &config.ca {
+            Some(settings) => Some(Arc::new(ca::Ca::open(&settings.dir)?)),
+            None => None,
+        };
         let state = Arc::new(AppState {
+            ca,
             config,
             store,
             inventory,
@@ -234,6 +246,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/classifier-api/v1/groups/{id}"),
     ("DELETE", "/classifier-api/v1/groups/{id}"),
     ("POST", "/classifier-api/v1/classified/nodes/{name}"),
+    ("GET", "/puppet-ca/v1/certificate/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
+    ("PUT", "/puppet-ca/v1/certificate_request/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_request/{certname}"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -292,6 +308,20 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(
             "/classifier-api/v1/classified/nodes/{name}",
             post(classifier_api::classified),
+        )
+        .route(
+            "/puppet-ca/v1/certificate/{certname}",
+            get(ca_api::certificate),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_revocation_list/{name}",
+            get(ca_api::crl),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_request/{certname}",
+            get(ca_api::request)
+                .put(ca_api::submit)
+                .layer(DefaultBodyLimit::max(ca_api::MAX_CSR_BYTES.min(limit))),
         )
         .route(
             "/ssh/check_node_connections",

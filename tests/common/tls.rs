@@ -306,9 +306,15 @@ impl Resp {
 impl Client {
     /// A client presenting `cert` (or none).
     pub fn new(pki: &Pki, cert: Option<&ClientCert>) -> Client {
+        Client::trusting(&pki.ca_pem, cert)
+    }
+
+    /// A client trusting the CA certificate(s) `ca_pem`, presenting
+    /// `cert` (or none).
+    pub fn trusting(ca_pem: &str, cert: Option<&ClientCert>) -> Client {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = rustls::RootCertStore::empty();
-        for c in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
+        for c in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
             roots.add(c.expect("ca pem")).expect("add root");
         }
         let builder = rustls::ClientConfig::builder_with_provider(provider)

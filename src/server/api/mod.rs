@@ -5,11 +5,13 @@
 //! (`openapi`, generated from the handlers' types), `/metrics`
 //! (`metrics`), and Puppet's agent API (`puppet`: node, catalog, report,
 //! facts, environments, status; `fileserver`: file metadata and content
-//! for pluginsync and file sources), and PE's node classifier API
+//! for pluginsync and file sources; `ca`: the Puppet CA's bootstrap
+//! endpoints, `/puppet-ca/v1`), and PE's node classifier API
 //! (`classifier`: node groups, classification).
 
 pub mod ace;
 pub mod bolt;
+pub mod ca;
 pub mod classifier;
 pub mod fileserver;
 pub mod listing;

@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Ref, ResponseBuilder};
 
 use crate::server::AppState;
-use crate::server::api::{ace, bolt, classifier, fileserver, listing, metrics, puppet};
+use crate::server::api::{ace, bolt, ca, classifier, fileserver, listing, metrics, puppet};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
 use crate::server::jobs::{deploy, orchestrator, plans, sse};
@@ -74,6 +74,10 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         classifier::update,
         classifier::delete,
         classifier::classified,
+        ca::certificate,
+        ca::crl,
+        ca::submit,
+        ca::request,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Ferry)

@@ -8,7 +8,9 @@
 //! and nothing else. Anyone else is refused: 401 when unauthenticated,
 //! 403 when not allowed. A token lets through only what one of its
 //! actions covers (HEAD counts as GET); a request no action covers needs
-//! a token with `*`.
+//! a token with `*`. On a server that runs a Puppet CA, its bootstrap
+//! endpoints ([`ca_public`]) are open to every client, with or without a
+//! certificate: an agent asks for its first certificate there.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -167,6 +169,9 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     if let Some(action) = puppet_action(method, path) {
         return Some(action);
     }
+    if ca_public(method, path) {
+        return Some(CA_PUBLIC);
+    }
     let action = match path {
         "/check" if post => "check",
         "/run_task" if post => "ace:run_task",
@@ -203,6 +208,29 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         _ => return None,
     };
     Some(action)
+}
+
+/// The label of the CA's bootstrap endpoints (metrics, OpenAPI): no
+/// action is needed for them, and a token cannot list this one.
+pub const CA_PUBLIC: &str = "ca:public";
+
+/// Whether this is one of the Puppet CA's bootstrap endpoints, which
+/// need no authentication: the CA certificate and CRL, a node's
+/// certificate, submitting and reading a CSR.
+pub fn ca_public(method: &Method, path: &str) -> bool {
+    let read = method == Method::GET || method == Method::HEAD;
+    let segs: Vec<&str> = path.split('/').collect();
+    match segs.as_slice() {
+        [
+            "",
+            "puppet-ca",
+            "v1",
+            "certificate" | "certificate_revocation_list",
+            _,
+        ] => read,
+        ["", "puppet-ca", "v1", "certificate_request", _] => read || method == Method::PUT,
+        _ => false,
+    }
 }
 
 /// The Puppet agent endpoints' action (`puppet:agent`), or the module
@@ -297,6 +325,16 @@ pub async fn authenticate(
 
 /// Who is calling, and (for a certificate that is only a node's) which node.
 fn identify(state: &AppState, req: &Request) -> Result<(Identity, Option<NodeCert>), ApiError> {
+    if state.ca.is_some() && ca_public(req.method(), req.uri().path()) {
+        let who = match req.extensions().get::<Peer>() {
+            Some(Peer::Cert {
+                certname: Some(name),
+                ..
+            }) => name.clone(),
+            _ => "anonymous".to_string(),
+        };
+        return Ok((Identity(who), None));
+    }
     let action = action_for(req.method(), req.uri().path());
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let tokens = state.tokens.as_ref().ok_or_else(|| {

@@ -14,12 +14,14 @@ use axum::body::Body;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use rustls::HandshakeKind;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::server::http::auth::Peer;
 use crate::server::net::conns::{Busy, Conns};
+use crate::server::net::crls::ReloadingVerifier;
 use crate::server::net::tls;
 use crate::server::{AppState, ServerConfig, ServerError, router};
 
@@ -27,15 +29,22 @@ use crate::server::{AppState, ServerConfig, ServerError, router};
 pub struct Server {
     listener: TcpListener,
     acceptor: TlsAcceptor,
+    /// Checks a resumed session's client certificate again (CRLs change).
+    verifier: Arc<ReloadingVerifier>,
     state: Arc<AppState>,
     addr: SocketAddr,
 }
 
 impl Server {
-    /// Checks TLS material, opens the store (failing jobs a previous server
+    /// Sets up the Puppet CA when configured, checks TLS material, opens the store (failing jobs a previous server
     /// left running), loads the inventory and binds the port.
     pub async fn bind(config: ServerConfig) -> Result<Server, ServerError> {
-        let tls = tls::server_config(&config)?;
+        // A configured Puppet CA is made on first start, with the server's
+        // own certificate when it has none yet.
+        if let Some(ca) = &config.ca {
+            crate::server::ca::bootstrap(ca, &config.ssl_cert, &config.ssl_key)?;
+        }
+        let (tls, verifier) = tls::server_config(&config)?;
         let host = config.host.clone();
         let wanted = format!("{}:{}", host, config.port);
         let state = AppState::new(config).await?;
@@ -56,6 +65,7 @@ impl Server {
         Ok(Server {
             listener,
             acceptor: TlsAcceptor::from(tls),
+            verifier,
             state,
             addr,
         })
@@ -94,6 +104,7 @@ impl Server {
             };
             let _ = tcp.set_nodelay(true);
             let acceptor = self.acceptor.clone();
+            let verifier = Arc::clone(&self.verifier);
             let app = app.clone();
             let id = slot.id();
             let task = tokio::spawn(async move {
@@ -109,7 +120,15 @@ impl Server {
                         return;
                     }
                 };
-                let peer = match stream.get_ref().1.peer_certificates() {
+                let conn = stream.get_ref().1;
+                if conn.handshake_kind() == Some(HandshakeKind::Resumed)
+                    && let Some(chain) = conn.peer_certificates()
+                    && let Err(e) = verifier.recheck(chain)
+                {
+                    tracing::info!(%remote, "resumed TLS session refused: {e}");
+                    return;
+                }
+                let peer = match conn.peer_certificates() {
                     Some([cert, ..]) => Peer::Cert {
                         names: tls::certificate_names(cert),
                         certname: tls::certificate_cn(cert),

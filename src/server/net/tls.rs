@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
-use rustls::server::WebPkiClientVerifier;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::server::config::{ConfigError, ServerConfig};
+use crate::server::net::crls::{CrlError, ReloadingVerifier};
 
 fn read_pem_error(cfg: &ServerConfig, key: &'static str, path: &Path, what: &str) -> ConfigError {
     cfg.error(
@@ -21,9 +21,14 @@ fn read_pem_error(cfg: &ServerConfig, key: &'static str, path: &Path, what: &str
 }
 
 /// Builds the rustls configuration. Client certificates are required and
-/// verified against `ssl-ca-cert` (and its CRLs); with a tokens file, a
-/// client may instead come without one and present a bearer token.
-pub fn server_config(cfg: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, ConfigError> {
+/// verified against `ssl-ca-cert` (and its CRLs, followed as they change);
+/// with a tokens file, a client may instead come without one and present
+/// a bearer token, and with a Puppet CA, come without one for the CA's
+/// bootstrap endpoints.
+/// The verifier is returned too, for resumed sessions (`crls`).
+pub fn server_config(
+    cfg: &ServerConfig,
+) -> Result<(Arc<rustls::ServerConfig>, Arc<ReloadingVerifier>), ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cfg.ssl_cert)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
@@ -55,29 +60,42 @@ pub fn server_config(cfg: &ServerConfig) -> Result<Arc<rustls::ServerConfig>, Co
             "certificate",
         ));
     }
-    let mut verifier =
-        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider));
+    // The CRLs are read again whenever they change (`crls`): the
+    // configured ones and the Puppet CA's, which `ferry ca revoke` rewrites.
+    let mut crl_files = Vec::new();
     if let Some(path) = &cfg.ssl_ca_crls {
-        let crls: Vec<CertificateRevocationListDer<'static>> =
-            CertificateRevocationListDer::pem_file_iter(path)
-                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                .map_err(|_| read_pem_error(cfg, "ssl-ca-crls", path, "CRL"))?;
-        verifier = verifier.with_crls(crls);
+        crl_files.push(path.clone());
     }
-    if cfg.tokens_file.is_some() {
-        verifier = verifier.allow_unauthenticated();
+    if let Some(ca) = &cfg.ca {
+        crl_files.push(ca.dir.join("ca_crl.pem"));
     }
-    let verifier = verifier
-        .build()
-        .map_err(|e| cfg.error("ssl-ca-cert", format!("cannot verify clients with it: {e}")))?;
+    // Clients without a certificate get through the handshake when they
+    // can authenticate otherwise (a token) or need none (the CA's
+    // bootstrap endpoints); the HTTP layer refuses them everything else.
+    let anonymous = cfg.tokens_file.is_some() || cfg.ca.is_some();
+    let verifier =
+        ReloadingVerifier::new(Arc::new(roots), Arc::clone(&provider), crl_files, anonymous)
+            .map_err(|e| match e {
+                CrlError::Unreadable(path) => match &cfg.ssl_ca_crls {
+                    Some(p) if p.display().to_string() == path => {
+                        read_pem_error(cfg, "ssl-ca-crls", p, "CRL")
+                    }
+                    _ => cfg.error("ca", format!("{path}: no readable CRL in PEM format")),
+                },
+                CrlError::Verifier(e) => {
+                    cfg.error("ssl-ca-cert", format!("cannot verify clients with it: {e}"))
+                }
+            })?;
+    let verifier = Arc::new(verifier);
+    let client_verifier: Arc<dyn rustls::server::danger::ClientCertVerifier> = verifier.clone();
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| cfg.error("ssl-cert", e.to_string()))?
-        .with_client_cert_verifier(verifier)
+        .with_client_cert_verifier(client_verifier)
         .with_single_cert(certs, key)
         .map_err(|e| cfg.error("ssl-key", format!("does not fit ssl-cert: {e}")))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), verifier))
 }
 
 /// A client certificate's subject CN: a Puppet node's certname.

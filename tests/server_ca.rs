@@ -1,0 +1,536 @@
+//! ferry's Puppet CA: a stock Puppet 7 agent (Debian's `puppet`) with an
+//! EMPTY ssldir bootstraps against `ferry serve` — it downloads the CA
+//! certificate and CRL, submits a CSR, waits (`--waitforcert 0` exits)
+//! until `ferry ca sign` (the real binary) signs it, then gets its
+//! certificate and a catalog; an autosigned name gets both at once;
+//! `ferry ca revoke` makes the server refuse the node's next connection.
+//! Over HTTPS: bad CSRs are 400s saying why, a client without a
+//! certificate reaches the CA's endpoints and nothing else. And existing
+//! Puppet CA material (an RSA CA whose key is PKCS#1, as Puppet Server
+//! writes it, made here with `openssl`) signs and revokes, checked with
+//! `openssl verify`. One in-process server for the binary, whose CA and
+//! TLS files it makes itself on first start (`ca:` in its config, no
+//! `ssl-*` keys). Without `puppet` (or `openssl`) those tests are skipped
+//! with a message.
+
+#[path = "common/tls.rs"]
+mod tls;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use tls::{Client, ClientCert, TestServer};
+
+struct Fixture {
+    addr: std::net::SocketAddr,
+    rt: tokio::runtime::Handle,
+    /// The server's config file (`ferry ca --config`).
+    config: PathBuf,
+    ca_dir: PathBuf,
+    /// The CA certificate, as the server made it.
+    ca_pem: String,
+    _dir: tempfile::TempDir,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("ferry-serve".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async move {
+                    let dir = tempfile::Builder::new()
+                        .prefix("ferry-ca-server-")
+                        .tempdir()
+                        .expect("dir");
+                    let environments =
+                        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments");
+                    let server = TestServer::start_with_tls(
+                        "",
+                        dir.path(),
+                        &format!(
+                            "environmentpath: {}\nloglevel: warn\nca:\n  dir: ca\n  autosign: ['auto-*.test']\n  server-names: [localhost, 127.0.0.1]\n",
+                            environments.display()
+                        ),
+                    )
+                    .await;
+                    let ca_dir = dir.path().join("ca");
+                    let ca_pem =
+                        std::fs::read_to_string(ca_dir.join("ca_crt.pem")).expect("the CA made");
+                    let _ = tx.send(Fixture {
+                        addr: server.addr,
+                        rt: tokio::runtime::Handle::current(),
+                        config: dir.path().join("server.yaml"),
+                        ca_dir,
+                        ca_pem,
+                        _dir: dir,
+                    });
+                    std::future::pending::<()>().await;
+                    drop(server);
+                });
+            })
+            .expect("server thread");
+        rx.recv().expect("the server started")
+    })
+}
+
+fn have(program: &str) -> bool {
+    let found = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+        || Command::new(program)
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: no `{program}` command (scripts/test.sh installs it)");
+    }
+    found
+}
+
+/// `ferry ca ARGS --config <the fixture's>`: (exit code, stdout+stderr).
+fn ferry_ca(args: &[&str]) -> (i32, String) {
+    let f = fixture();
+    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .arg("ca")
+        .args(args)
+        .arg("--config")
+        .arg(&f.config)
+        .output()
+        .expect("run ferry ca");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// An agent with throwaway directories and an empty ssldir.
+struct Agent {
+    certname: String,
+    dir: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    output: String,
+}
+
+impl Agent {
+    fn new(certname: &str) -> Agent {
+        let dir = tempfile::Builder::new()
+            .prefix("ferry-ca-agent-")
+            .tempdir()
+            .expect("dir");
+        for sub in ["conf", "out"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        std::fs::write(dir.path().join("conf/puppet.conf"), "").expect("puppet.conf");
+        Agent {
+            certname: certname.to_string(),
+            dir,
+        }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let f = fixture();
+        let d = |p: &str| self.path(p).display().to_string();
+        let out = Command::new("puppet")
+            .args(["agent", "-t", "--color", "false"])
+            .args(["--confdir", &d("conf"), "--vardir", &d("var")])
+            .args(["--ssldir", &d("ssl"), "--logdir", &d("log")])
+            .args(["--rundir", &d("run"), "--codedir", &d("code")])
+            .args(["--publicdir", &d("public")])
+            .args(["--certname", &self.certname])
+            .args(["--server", "localhost"])
+            .args(["--masterport", &f.addr.port().to_string()])
+            .args(args)
+            .env("FACTER_ferry_test_dir", self.path("out"))
+            .env_remove("http_proxy")
+            .env_remove("https_proxy")
+            .output()
+            .expect("run puppet agent");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+
+    /// The agent's certificate and key, once it has them.
+    fn cert(&self) -> ClientCert {
+        let read = |p: String| std::fs::read_to_string(self.path(&p)).expect(&p);
+        ClientCert {
+            cert_pem: read(format!("ssl/certs/{}.pem", self.certname)),
+            key_pem: read(format!("ssl/private_keys/{}.pem", self.certname)),
+        }
+    }
+}
+
+fn anonymous() -> Client {
+    Client::trusting(&fixture().ca_pem, None)
+}
+
+fn send(client: &Client, method: &str, path: &str, body: Option<Vec<u8>>) -> tls::Resp {
+    let f = fixture();
+    f.rt.block_on(client.send(f.addr, method, path, body))
+        .expect("request")
+}
+
+/// A CSR for `cn` (rcgen, ECDSA), PEM.
+fn csr(cn: &str) -> String {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem")
+}
+
+#[test]
+fn an_agent_with_an_empty_ssldir_waits_is_signed_runs_and_is_refused_once_revoked() {
+    if !have("puppet") {
+        return;
+    }
+    let agent = Agent::new("node1.test");
+    let first = agent.run(&["--waitforcert", "0"]);
+    assert_eq!(first.code, 1, "{}", first.output);
+    assert!(
+        first
+            .output
+            .contains("Couldn't fetch certificate from CA server; you might still need to sign this agent's certificate (node1.test)."),
+        "{}",
+        first.output
+    );
+    // The agent kept the CA's certificate and CRL it downloaded.
+    assert_eq!(
+        std::fs::read_to_string(agent.path("ssl/certs/ca.pem")).expect("ca.pem"),
+        fixture().ca_pem
+    );
+    assert!(agent.path("ssl/crl.pem").is_file());
+
+    let (code, list) = ferry_ca(&["list"]);
+    assert_eq!(code, 0, "{list}");
+    assert!(list.contains("Requested Certificates:"), "{list}");
+    assert!(list.contains("node1.test"), "{list}");
+    // Its pending CSR is served back; its certificate is not there yet.
+    let pending = send(
+        &anonymous(),
+        "GET",
+        "/puppet-ca/v1/certificate_request/node1.test",
+        None,
+    );
+    assert_eq!(pending.status, 200);
+    assert!(
+        pending
+            .text()
+            .starts_with("-----BEGIN CERTIFICATE REQUEST-----")
+    );
+    let unsigned = send(
+        &anonymous(),
+        "GET",
+        "/puppet-ca/v1/certificate/node1.test",
+        None,
+    );
+    assert_eq!(unsigned.status, 404, "{}", unsigned.text());
+    assert_eq!(
+        unsigned.json()["message"],
+        "Not Found: Could not find certificate node1.test"
+    );
+
+    let (code, signed) = ferry_ca(&["sign", "node1.test"]);
+    assert_eq!(code, 0, "{signed}");
+    assert!(
+        signed.contains("Successfully signed certificate request for node1.test"),
+        "{signed}"
+    );
+    let (code, signed_again) = ferry_ca(&["sign", "node1.test"]);
+    assert_eq!(code, 1, "nothing pending any more: {signed_again}");
+
+    let second = agent.run(&[]);
+    assert_eq!(second.code, 2, "changes applied:\n{}", second.output);
+    assert!(
+        second
+            .output
+            .contains("Downloaded certificate for node1.test"),
+        "{}",
+        second.output
+    );
+    assert_eq!(
+        std::fs::read_to_string(agent.path("out/production.txt")).expect("the catalog's file"),
+        "environment=production plugin_fact=synced certname=node1.test\n"
+    );
+    let (_, all) = ferry_ca(&["list", "--all"]);
+    assert!(all.contains("Signed Certificates:"), "{all}");
+
+    // Its certificate is a node's: the Puppet endpoints for itself only.
+    let node = Client::trusting(&fixture().ca_pem, Some(&agent.cert()));
+    let own = send(&node, "GET", "/puppet/v3/node/node1.test", None);
+    assert_eq!(own.status, 200, "{}", own.text());
+    assert_eq!(
+        send(&node, "POST", "/check", Some(b"{}".to_vec())).status,
+        403
+    );
+
+    let (code, revoked) = ferry_ca(&["revoke", "node1.test"]);
+    assert_eq!(code, 0, "{revoked}");
+    let (_, all) = ferry_ca(&["list", "--all"]);
+    assert!(all.contains("Revoked Certificates:"), "{all}");
+    // The running server read the new CRL: the handshake is refused.
+    let f = fixture();
+    let refused =
+        f.rt.block_on(node.send(f.addr, "GET", "/puppet/v3/node/node1.test", None));
+    assert!(
+        refused.is_err(),
+        "a revoked certificate got in: {refused:?}"
+    );
+    let third = agent.run(&[]);
+    assert_ne!(third.code, 0, "{}", third.output);
+    assert!(
+        third.output.contains("certificate revoked"),
+        "{}",
+        third.output
+    );
+
+    // Cleaned, the name may ask again (and waits again).
+    let (code, cleaned) = ferry_ca(&["clean", "node1.test"]);
+    assert_eq!(code, 0, "{cleaned}");
+    let again = send(
+        &anonymous(),
+        "PUT",
+        "/puppet-ca/v1/certificate_request/node1.test",
+        Some(csr("node1.test").into_bytes()),
+    );
+    assert_eq!(again.status, 200, "{}", again.text());
+}
+
+#[test]
+fn a_name_on_the_autosign_list_gets_its_certificate_and_catalog_at_once() {
+    if !have("puppet") {
+        return;
+    }
+    let agent = Agent::new("auto-1.test");
+    let run = agent.run(&["--waitforcert", "0"]);
+    assert_eq!(run.code, 2, "{}", run.output);
+    assert!(agent.path("ssl/certs/auto-1.test.pem").is_file());
+    assert!(agent.path("out/production.txt").is_file());
+    let (_, list) = ferry_ca(&["list"]);
+    assert!(!list.contains("auto-1.test"), "nothing pending: {list}");
+}
+
+#[test]
+fn bad_certificate_requests_are_400s_saying_why() {
+    let client = anonymous();
+    let put = |name: &str, body: Vec<u8>| {
+        send(
+            &client,
+            "PUT",
+            &format!("/puppet-ca/v1/certificate_request/{name}"),
+            Some(body),
+        )
+    };
+    let other = put("mine.test", csr("other.test").into_bytes());
+    assert_eq!(other.status, 400, "{}", other.text());
+    assert_eq!(
+        other.json()["message"],
+        "Instance name \"other.test\" does not match requested key \"mine.test\""
+    );
+    let garbage = put("mine.test", b"not a certificate request".to_vec());
+    assert_eq!(garbage.status, 400, "{}", garbage.text());
+    assert!(
+        garbage.json()["msg"]
+            .as_str()
+            .is_some_and(|m| m.contains("not a PEM certificate request")),
+        "{}",
+        garbage.text()
+    );
+    let broken = put(
+        "mine.test",
+        b"-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n".to_vec(),
+    );
+    assert_eq!(broken.status, 400, "{}", broken.text());
+    let upper = put("Mine.test", csr("Mine.test").into_bytes());
+    assert_eq!(upper.status, 400, "{}", upper.text());
+    assert_eq!(upper.json()["details"]["field"], "certname");
+    let huge = put("mine.test", vec![b'A'; 70 * 1024]);
+    assert_eq!(huge.status, 413, "{}", huge.text());
+    // Nothing of these was kept.
+    let (_, list) = ferry_ca(&["list"]);
+    assert!(!list.contains("mine.test"), "{list}");
+    assert!(!fixture().ca_dir.join("requests/mine.test.pem").exists());
+
+    // A second CSR for a pending name with another key is refused; the
+    // same one again is fine.
+    let first = csr("twice.test");
+    assert_eq!(put("twice.test", first.clone().into_bytes()).status, 200);
+    assert_eq!(put("twice.test", first.into_bytes()).status, 200);
+    let second = put("twice.test", csr("twice.test").into_bytes());
+    assert_eq!(second.status, 400, "{}", second.text());
+}
+
+#[test]
+fn a_client_without_a_certificate_reaches_the_ca_endpoints_and_nothing_else() {
+    let client = anonymous();
+    let ca = send(&client, "GET", "/puppet-ca/v1/certificate/ca", None);
+    assert_eq!(ca.status, 200);
+    assert_eq!(ca.text(), fixture().ca_pem);
+    let crl = send(
+        &client,
+        "GET",
+        "/puppet-ca/v1/certificate_revocation_list/ca",
+        None,
+    );
+    assert_eq!(crl.status, 200);
+    assert!(
+        crl.text().starts_with("-----BEGIN X509 CRL-----"),
+        "{}",
+        crl.text()
+    );
+    for (method, path) in [
+        ("GET", "/puppet/v3/node/anon.test"),
+        ("POST", "/puppet/v3/catalog/anon.test"),
+        ("GET", "/puppet/v3/environments"),
+        ("GET", "/status/v1/simple"),
+        ("POST", "/check"),
+        ("GET", "/orchestrator/v1/jobs"),
+        ("GET", "/metrics"),
+        ("GET", "/puppet/v3/file_content/modules/greet/x"),
+        ("DELETE", "/puppet-ca/v1/certificate_request/anon.test"),
+        ("GET", "/puppet-ca/v1/certificate_status/anon.test"),
+    ] {
+        let r = send(&client, method, path, Some(Vec::new()));
+        assert_eq!(r.status, 401, "{method} {path}: {}", r.text());
+    }
+}
+
+#[test]
+fn existing_puppet_ca_material_signs_and_revokes() {
+    if !have("openssl") {
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ferry-puppet-cadir-")
+        .tempdir()
+        .expect("dir");
+    let d = dir.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // An RSA CA as Puppet Server keeps one: a PKCS#1 key, ca_crt.pem,
+    // signed/, serial.
+    openssl(&["genrsa", "-traditional", "-out", "ca_key.pem", "2048"]);
+    openssl(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca_key.pem",
+        "-out",
+        "ca_crt.pem",
+        "-days",
+        "30",
+        "-subj",
+        "/CN=Puppet CA: puppet.test",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    assert!(
+        std::fs::read_to_string(d.join("ca_key.pem"))
+            .expect("key")
+            .starts_with("-----BEGIN RSA PRIVATE KEY-----")
+    );
+    std::fs::create_dir_all(d.join("requests")).expect("mkdir");
+    std::fs::write(d.join("serial"), "0010\n").expect("serial");
+    std::fs::write(d.join("requests/legacy.test.pem"), csr("legacy.test")).expect("csr");
+    let ca = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .arg("ca")
+            .args(args)
+            .arg("--dir")
+            .arg(d)
+            .output()
+            .expect("ferry ca");
+        assert!(
+            out.status.success(),
+            "ferry ca {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(ca(&["list"]).contains("legacy.test"));
+    ca(&["sign", "legacy.test"]);
+    let verified = openssl(&["verify", "-CAfile", "ca_crt.pem", "signed/legacy.test.pem"]);
+    assert!(verified.contains("OK"), "{verified}");
+    let serial = openssl(&["x509", "-in", "signed/legacy.test.pem", "-noout", "-serial"]);
+    assert_eq!(serial.trim(), "serial=10");
+    assert_eq!(
+        std::fs::read_to_string(d.join("serial"))
+            .expect("serial")
+            .trim(),
+        "0011"
+    );
+    ca(&["revoke", "legacy.test"]);
+    let crl = openssl(&[
+        "crl",
+        "-in",
+        "ca_crl.pem",
+        "-noout",
+        "-text",
+        "-CAfile",
+        "ca_crt.pem",
+    ]);
+    assert!(crl.contains("Serial Number: 10"), "{crl}");
+    let refused = Command::new("openssl")
+        .args([
+            "verify",
+            "-crl_check",
+            "-CAfile",
+            "ca_crt.pem",
+            "-CRLfile",
+            "ca_crl.pem",
+        ])
+        .arg("signed/legacy.test.pem")
+        .current_dir(d)
+        .output()
+        .expect("openssl");
+    assert!(!refused.status.success(), "revoked, so not verified");
+    // The key was never printed, and keeps its mode.
+    let key = std::fs::read_to_string(d.join("ca_key.pem")).expect("key");
+    assert!(!ca(&["list", "--all"]).contains(key.lines().nth(1).unwrap_or("-")));
+}
