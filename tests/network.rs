@@ -299,11 +299,20 @@ fn configure_brings_up_bgp_between_the_routers_and_a_rerun_changes_nothing() {
             ],
         ));
         assert_eq!(run.code, 0, "{run:?}");
-        let up = ["r1", "r2"].iter().all(|name| {
-            run.item(name)["value"]["stdout"]
-                .as_str()
-                .is_some_and(|out| out.contains("BGP state = Established"))
-        });
+        // Each router's session to its peer on this link (the catalog
+        // tests bring up another, on the second link).
+        let up = [("r1", "10.0.12.2"), ("r2", "10.0.12.1")]
+            .iter()
+            .all(|(name, peer)| {
+                run.item(name)["value"]["stdout"]
+                    .as_str()
+                    .is_some_and(|out| {
+                        out.split("BGP neighbor is ").any(|block| {
+                            block.starts_with(&format!("{peer},"))
+                                && block.contains("BGP state = Established")
+                        })
+                    })
+            });
         if up {
             let summary = run.item("r1")["value"]["stdout"]
                 .as_str()
@@ -1054,4 +1063,57 @@ async fn ace_execute_catalog_fails_a_rejected_line_alone_with_the_devices_messag
             .contains("ip route 10.99.0.0/24 10.0.21.2")
     );
     server.stop().await;
+}
+
+#[test]
+fn ferry_apply_converges_device_resources_and_a_rerun_changes_nothing() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, &format!("        enable-password: {ENABLE_PASSWORD}\n"));
+    let env = fixture_dir("environments").join("devices");
+    let code = "network_route { '10.203.0.0/24': gateway => '10.0.21.1', metric => 30 }";
+    let apply = |extra: &[&str]| {
+        let mut args = vec![
+            "apply",
+            "-e",
+            code,
+            "--environment",
+            env.to_str().expect("utf-8 path"),
+            "-t",
+            "r2",
+            "--log-level",
+            "trace",
+        ];
+        args.extend(extra);
+        s.ferry(&json_args(&inv, &args))
+    };
+    let noop = apply(&["--noop"]);
+    assert_eq!(noop.code, 0, "{noop:?}");
+    let report = &noop.only()["value"]["report"];
+    assert_eq!(report["noop_pending"], true, "{report}");
+    let run = apply(&[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = &run.only()["value"]["report"];
+    assert_eq!(report["status"], "changed", "{report}");
+    let route = &report["resource_statuses"]["Network_route[10.203.0.0/24]"];
+    assert_eq!(
+        route["events"][0]["message"],
+        "configuration changed:\n+ ip route 10.203.0.0/24 10.0.21.1 30",
+        "{route}"
+    );
+    let again = apply(&[]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(
+        again.only()["value"]["report"]["status"],
+        "unchanged",
+        "{again:?}"
+    );
+    for r in [&noop, &run, &again] {
+        assert!(!r.all_text().contains(ENABLE_PASSWORD), "{r:?}");
+    }
+    assert!(
+        routers().routers()[1]
+            .vtysh(&["show running-config"])
+            .contains("ip route 10.203.0.0/24 10.0.21.1 30")
+    );
 }
