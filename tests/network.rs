@@ -1015,13 +1015,14 @@ async fn ace_execute_catalog_converges_devices_and_bgp_comes_up_steps() {
 }
 
 #[test]
-fn ace_execute_catalog_fails_a_rejected_line_alone_with_the_devices_message() {
+fn ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents() {
     let _answering = answering();
     ace_runtime()
-        .block_on(ace_execute_catalog_fails_a_rejected_line_alone_with_the_devices_message_steps());
+        .block_on(ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents_steps());
 }
 
-async fn ace_execute_catalog_fails_a_rejected_line_alone_with_the_devices_message_steps() {
+async fn ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents_steps()
+ {
     let s = Scratch::new();
     let pki = tls::Pki::new();
     let server = ace_server(s.path(), &pki).await;
@@ -1055,9 +1056,22 @@ async fn ace_execute_catalog_fails_a_rejected_line_alone_with_the_devices_messag
                     .is_some_and(|m| m.contains("% Command incomplete")))),
         "{report}"
     );
-    // The other resource converged all the same.
+    // The resource that does not depend on it converged all the same; the
+    // one that requires it is skipped.
     let route = &report["resource_statuses"]["Network_route[10.99.0.0/24]"];
     assert_eq!(route["failed"], false, "{route}");
+    let skipped = &report["resource_statuses"]["Network_route[10.98.0.0/24]"];
+    assert_eq!(skipped["skipped"], true, "{skipped}");
+    assert_eq!(a["result"]["metrics"]["skipped"], 1, "{a}");
+    assert!(
+        report["logs"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["message"]
+                == "Skipping because of failed dependencies"
+                && l["source"] == "/Stage[main]/Main/Network_route[10.98.0.0/24]")),
+        "{report}"
+    );
+    assert!(!r1.vtysh(&["show running-config"]).contains("10.98.0.0"));
     assert!(
         r1.vtysh(&["show running-config"])
             .contains("ip route 10.99.0.0/24 10.0.21.2")

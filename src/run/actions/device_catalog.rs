@@ -4,7 +4,9 @@
 //! the inventory's) or given; then each device resource, in catalog order,
 //! is turned into the configuration it wants
 //! ([`crate::transport::network::resources`]) and converged through the
-//! device's CLI session: the running configuration is read once, each
+//! device's CLI session, in the order the catalog's relationships give
+//! ([`crate::apply::graph::order`]; a resource whose dependency failed is
+//! skipped, as Puppet skips it): the running configuration is read once, each
 //! resource's change (missing lines, lines to remove) is pushed in
 //! configuration mode and read back and checked, as `device configure`
 //! does; with noop nothing is pushed. Containers (classes, stages) are not
@@ -15,6 +17,7 @@
 //! resource's lines are left out of its events when its parameters were
 //! `Sensitive`.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,6 +27,7 @@ use super::apply::{ApplyJob, CatalogSource, compile, failed, rfc3339, uuid};
 use super::device::{self, DeviceJob};
 use crate::apply::ApplyCatalog;
 use crate::apply::catalog::Resource;
+use crate::apply::graph::{self, Step};
 use crate::apply::report::{self, Event, Log, Report, ResourceStatus, RunStatus, Statuses};
 use crate::inventory::Target;
 use crate::run::result::{Outcome, Output};
@@ -32,9 +36,6 @@ use crate::transport::command::nonce;
 use crate::transport::network::Network;
 use crate::transport::network::config::{self, Node};
 use crate::transport::network::resources;
-
-/// Types that contain resources and are not applied themselves.
-const CONTAINERS: &[&str] = &["class", "stage", "node", "whit", "admissible", "completed"];
 
 /// What became of one resource.
 enum Converged {
@@ -46,6 +47,8 @@ enum Converged {
     Changed(String),
     /// Why it could not be brought in sync.
     Failed(String),
+    /// Not applied: these resources upstream of it (catalog indices) failed.
+    Skipped(Vec<usize>),
 }
 
 /// Applies the job's catalog to the device `dev`.
@@ -89,6 +92,10 @@ pub async fn run(
     };
     let noop = job.options.noop;
     let platform = dev.cli_dialect().platform;
+    let order = match graph::order(&catalog, &|_| false) {
+        Ok(o) => o,
+        Err(e) => return Ok(failed("ferry/apply-catalog", e.to_string())),
+    };
     let mut running = match device::running(dev).await? {
         Ok(text) => config::parse(&text),
         Err(refusal) => return Ok(refusal),
@@ -96,28 +103,70 @@ pub async fn run(
     let mut statuses = Vec::new();
     let mut logs = Vec::new();
     let mut type_time: Vec<(String, String, f64)> = Vec::new();
-    for (index, resource) in catalog.resources.iter().enumerate() {
-        if CONTAINERS.contains(&resource.type_key().as_str()) {
+    // Resources that failed or were skipped, by catalog index.
+    let mut failures: BTreeSet<usize> = BTreeSet::new();
+    for step in &order.steps {
+        let index = step.resource;
+        let Some(resource) = catalog.resources.get(index) else {
             continue;
-        }
+        };
+        let path = containment(&catalog, step);
         let time = rfc3339(chrono::Utc::now());
         let began = Instant::now();
-        let converged = match resources::desired(
-            &resource.type_name,
-            &resource.title,
-            &resource.params,
-            platform,
-        ) {
-            Err(e) => Converged::Failed(e.to_string()),
-            Ok(desired) => converge(dev, &mut running, &desired, noop).await?,
+        let failed_upstream: Vec<usize> = step
+            .upstream
+            .iter()
+            .copied()
+            .filter(|u| failures.contains(u))
+            .collect();
+        let converged = if !failed_upstream.is_empty() {
+            Converged::Skipped(failed_upstream)
+        } else {
+            match resources::desired(
+                &resource.type_name,
+                &resource.title,
+                &resource.params,
+                platform,
+            ) {
+                Err(e) => Converged::Failed(e.to_string()),
+                Ok(desired) => converge(dev, &mut running, &desired, noop).await?,
+            }
         };
+        if matches!(converged, Converged::Failed(_) | Converged::Skipped(_)) {
+            failures.insert(index);
+        }
+        if let Converged::Skipped(upstream) = &converged {
+            let log = |level: &'static str, message: String| Log {
+                level,
+                message,
+                source: format!("/{}", path.join("/")),
+                tags: std::iter::once(level.to_string())
+                    .chain(resource.tags.iter().cloned())
+                    .collect(),
+                time: time.clone(),
+                file: resource.file.clone(),
+                line: resource.line,
+            };
+            for u in upstream {
+                if let Some(dep) = catalog.resources.get(*u) {
+                    logs.push(log(
+                        "notice",
+                        format!("Dependency {} has failures: true", dep.reference()),
+                    ));
+                }
+            }
+            logs.push(log(
+                "warning",
+                "Skipping because of failed dependencies".into(),
+            ));
+        }
         let seconds = began.elapsed().as_secs_f64();
         let key = resource.type_key();
         match type_time.iter_mut().find(|(k, _, _)| *k == key) {
             Some(slot) => slot.2 += seconds,
             None => type_time.push((key, resource.type_name.clone(), seconds)),
         }
-        let status = status(&catalog, index, resource, converged, time, seconds);
+        let status = status(path, resource, converged, time, seconds);
         for e in &status.events {
             logs.push(Log {
                 level: if e.status == "failure" {
@@ -261,37 +310,25 @@ fn source(status: &ResourceStatus) -> String {
     path
 }
 
-/// The containers of resource `index`, outermost first, then itself, as
-/// Puppet's `containment_path` writes them (a class by its name).
-fn containment(catalog: &ApplyCatalog, index: usize) -> Vec<String> {
-    let mut path = Vec::new();
-    let mut at = index;
-    let mut seen = 0;
-    while let Some(&(container, _)) = catalog.contains.iter().find(|(_, c)| *c == at) {
-        seen += 1;
-        if seen > catalog.resources.len() {
-            break;
-        }
-        if let Some(r) = catalog.resources.get(container) {
-            path.push(if r.type_key() == "class" {
-                r.title.clone()
-            } else {
-                r.reference()
-            });
-        }
-        at = container;
-    }
-    path.reverse();
-    if let Some(r) = catalog.resources.get(index) {
-        path.push(r.reference());
-    }
-    path
+/// Puppet's containment path of a step: its containers (a class by its
+/// name), then the resource itself.
+fn containment(catalog: &ApplyCatalog, step: &Step) -> Vec<String> {
+    step.containers
+        .iter()
+        .filter_map(|c| catalog.resources.get(*c))
+        .map(graph::path_segment)
+        .chain(
+            catalog
+                .resources
+                .get(step.resource)
+                .map(Resource::reference),
+        )
+        .collect()
 }
 
 /// The resource's status in the report, with its one event (if any).
 fn status(
-    catalog: &ApplyCatalog,
-    index: usize,
+    containment_path: Vec<String>,
     resource: &Resource,
     converged: Converged,
     time: String,
@@ -346,6 +383,7 @@ fn status(
             false,
             true,
         ),
+        Converged::Skipped(_) => (Vec::new(), false, false, false),
     };
     ResourceStatus {
         title: resource.title.clone(),
@@ -354,7 +392,7 @@ fn status(
         resource: resource.reference(),
         resource_type: resource.type_name.clone(),
         provider_used: Some("cli"),
-        containment_path: containment(catalog, index),
+        containment_path,
         evaluation_time: Some(seconds),
         tags: resource.tags.clone(),
         time,
@@ -362,7 +400,7 @@ fn status(
         failed_to_restart: false,
         changed,
         out_of_sync,
-        skipped: false,
+        skipped: matches!(converged, Converged::Skipped(_)),
         change_count: u64::from(changed),
         out_of_sync_count: u64::from(out_of_sync),
         events,
