@@ -1,9 +1,15 @@
 //! Network devices against real FRR routers (tests/common/sshd/routers.rs):
 //! two routers, each FRR in its own network namespace behind an sshd whose
-//! logins run vtysh, joined by a veth pair. One pair serves every test of
-//! this binary.
+//! logins run vtysh, joined by two veth pairs. One pair serves every test
+//! of this binary. Remote tasks (tests/network/modules) run on ferry's host
+//! and on a run-on target; ACE's `/run_task` and `/execute_catalog` run
+//! them and device catalogs (tests/network/environments) on the routers'
+//! second link, so that the catalogs and `device configure` do not see
+//! each other's lines.
 
 mod common;
+#[path = "common/tls.rs"]
+mod tls;
 
 use std::io::Write;
 use std::process::Stdio;
@@ -293,11 +299,20 @@ fn configure_brings_up_bgp_between_the_routers_and_a_rerun_changes_nothing() {
             ],
         ));
         assert_eq!(run.code, 0, "{run:?}");
-        let up = ["r1", "r2"].iter().all(|name| {
-            run.item(name)["value"]["stdout"]
-                .as_str()
-                .is_some_and(|out| out.contains("BGP state = Established"))
-        });
+        // Each router's session to its peer on this link (the catalog
+        // tests bring up another, on the second link).
+        let up = [("r1", "10.0.12.2"), ("r2", "10.0.12.1")]
+            .iter()
+            .all(|(name, peer)| {
+                run.item(name)["value"]["stdout"]
+                    .as_str()
+                    .is_some_and(|out| {
+                        out.split("BGP neighbor is ").any(|block| {
+                            block.starts_with(&format!("{peer},"))
+                                && block.contains("BGP state = Established")
+                        })
+                    })
+            });
         if up {
             let summary = run.item("r1")["value"]["stdout"]
                 .as_str()
@@ -648,4 +663,471 @@ fn facts_give_each_device_its_platform_version_and_interfaces() {
             .unwrap_or_else(|| panic!("{value}"));
         assert_eq!(link["status"], "up", "{value}");
     }
+}
+
+/// The fixture modules and environments of the device task and catalog
+/// tests (tests/network/modules, tests/network/environments).
+fn fixture_dir(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/network")
+        .join(name)
+}
+
+/// What the remote task `netdev::show_version` reported for `name`.
+fn remote_value(run: &common::ferry::Run, name: &str) -> serde_json::Value {
+    let item = run.item(name);
+    assert_eq!(item["status"], "success", "{item}");
+    assert_eq!(item["action"], "task", "{item}");
+    item["value"].clone()
+}
+
+#[test]
+fn a_remote_task_runs_on_ferrys_host_with_the_devices_settings_in_target() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let password = "pw-Remote-0815";
+    let inv = inventory(
+        &s,
+        &format!("        enable-password: {ENABLE_PASSWORD}\n        password: {password}\n"),
+    );
+    let modules = fixture_dir("modules");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "task",
+            "run",
+            "netdev::show_version",
+            "-t",
+            "routers",
+            "--modulepath",
+            modules.to_str().expect("utf-8 path"),
+            "--log-level",
+            "trace",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    for r in routers().routers() {
+        let value = remote_value(&run, r.name());
+        // The task reached the device itself, through the CLI, from here.
+        assert!(
+            value["first_line"].as_str().is_some_and(
+                |l| l.starts_with("FRRouting") && l.contains(&format!("({})", r.name()))
+            ),
+            "{value}"
+        );
+        assert_eq!(value["over_ssh"], false, "{value}");
+        let target = &value["target"];
+        assert_eq!(target["name"], r.name(), "{target}");
+        assert_eq!(target["host"], r.host().to_string(), "{target}");
+        assert_eq!(target["user"], "root", "{target}");
+        assert_eq!(target["protocol"], "network", "{target}");
+        assert_eq!(target["platform"], "frr", "{target}");
+        // Secrets reach the task, and are hidden in what it prints.
+        assert_eq!(target["password"], "[redacted]", "{target}");
+        assert_eq!(target["enable-password"], "[redacted]", "{target}");
+    }
+    let text = run.all_text();
+    assert!(
+        !text.contains(password) && !text.contains(ENABLE_PASSWORD),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_remote_task_runs_on_the_run_on_target_over_ssh() {
+    let _answering = answering();
+    let proxy = sshd::shared();
+    let s = Scratch::new();
+    let inv = inventory(&s, "        run-on: proxy\n");
+    let text = std::fs::read_to_string(&inv).expect("inventory")
+        + &format!(
+            "targets:\n  - name: proxy\n    uri: ssh://root@{}:{}\n    config:\n      transport: ssh\n      ssh:\n        private-key: {}\n        known-hosts-file: {}\n        load-config: false\n",
+            proxy.host(),
+            proxy.port(),
+            client_keys().path(KeyType::Ed25519).display(),
+            proxy.known_hosts_path().display()
+        );
+    std::fs::write(&inv, text).expect("inventory");
+    let logins = || proxy.log().matches("Accepted publickey for root").count();
+    let before = logins();
+    let modules = fixture_dir("modules");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "task",
+            "run",
+            "netdev::show_version",
+            "-t",
+            "r2",
+            "--modulepath",
+            modules.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    let value = remote_value(&run, "r2");
+    assert_eq!(value["over_ssh"], true, "{value}");
+    assert!(
+        value["first_line"]
+            .as_str()
+            .is_some_and(|l| l.contains("(r2)")),
+        "{value}"
+    );
+    assert_eq!(value["target"]["run-on"], "proxy", "{value}");
+    assert!(logins() > before, "{}", proxy.log_tail(20));
+
+    // A run-on that names a device is refused, as Bolt refuses it.
+    let inv = inventory(&s, "        run-on: r1\n");
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "task",
+            "run",
+            "netdev::show_version",
+            "-t",
+            "r2",
+            "--modulepath",
+            modules.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("r1 is not a valid run-on target for r2 since it is a network device too"),
+        "{run:?}"
+    );
+}
+
+/// ACE's target for router `r` (`remote-transport: network`), with the
+/// enable password.
+fn ace_target(r: &common::sshd::Router) -> serde_json::Value {
+    serde_json::json!({
+        "remote-transport": "network",
+        "host": r.host().to_string(),
+        "user": "root",
+        "platform": "frr",
+        "enable-password": ENABLE_PASSWORD,
+        "private-key-content": std::fs::read_to_string(client_keys().path(KeyType::Ed25519)).expect("key"),
+        "known-hosts-content": std::fs::read_to_string(routers().known_hosts_path()).expect("known_hosts"),
+    })
+}
+
+/// A runtime for a test of the server's API (the test holds the routers
+/// for reading outside it).
+fn ace_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A server whose modulepath and environmentpath are the device fixtures.
+async fn ace_server(dir: &std::path::Path, pki: &tls::Pki) -> tls::TestServer {
+    tls::TestServer::start(
+        pki,
+        dir,
+        &format!(
+            "modulepath: [{}]\nenvironmentpath: {}\n",
+            fixture_dir("modules").display(),
+            fixture_dir("environments").display()
+        ),
+    )
+    .await
+}
+
+#[test]
+fn ace_runs_a_remote_task_for_a_device_on_the_server() {
+    let _answering = answering();
+    ace_runtime().block_on(ace_runs_a_remote_task_for_a_device_on_the_server_steps());
+}
+
+async fn ace_runs_a_remote_task_for_a_device_on_the_server_steps() {
+    let s = Scratch::new();
+    let pki = tls::Pki::new();
+    let server = ace_server(s.path(), &pki).await;
+    let client = tls::Client::new(&pki, Some(&pki.client));
+    let r = &routers().routers()[0];
+    let body = serde_json::json!({
+        "target": ace_target(r),
+        "task": {"name": "netdev::show_version", "metadata": {}, "files": []},
+        "parameters": {"command": "show version"},
+    });
+    let answer = client.post(server.addr, "/run_task", &body).await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let result = answer.json();
+    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(result["target"], r.host().to_string(), "{result}");
+    let value = &result["value"];
+    assert!(
+        value["first_line"]
+            .as_str()
+            .is_some_and(|l| l.contains("(r1)")),
+        "{value}"
+    );
+    assert_eq!(value["target"]["enable-password"], "[redacted]", "{value}");
+    assert_eq!(
+        value["target"]["private-key"]["key-data"], "[redacted]",
+        "{value}"
+    );
+    let jobs = client
+        .get(server.addr, "/orchestrator/v1/jobs")
+        .await
+        .text();
+    assert!(
+        !answer.text().contains(ENABLE_PASSWORD) && !jobs.contains(ENABLE_PASSWORD),
+        "{jobs}"
+    );
+
+    // A task that is not remote is refused for a device, naming the field.
+    let mut plain = body.clone();
+    plain["task"]["name"] = "ferry::facts".into();
+    plain["parameters"] = serde_json::json!({});
+    let answer = client.post(server.addr, "/run_task", &plain).await;
+    assert_eq!(answer.status, 400, "{}", answer.text());
+    assert!(
+        answer.text().contains("task.name") && answer.text().contains("not a remote task"),
+        "{}",
+        answer.text()
+    );
+    server.stop().await;
+}
+
+/// `/execute_catalog` for router `r` in `environment`.
+fn catalog_request(r: &common::sshd::Router, environment: &str, noop: bool) -> serde_json::Value {
+    serde_json::json!({
+        "target": ace_target(r),
+        "compiler": {
+            "certname": r.name(), "environment": environment, "enforce_environment": true,
+            "transaction_uuid": "0b5d2a44-7f3e-4c1a-9d6b-2f8e1c3a5b7d", "job_id": "7",
+            "noop": noop, "debug": false, "trace": false, "evaltrace": false,
+        },
+    })
+}
+
+/// The Puppet report of the newest `ace/execute_catalog` job.
+async fn last_report(client: &tls::Client, server: &tls::TestServer) -> serde_json::Value {
+    let jobs = client
+        .get(server.addr, "/orchestrator/v1/jobs")
+        .await
+        .json();
+    let name = jobs["items"][0]["name"]
+        .as_str()
+        .expect("job name")
+        .to_string();
+    let nodes = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{name}/nodes"))
+        .await;
+    assert!(!nodes.text().contains(ENABLE_PASSWORD), "{}", nodes.text());
+    nodes.json()["items"][0]["result"]["report"].clone()
+}
+
+#[test]
+fn ace_execute_catalog_converges_devices_and_bgp_comes_up() {
+    let _answering = answering();
+    ace_runtime().block_on(ace_execute_catalog_converges_devices_and_bgp_comes_up_steps());
+}
+
+async fn ace_execute_catalog_converges_devices_and_bgp_comes_up_steps() {
+    let s = Scratch::new();
+    let pki = tls::Pki::new();
+    let server = ace_server(s.path(), &pki).await;
+    let client = tls::Client::new(&pki, Some(&pki.client));
+    let [r1, r2] = routers().routers();
+
+    // noop: the changes are reported, none is made.
+    let answer = client
+        .post(
+            server.addr,
+            "/execute_catalog",
+            &catalog_request(r1, "devices", true),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let a = answer.json();
+    assert_eq!(a["status"], "unchanged", "{a}");
+    assert_eq!(a["result"]["metrics"]["out_of_sync"], 4, "{a}");
+    let report = last_report(&client, &server).await;
+    assert_eq!(report["noop_pending"], true, "{report}");
+    let route = &report["resource_statuses"]["Network_route[10.201.0.0/24]"];
+    assert_eq!(route["events"][0]["status"], "noop", "{route}");
+    assert!(!r1.vtysh(&["show running-config"]).contains("10.201.0.0"));
+
+    for r in [r1, r2] {
+        let a = client
+            .post(
+                server.addr,
+                "/execute_catalog",
+                &catalog_request(r, "devices", false),
+            )
+            .await
+            .json();
+        assert_eq!(a["certname"], r.name(), "{a}");
+        assert_eq!(a["status"], "changed", "{a}");
+        assert_eq!(a["result"]["metrics"]["changed"], 4, "{a}");
+        assert_eq!(a["result"]["metrics"]["failed"], 0, "{a}");
+        assert_eq!(a["result"]["job_id"], "7", "{a}");
+        let report = last_report(&client, &server).await;
+        assert_eq!(report["host"], r.name(), "{report}");
+        assert_eq!(report["report_format"], 12, "{report}");
+        let neighbor = report["resource_statuses"]
+            .as_object()
+            .and_then(|m| m.iter().find(|(k, _)| k.starts_with("Bgp_neighbor[")))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert_eq!(neighbor["changed"], true, "{report}");
+        let message = neighbor["events"][0]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(message.contains("+  neighbor 10.0.21."), "{message}");
+        // A second run changes nothing.
+        let again = client
+            .post(
+                server.addr,
+                "/execute_catalog",
+                &catalog_request(r, "devices", false),
+            )
+            .await
+            .json();
+        assert_eq!(again["status"], "unchanged", "{again}");
+        assert_eq!(again["result"]["metrics"]["changed"], 0, "{again}");
+    }
+    let running = r1.vtysh(&["show running-config"]);
+    assert!(
+        running.contains("ip route 10.201.0.0/24 10.0.21.2 20")
+            && running.contains(" description ferry catalog: link to 10.0.21.2")
+            && running.contains(" neighbor 10.0.21.2 description from a catalog"),
+        "{running}"
+    );
+    // The session on the link the catalogs configured comes up.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let up = r1.vtysh(&["show bgp neighbors 10.0.21.2"]);
+        if up.contains("BGP state = Established") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "BGP never came up: {up}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    server.stop().await;
+}
+
+#[test]
+fn ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents() {
+    let _answering = answering();
+    ace_runtime()
+        .block_on(ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents_steps());
+}
+
+async fn ace_execute_catalog_fails_a_rejected_line_with_the_devices_message_and_skips_its_dependents_steps()
+ {
+    let s = Scratch::new();
+    let pki = tls::Pki::new();
+    let server = ace_server(s.path(), &pki).await;
+    let client = tls::Client::new(&pki, Some(&pki.client));
+    let r1 = &routers().routers()[0];
+    let answer = client
+        .post(
+            server.addr,
+            "/execute_catalog",
+            &catalog_request(r1, "rejected", false),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let a = answer.json();
+    assert_eq!(a["status"], "failed", "{a}");
+    assert_eq!(a["result"]["metrics"]["failed"], 1, "{a}");
+    let report = last_report(&client, &server).await;
+    let bad = &report["resource_statuses"]["Device_config[bogus neighbor]"];
+    assert_eq!(bad["failed"], true, "{report}");
+    assert_eq!(
+        bad["events"][0]["message"],
+        "the device rejected 'neighbor bogus': % Command incomplete: neighbor bogus",
+        "{bad}"
+    );
+    assert!(
+        report["logs"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["level"] == "err"
+                && l["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("% Command incomplete")))),
+        "{report}"
+    );
+    // The resource that does not depend on it converged all the same; the
+    // one that requires it is skipped.
+    let route = &report["resource_statuses"]["Network_route[10.99.0.0/24]"];
+    assert_eq!(route["failed"], false, "{route}");
+    let skipped = &report["resource_statuses"]["Network_route[10.98.0.0/24]"];
+    assert_eq!(skipped["skipped"], true, "{skipped}");
+    assert_eq!(a["result"]["metrics"]["skipped"], 1, "{a}");
+    assert!(
+        report["logs"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["message"]
+                == "Skipping because of failed dependencies"
+                && l["source"] == "/Stage[main]/Main/Network_route[10.98.0.0/24]")),
+        "{report}"
+    );
+    assert!(!r1.vtysh(&["show running-config"]).contains("10.98.0.0"));
+    assert!(
+        r1.vtysh(&["show running-config"])
+            .contains("ip route 10.99.0.0/24 10.0.21.2")
+    );
+    server.stop().await;
+}
+
+#[test]
+fn ferry_apply_converges_device_resources_and_a_rerun_changes_nothing() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, &format!("        enable-password: {ENABLE_PASSWORD}\n"));
+    let env = fixture_dir("environments").join("devices");
+    let code = "network_route { '10.203.0.0/24': gateway => '10.0.21.1', metric => 30 }";
+    let apply = |extra: &[&str]| {
+        let mut args = vec![
+            "apply",
+            "-e",
+            code,
+            "--environment",
+            env.to_str().expect("utf-8 path"),
+            "-t",
+            "r2",
+            "--log-level",
+            "trace",
+        ];
+        args.extend(extra);
+        s.ferry(&json_args(&inv, &args))
+    };
+    let noop = apply(&["--noop"]);
+    assert_eq!(noop.code, 0, "{noop:?}");
+    let report = &noop.only()["value"]["report"];
+    assert_eq!(report["noop_pending"], true, "{report}");
+    let run = apply(&[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = &run.only()["value"]["report"];
+    assert_eq!(report["status"], "changed", "{report}");
+    let route = &report["resource_statuses"]["Network_route[10.203.0.0/24]"];
+    assert_eq!(
+        route["events"][0]["message"],
+        "configuration changed:\n+ ip route 10.203.0.0/24 10.0.21.1 30",
+        "{route}"
+    );
+    let again = apply(&[]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(
+        again.only()["value"]["report"]["status"],
+        "unchanged",
+        "{again:?}"
+    );
+    for r in [&noop, &run, &again] {
+        assert!(!r.all_text().contains(ENABLE_PASSWORD), "{r:?}");
+    }
+    assert!(
+        routers().routers()[1]
+            .vtysh(&["show running-config"])
+            .contains("ip route 10.203.0.0/24 10.0.21.1 30")
+    );
 }

@@ -22,6 +22,12 @@
 //! Each file is one test, `prompts::PLATFORM` and `errors::PLATFORM`; `#`
 //! lines are comments.
 //!
+//! Device resources: `tests/network/resources/NAME.json`, one resource
+//! (`{platform, type, title, params, running}`: `running` is the device's
+//! configuration text), next to `NAME.expected`: the change as ferry
+//! prints it, a `---` line and the CLI lines that push it; or `error: MSG`,
+//! the resource's error. Each is one test, `resources::NAME`.
+//!
 //! An expected file:
 //!
 //! ```text
@@ -43,7 +49,7 @@ use std::path::{Path, PathBuf};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use ferry::transport::network::cli::{self, Dialect, Mode, Platform};
-use ferry::transport::network::{config, facts};
+use ferry::transport::network::{config, facts, resources};
 
 fn dir(kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -296,6 +302,36 @@ fn errors_case(path: &Path) -> Result<(), Failed> {
     }
 }
 
+fn resource_case(json_path: &Path) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(json_path).map_err(|e| format!("{e}"))?;
+    let case: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let expected_path = json_path.with_extension("expected");
+    let expected = std::fs::read_to_string(&expected_path)
+        .map_err(|e| format!("{}: {e}", expected_path.display()))?;
+    let field = |k: &str| case[k].as_str().unwrap_or_default().to_string();
+    let platform: Platform = field("platform").parse().map_err(|e| format!("{e}"))?;
+    let params = case["params"].as_object().cloned().unwrap_or_default();
+    let running = config::parse(&field("running"));
+    let got = match resources::desired(&field("type"), &field("title"), &params, platform) {
+        Err(e) => format!("error: {e}\n"),
+        Ok(desired) => {
+            let change = resources::change(&running, &desired);
+            let commands: String = change
+                .commands()
+                .iter()
+                .map(|c| format!("{}\n", c.text))
+                .collect();
+            format!("{change}---\n{commands}")
+        }
+    };
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("got:\n{got}--- expected:\n{expected}").into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -320,6 +356,11 @@ fn main() {
     for (name, path) in cases("errors", "errors") {
         trials.push(Trial::test(format!("errors::{name}"), move || {
             errors_case(&path)
+        }));
+    }
+    for (name, path) in cases("resources", "json") {
+        trials.push(Trial::test(format!("resources::{name}"), move || {
+            resource_case(&path)
         }));
     }
     libtest_mimic::run(&args, trials).exit();

@@ -897,7 +897,9 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "event" } else { "events" }
 }
 
-fn metrics(
+/// Puppet's metrics of a run: resources, time (per type, then the run's),
+/// changes and events.
+pub fn metrics(
     statuses: &[ResourceStatus],
     type_time: &[(String, String, f64)],
     total: f64,

@@ -176,6 +176,14 @@ pub(super) async fn run_action(action: Action, args: &RunArgs) -> Result<run::Su
     let targets = targets(&args.select, &inventory)?;
     let overrides = overrides(args);
     transport::check_options(&targets, &overrides)?;
+    // Remote tasks on devices run on the targets their run-on names.
+    let action = match action {
+        Action::Task(_) => {
+            let proxies = run::actions::task::remote::proxies(&inventory, &targets)?;
+            action.with_proxies(proxies)
+        }
+        other => other,
+    };
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or_else(super::default_concurrency),
         overrides,

@@ -752,6 +752,16 @@ impl<'a> Runner<'a> {
         if let Err(e) = crate::transport::check_options(&targets, &options.overrides) {
             return Err(Failure::new(e.kind(), e.to_string(), None));
         }
+        // Remote tasks on devices run on the targets their run-on names.
+        let action = match action {
+            Action::Task(_) => {
+                match run::actions::task::remote::proxies(self.ctx.inventory, &targets) {
+                    Ok(proxies) => action.with_proxies(proxies),
+                    Err(e) => return Err(Failure::new(e.kind(), e.to_string(), None)),
+                }
+            }
+            other => other,
+        };
         let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
         let report = self.ctx.report;
         report.step_started(&description, &names);

@@ -90,6 +90,17 @@ impl Metadata {
         self.raw.contains_key("implementations")
     }
 
+    /// Whether some implementation runs on a proxy (Bolt's `remote`, on the
+    /// metadata or an implementation): the task can run for a device.
+    pub fn runs_remote(&self) -> bool {
+        if self.implementations.is_empty() {
+            return self.remote;
+        }
+        self.implementations
+            .iter()
+            .any(|i| i.remote.unwrap_or(self.remote))
+    }
+
     pub fn parse(text: &str, path: &str) -> Result<Metadata, TaskError> {
         let at = |e: &serde_json::Error| TaskError::Metadata {
             path: path.to_string(),

@@ -32,6 +32,14 @@ pub struct Prepared {
     /// they cannot be read, which matters only to a target that chooses it.
     pub implementation_files: Vec<Result<Vec<TaskFile>, TaskError>>,
     pub cleanup: bool,
+    /// Run as the remote instance (Bolt's `Task#remote_instance`): only
+    /// implementations with `remote: true` suit. Set for a device target's
+    /// run on its proxy.
+    pub remote: bool,
+    /// The proxies remote tasks run on, by the name a device's `run-on`
+    /// gives (resolved from the inventory where the run starts); a device
+    /// without `run-on` uses ferry's own host.
+    pub proxies: std::collections::BTreeMap<String, crate::inventory::Target>,
 }
 
 impl Prepared {
@@ -233,12 +241,6 @@ pub fn prepare(
             task.name
         )));
     }
-    if meta.remote {
-        return Err(TaskError::Params(format!(
-            "task {} is a remote task; ferry does not run remote tasks yet",
-            task.name
-        )));
-    }
     let mut problems = Vec::new();
     let mut params = Map::new();
     let declared = meta.parameters.as_ref();
@@ -301,6 +303,8 @@ pub fn prepare(
         support_files,
         implementation_files,
         cleanup: true,
+        remote: false,
+        proxies: Default::default(),
     })
 }
 

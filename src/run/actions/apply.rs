@@ -233,14 +233,14 @@ impl Sources for FsSources<'_> {
     }
 }
 
-fn failed(kind: &str, msg: String) -> Outcome {
+pub(super) fn failed(kind: &str, msg: String) -> Outcome {
     Outcome::Failed(Output::Task(serde_json::json!({
         "_error": {"kind": kind, "msg": msg, "details": {}}
     })))
 }
 
 /// RFC 3339 with nanoseconds, as Puppet's reports write times.
-fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(super) fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.9f+00:00").to_string()
 }
 
@@ -266,6 +266,38 @@ async fn gather_facts(
         facts.insert(k.clone(), v.clone());
     }
     Ok(Ok(facts))
+}
+
+/// The catalog of `manifest` for `target` with `facts` (trusted facts as
+/// ACE makes them), compiled on a blocking thread; a compile error as its
+/// message.
+pub(super) async fn compile(
+    target: &Target,
+    facts: Map<String, Value>,
+    manifest: &ManifestSource,
+    modulepath: &Modulepath,
+    environment: &Option<PathBuf>,
+    options: &CompileOptions,
+) -> Result<Result<ApplyCatalog, String>, TransportError> {
+    let request = CompileRequest {
+        manifest: manifest.clone(),
+        modulepath: modulepath.clone(),
+        facts,
+        node: target.name.clone(),
+        environment: environment.clone(),
+    };
+    let options = CompileOptions {
+        trusted_authenticated: Some("remote".into()),
+        ..options.clone()
+    };
+    let compiled = tokio::task::spawn_blocking(move || {
+        crate::catalog::compile_with_options(&request, &crate::lang::loader::FsLoader, &options)
+    })
+    .await
+    .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
+    Ok(compiled
+        .map(ApplyCatalog::from_compiled)
+        .map_err(|e| e.to_string()))
 }
 
 /// Runs an apply on a connected target.
@@ -316,36 +348,24 @@ pub async fn run(
                 Ok(f) => f,
                 Err(msg) => return Ok(failed("ferry/apply-facts", msg)),
             };
-            let request = CompileRequest {
-                manifest: manifest.clone(),
-                modulepath: modulepath.clone(),
+            let compiled = compile(
+                target,
                 facts,
-                node: target.name.clone(),
-                environment: environment.clone(),
-            };
-            let compile_options = CompileOptions {
-                trusted_authenticated: Some("remote".into()),
-                ..compile_options.clone()
-            };
-            let compiled = tokio::task::spawn_blocking(move || {
-                crate::catalog::compile_with_options(
-                    &request,
-                    &crate::lang::loader::FsLoader,
-                    &compile_options,
-                )
-            })
-            .await
-            .map_err(|e| TransportError::Command(format!("the compiler stopped: {e}")))?;
+                manifest,
+                modulepath,
+                environment,
+                compile_options,
+            )
+            .await?;
             match compiled {
-                Ok(c) => {
-                    let catalog = ApplyCatalog::from_compiled(c);
+                Ok(catalog) => {
                     let ready = job.prepared.get_or_make(&options, Some(&catalog), || {
                         prepare(catalog.clone(), options.clone())
                     });
                     own_catalog = Some(catalog);
                     ready
                 }
-                Err(e) => return Ok(failed("ferry/apply-compile", e.to_string())),
+                Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
             }
         }
     };
@@ -625,7 +645,7 @@ async fn send_contents(
 }
 
 /// A version 4 UUID made from the run's random token.
-fn uuid(token: &str) -> String {
+pub(super) fn uuid(token: &str) -> String {
     use sha2::Digest;
     let d = sha2::Sha256::digest(token.as_bytes());
     let mut b = [0u8; 16];

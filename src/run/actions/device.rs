@@ -86,7 +86,7 @@ fn refused(msg: String, details: serde_json::Value) -> Outcome {
 }
 
 /// The device's running configuration, as text.
-async fn running(dev: &Network) -> Result<Result<String, Outcome>, TransportError> {
+pub(super) async fn running(dev: &Network) -> Result<Result<String, Outcome>, TransportError> {
     let command = dev.cli_dialect().show_running();
     let answer = dev.exec(command).await?;
     Ok(match answer.error {
@@ -165,7 +165,10 @@ async fn configure(
 
 /// Enters configuration mode, sends the change's lines and leaves again;
 /// a line the device rejects is the refusal returned (after leaving).
-async fn push(dev: &Network, change: &Change) -> Result<Option<Outcome>, TransportError> {
+pub(super) async fn push(
+    dev: &Network,
+    change: &Change,
+) -> Result<Option<Outcome>, TransportError> {
     let dialect = dev.cli_dialect();
     let enter = dev.exec(dialect.configure()).await?;
     if enter.error.is_some() || enter.prompt.mode != Mode::Config {

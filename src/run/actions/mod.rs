@@ -12,6 +12,7 @@
 pub mod apply;
 pub mod command;
 pub mod device;
+pub mod device_catalog;
 pub mod files;
 pub mod script;
 pub mod task;
@@ -68,6 +69,19 @@ impl Action {
         }
     }
 
+    /// The action with `proxies` (see [`task::remote::proxies`]) for the
+    /// remote tasks it runs on devices.
+    pub fn with_proxies(self, proxies: std::collections::BTreeMap<String, Target>) -> Action {
+        match self {
+            Action::Task(prepared) if !proxies.is_empty() => {
+                let mut prepared = std::sync::Arc::unwrap_or_clone(prepared);
+                prepared.proxies = proxies;
+                Action::Task(std::sync::Arc::new(prepared))
+            }
+            other => other,
+        }
+    }
+
     /// What the action works on, as Bolt's `object` field.
     pub fn object(&self) -> String {
         match self {
@@ -91,12 +105,33 @@ impl Action {
         sink: &dyn Sink,
         max_output: usize,
     ) -> Outcome {
-        if t.device().is_some() && !matches!(self, Action::Command { .. } | Action::Device(_)) {
-            let what = match self {
-                Action::Env { .. } => "a step with environment variables".to_string(),
-                other => format!("a {}", other.name()),
-            };
-            return Outcome::Errored(crate::transport::network::unsupported(&target.name, &what));
+        if let Some(dev) = t.device() {
+            match self {
+                Action::Command { .. } | Action::Device(_) => {}
+                Action::Task(prepared) if prepared.task.metadata.runs_remote() => {
+                    return task::remote::run(target, dev, prepared, sink, max_output)
+                        .await
+                        .unwrap_or_else(Outcome::Errored);
+                }
+                Action::Apply(job) => {
+                    return device_catalog::run(target, dev, job)
+                        .await
+                        .unwrap_or_else(Outcome::Errored);
+                }
+                other => {
+                    let what = match other {
+                        Action::Env { .. } => "a step with environment variables".to_string(),
+                        Action::Task(_) => {
+                            "a task that is not remote (Bolt's `remote: true` metadata runs a task on the device's proxy)".to_string()
+                        }
+                        other => format!("a {}", other.name()),
+                    };
+                    return Outcome::Errored(crate::transport::network::unsupported(
+                        &target.name,
+                        &what,
+                    ));
+                }
+            }
         }
         let done = match self {
             Action::Command { line } => command::run(target, t, line, sink, max_output).await,

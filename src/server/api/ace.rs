@@ -1,11 +1,15 @@
 //! ACE's endpoints: the health check `POST /check` answers `OK` (text) once
 //! the server is up and the caller is authenticated; `POST /run_task` runs a
-//! task on one target as `/ssh/run_task` does (ferry's only transport is
-//! SSH), taking ACE's target keys `remote-transport` and `run-on`;
-//! `POST /execute_catalog` compiles the node's catalog from an environment
-//! of the server's own code (`server::environments`) with facts gathered
-//! on the target, applies it over SSH, stores the Puppet report with the
-//! job, and answers ACE's summary `{certname, status, result}`. Its errors
+//! task on one target as `/ssh/run_task` does, taking ACE's target keys
+//! `remote-transport` and `run-on`; `POST /execute_catalog` compiles the
+//! node's catalog from an environment of the server's own code
+//! (`server::environments`) with facts gathered on the target, applies it
+//! over SSH, stores the Puppet report with the job, and answers ACE's
+//! summary `{certname, status, result}`. A target with `remote-transport:
+//! network` is a network device ([`NetworkTarget`]): `/run_task` runs a
+//! remote task for it on the server (its proxy, `_target` holding the
+//! device's settings), `/execute_catalog` converges the catalog's device
+//! resources through the device's CLI. Its errors
 //! are ACE's too: `{certname, status: "failure", result: {_error}}` with
 //! ACE's kinds (`puppetlabs/ace/schema-error` naming the field, ...).
 
@@ -62,7 +66,7 @@ struct AceRunTask {
 struct AceTarget {
     #[serde(flatten)]
     ssh: SshTarget,
-    /// Only `ssh` (ferry has no device transports).
+    /// `ssh` (or absent); `network` takes a [`NetworkTarget`] instead.
     remote_transport: Option<String>,
     /// Accepted and ignored: ferry connects to the target itself.
     run_on: Option<String>,
@@ -81,8 +85,217 @@ pub async fn run_task(
     who: Extension<Identity>,
     JsonBody(mut raw): JsonBody<Value>,
 ) -> Result<Json<Value>, ApiError> {
+    if is_network(&raw) {
+        return run_remote_task(state, who, raw).await;
+    }
     ace_target(&mut raw)?;
     crate::server::api::bolt::run_task(state, who, JsonBody(raw)).await
+}
+
+/// Whether a request's target is a network device (`remote-transport:
+/// network`).
+fn is_network(raw: &Value) -> bool {
+    raw.pointer("/target/remote-transport")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "network")
+}
+
+/// ACE's target for a network device (`remote-transport: network`): the
+/// keys ACE passes a device transport (`host`, `user`, `password`,
+/// `port`) and ferry's network options. The server is the device's proxy:
+/// `run-on` may only name it (`localhost`).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct NetworkTarget {
+    /// `network`.
+    remote_transport: String,
+    /// The device's address.
+    host: String,
+    /// Accepted: ACE names its target by it when `host` is missing.
+    #[allow(dead_code)]
+    name: Option<String>,
+    user: Option<String>,
+    password: Option<String>,
+    port: Option<u16>,
+    /// frr, ios, eos, junos or generic (the default).
+    platform: Option<String>,
+    enable_password: Option<String>,
+    private_key_content: Option<String>,
+    /// The device's host key lines; without them `host-key-check` must be false.
+    known_hosts_content: Option<String>,
+    host_key_check: Option<bool>,
+    connect_timeout: Option<u64>,
+    command_timeout: Option<u64>,
+    /// Only `localhost`: the server runs remote tasks itself.
+    run_on: Option<String>,
+}
+
+impl NetworkTarget {
+    /// A ferry target with `transport: network`; `scratch` is the
+    /// request's directory for the known_hosts copy.
+    fn to_target(&self, scratch: &std::path::Path) -> Result<crate::inventory::Target, ApiError> {
+        let host = self.host.trim();
+        if host.is_empty() || host.contains(['/', '@', ' ']) {
+            return Err(ApiError::bad_field(
+                "target.host",
+                "must be a host name or address",
+            ));
+        }
+        if self.remote_transport != "network" {
+            return Err(ApiError::bad_field(
+                "target.remote-transport",
+                "must be network",
+            ));
+        }
+        if self.run_on.as_deref().is_some_and(|r| r != "localhost") {
+            return Err(ApiError::bad_field(
+                "target.run-on",
+                "the server is the device's proxy: run-on may only be localhost",
+            ));
+        }
+        let mut target = crate::inventory::Inventory::empty().ad_hoc(host);
+        let c = &mut target.config;
+        c.set("transport", json!("network"));
+        c.set("network.load-config", json!(false));
+        let strings = [
+            ("user", &self.user),
+            ("password", &self.password),
+            ("platform", &self.platform),
+            ("enable-password", &self.enable_password),
+        ];
+        for (key, value) in strings {
+            if let Some(v) = value {
+                c.set(&format!("network.{key}"), json!(v));
+            }
+        }
+        if let Some(k) = &self.private_key_content {
+            c.set("network.private-key", json!({ "key-data": k }));
+        }
+        if let Some(p) = self.port {
+            limits::range("target.port", p.into(), 1, 65535)?;
+            c.set("network.port", json!(p));
+        }
+        if let Some(t) = self.connect_timeout {
+            limits::range("target.connect-timeout", t, 1, limits::MAX_CONNECT_TIMEOUT)?;
+            c.set("network.connect-timeout", json!(t));
+        }
+        if let Some(t) = self.command_timeout {
+            limits::range("target.command-timeout", t, 1, limits::MAX_TIMEOUT)?;
+            c.set("network.command-timeout", json!(t));
+        }
+        match (self.host_key_check, &self.known_hosts_content) {
+            (Some(false), _) => c.set("network.host-key-check", json!(false)),
+            (_, Some(content)) => {
+                let path = scratch.join("known_hosts.0");
+                crate::server::files::scratch::write_private(&path, content.as_bytes())?;
+                c.set("network.host-key-check", json!(true));
+                c.set(
+                    "network.known-hosts-file",
+                    json!(path.display().to_string()),
+                );
+            }
+            (_, None) => c.set("network.host-key-check", json!(true)),
+        }
+        crate::transport::for_target(&target, &Default::default()).map_err(|e| {
+            // Option errors name the option, never its value.
+            ApiError::bad_field("target", format!("the target's options are not valid: {e}"))
+        })?;
+        Ok(target)
+    }
+
+    /// The secrets in the target, for the stored request and results.
+    fn secrets(&self) -> Vec<String> {
+        [
+            &self.password,
+            &self.enable_password,
+            &self.private_key_content,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .cloned()
+        .collect()
+    }
+}
+
+/// A task object as ACE passes it (bolt-server's).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AceTask {
+    name: String,
+    #[allow(dead_code)]
+    metadata: Option<Value>,
+    #[serde(default)]
+    files: Vec<Value>,
+}
+
+/// ACE's `/run_task` for a network device.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemoteTaskRequest {
+    task: AceTask,
+    #[serde(default)]
+    parameters: Map<String, Value>,
+    target: NetworkTarget,
+    timeout: Option<u64>,
+}
+
+/// A remote task (metadata `remote: true`) for a network device, run on
+/// the server itself with the device's settings in `_target`.
+async fn run_remote_task(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Identity>,
+    raw: Value,
+) -> Result<Json<Value>, ApiError> {
+    let req: RemoteTaskRequest = typed(raw.clone())?;
+    let timeout = req
+        .timeout
+        .map(|t| limits::range("timeout", t, 1, limits::MAX_TIMEOUT))
+        .transpose()?;
+    let dir = scratch::request_dir(&state.config.cache_dir).await?;
+    let target = req.target.to_target(dir.path())?;
+    let prepared = crate::server::api::tasks::prepare_off_thread(
+        &state.config.modulepath,
+        "task.name",
+        &req.task.name,
+        "parameters",
+        req.parameters,
+        false,
+    )
+    .await?;
+    if !prepared.task.metadata.runs_remote() {
+        return Err(ApiError::bad_field(
+            "task.name",
+            format!(
+                "task {} is not a remote task: a network device runs tasks whose metadata has remote: true",
+                req.task.name
+            ),
+        ));
+    }
+    crate::server::api::tasks::check_files(&prepared, &req.task.files)?;
+    let mut secrets = prepared.secrets.clone();
+    secrets.extend(req.target.secrets());
+    let spec = JobSpec {
+        kind: "ace/run_task".into(),
+        owner: who.0,
+        description: format!("ACE run_task: {} on {}", req.task.name, target.name),
+        request: crate::server::api::tasks::redact_secrets(&targets::redact(&raw), &secrets),
+        targets: vec![target],
+        action: Action::Task(Arc::new(prepared)),
+        options: RunOptions {
+            concurrency: 1,
+            overrides: crate::transport::Overrides {
+                command_timeout: timeout.map(std::time::Duration::from_secs),
+                ..Default::default()
+            },
+        },
+        scrub: Scrub::for_server(&state).with_scratch(dir.path()),
+    };
+    let summary = bolt::run_to_end(&state, spec).await?;
+    let result = bolt::only_result(summary)?;
+    Ok(Json(
+        serde_json::to_value(result).map_err(ApiError::internal)?,
+    ))
 }
 
 /// Checks and takes ACE's keys out of a request's `target`, leaving
@@ -98,7 +311,7 @@ fn ace_target(raw: &mut Value) -> Result<(), ApiError> {
         Some(Value::String(_)) => {
             return Err(ApiError::bad_field(
                 "target.remote-transport",
-                "ferry reaches targets over ssh only",
+                "ferry reaches targets over ssh, and network devices (network)",
             ));
         }
         Some(_) => {
@@ -145,6 +358,30 @@ struct ExecuteCatalog {
     target: SshTarget,
     compiler: Compiler,
     /// Seconds the apply may run on the target.
+    timeout: Option<u64>,
+}
+
+/// ACE's `/execute_catalog` for a network device (`remote-transport:
+/// network`): the catalog's device resources are converged through the
+/// device's CLI.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct ExecuteDeviceCatalog {
+    target: NetworkTarget,
+    compiler: Compiler,
+    timeout: Option<u64>,
+}
+
+/// Either target an `/execute_catalog` takes.
+enum AnyTarget {
+    Ssh(SshTarget),
+    Device(NetworkTarget),
+}
+
+/// An `/execute_catalog` request, for either target.
+struct ExecuteAny {
+    target: AnyTarget,
+    compiler: Compiler,
     timeout: Option<u64>,
 }
 
@@ -256,10 +493,27 @@ pub async fn execute_catalog(
     body: Result<JsonBody<Value>, ApiError>,
 ) -> Result<Response, AceError> {
     let JsonBody(raw) = body?;
-    let mut ssh = raw.clone();
-    ace_target(&mut ssh)?;
-    environments::take_debug_flags(ssh.get_mut("compiler"), "compiler.")?;
-    let req: ExecuteCatalog = typed(ssh)?;
+    let mut body = raw.clone();
+    let network = is_network(&raw);
+    if !network {
+        ace_target(&mut body)?;
+    }
+    environments::take_debug_flags(body.get_mut("compiler"), "compiler.")?;
+    let req = if network {
+        let req: ExecuteDeviceCatalog = typed(body)?;
+        ExecuteAny {
+            target: AnyTarget::Device(req.target),
+            compiler: req.compiler,
+            timeout: req.timeout,
+        }
+    } else {
+        let req: ExecuteCatalog = typed(body)?;
+        ExecuteAny {
+            target: AnyTarget::Ssh(req.target),
+            compiler: req.compiler,
+            timeout: req.timeout,
+        }
+    };
     let certname = req.compiler.certname.clone();
     crate::server::api::puppet::check_certname(&certname, "compiler.certname")?;
     let node = |e: ApiError| AceError::from(e).for_node(&certname);
@@ -283,11 +537,11 @@ pub async fn execute_catalog(
     let dir = scratch::request_dir(&state.config.cache_dir)
         .await
         .map_err(node)?;
-    let mut target = req
-        .target
-        .resolve("target", dir.path(), 0)
-        .await
-        .map_err(node)?;
+    let mut target = match req.target {
+        AnyTarget::Ssh(t) => t.resolve("target", dir.path(), 0).await,
+        AnyTarget::Device(t) => t.to_target(dir.path()),
+    }
+    .map_err(node)?;
     target.name = certname.clone();
     let spec = JobSpec {
         kind: "ace/execute_catalog".into(),

@@ -8,7 +8,9 @@
 //! The [`diff`] of desired against running is every desired line that the
 //! running configuration lacks under the same parents (a "different" line
 //! is a missing one: the device's CLI replaces the old value when the new
-//! line is entered). Nothing is removed. [`Change::commands`] gives the CLI
+//! line is entered). Nothing is removed by a diff; a [`Change`] may carry
+//! lines to remove ([`Role::Removed`], pushed as `no LINE`), which device
+//! resource types ask for (`super::resources`). [`Change::commands`] gives the CLI
 //! lines that push a diff from configuration mode: each missing line under
 //! its parents, entered for the purpose and left again with `exit`.
 
@@ -87,6 +89,8 @@ pub enum Role {
     Context,
     /// The device lacks this line (and so everything under it).
     Added,
+    /// The device has this line and must not: pushed as `no LINE`.
+    Removed,
 }
 
 /// One line of a [`Change`], with the lines under it that it carries.
@@ -145,6 +149,16 @@ impl Change {
         self.lines.is_empty()
     }
 
+    /// How many lines are removed (`no LINE`).
+    pub fn removed(&self) -> usize {
+        fn count(p: &[Push]) -> usize {
+            p.iter()
+                .map(|p| usize::from(p.role == Role::Removed) + count(&p.children))
+                .sum()
+        }
+        count(&self.lines)
+    }
+
     /// How many lines are added.
     pub fn added(&self) -> usize {
         fn count(p: &[Push]) -> usize {
@@ -163,7 +177,10 @@ impl Change {
             for p in pushes {
                 let opens = !p.children.is_empty();
                 out.push(CliLine {
-                    text: p.line.clone(),
+                    text: match p.role {
+                        Role::Removed => format!("no {}", p.line),
+                        _ => p.line.clone(),
+                    },
                     step: if opens { Step::Enter } else { Step::Set },
                 });
                 if opens {
@@ -209,6 +226,7 @@ impl fmt::Display for Change {
             for p in pushes {
                 let mark = match p.role {
                     Role::Added => '+',
+                    Role::Removed => '-',
                     Role::Context => ' ',
                 };
                 writeln!(f, "{mark} {}{}", " ".repeat(depth), p.line)?;

@@ -13,13 +13,16 @@
 //! by one, each line's output is the result's stdout, and the first line
 //! the device rejects ends the command with the device's reply on stderr
 //! and exit code 1. Scripts, tasks and file transfers need a POSIX shell and fail
-//! with a clear error.
+//! with a clear error; a remote task (Bolt's `remote: true`) runs on the
+//! device's proxy instead (`run-on`, [`options`]), with the device's
+//! settings in its `_target` parameter.
 
 pub mod cli;
 pub mod config;
 pub mod facts;
 pub mod options;
 pub mod platform;
+pub mod resources;
 pub mod session;
 
 use std::path::Path;
@@ -31,8 +34,7 @@ use self::options::NetworkOptions;
 use self::session::{Answer, Cli};
 use super::ssh::{self, connect};
 use super::{
-    Command, ConnectIssue, Finished, OutputFn, Overrides, PosixSettings, Stream, Transport,
-    TransportError,
+    Command, Finished, OutputFn, Overrides, PosixSettings, Stream, Transport, TransportError,
 };
 use crate::inventory::Target;
 
@@ -40,7 +42,9 @@ pub struct Network {
     name: String,
     opts: NetworkOptions,
     settings: PosixSettings,
-    session: Option<connect::Session>,
+    /// The SSH session, opened by the first command: a remote task, which
+    /// runs on the device's proxy, never reaches the device from here.
+    session: tokio::sync::OnceCell<connect::Session>,
     cli: tokio::sync::Mutex<Option<Cli>>,
 }
 
@@ -58,7 +62,7 @@ impl Network {
             name: target.name.clone(),
             opts: NetworkOptions::read(target, overrides)?,
             settings: PosixSettings::default(),
-            session: None,
+            session: tokio::sync::OnceCell::new(),
             cli: tokio::sync::Mutex::new(None),
         })
     }
@@ -70,8 +74,11 @@ impl Network {
     async fn open_cli(&self) -> Result<Cli, TransportError> {
         let session = self
             .session
-            .as_ref()
-            .ok_or_else(|| TransportError::connect(ConnectIssue::Connect, "not connected"))?;
+            .get_or_try_init(|| async {
+                let plan = ssh::plan(&self.opts.ssh)?;
+                connect::open(&plan).await
+            })
+            .await?;
         Cli::open(
             &session.handle,
             self.dialect(),
@@ -103,6 +110,11 @@ impl Network {
         })
     }
 
+    /// The device's options, as read from its `network:` settings.
+    pub fn options(&self) -> &NetworkOptions {
+        &self.opts
+    }
+
     /// The device's CLI dialect (its platform's commands and prompts).
     pub fn cli_dialect(&self) -> Dialect {
         self.dialect()
@@ -127,15 +139,10 @@ impl Network {
 
 #[async_trait]
 impl Transport for Network {
+    /// Checks the connection's options; the device is reached by the first
+    /// command that needs it.
     async fn connect(&mut self) -> Result<(), TransportError> {
-        if self.session.is_none() {
-            let plan = ssh::plan(&self.opts.ssh)?;
-            self.session = Some(connect::open(&plan).await?);
-        }
-        let mut slot = self.cli.lock().await;
-        if slot.is_none() {
-            *slot = Some(self.open_cli().await?);
-        }
+        ssh::plan(&self.opts.ssh)?;
         Ok(())
     }
 

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use regex::Regex;
+use serde_json::{Map, Value};
 
 use super::cli::Platform;
 use crate::inventory::Target;
@@ -32,6 +33,9 @@ pub struct NetworkOptions {
     pub prompt: Option<Regex>,
     /// How long each command may take before the device is given up on.
     pub command_timeout: Duration,
+    /// The inventory target a remote task for this device runs on (Bolt's
+    /// `run-on`); `None` is ferry's own host.
+    pub run_on: Option<String>,
 }
 
 impl NetworkOptions {
@@ -98,8 +102,56 @@ impl NetworkOptions {
             enable_password: o.secret("enable-password")?,
             prompt,
             command_timeout,
+            run_on: o.string("run-on")?.filter(|r| !r.is_empty()),
         };
         o.finish(&[])?;
         Ok(opts)
+    }
+
+    /// The device's connection settings as a remote task gets them in
+    /// `_target` (Bolt's `Target#to_h`): every key under `network:` as
+    /// written, then `name`, `uri`, `protocol`, `host`, `port`, `user` and
+    /// `password` as resolved; with the secret strings in it (passwords,
+    /// passphrase, inline key), for the task's output to be masked with.
+    pub fn target_hash(&self, target: &Target) -> (Map<String, Value>, Vec<String>) {
+        let mut hash: Map<String, Value> = target
+            .config
+            .section("network")
+            .map(|(k, s)| (k.to_string(), s.value.clone()))
+            .collect();
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                hash.insert(k.to_string(), v);
+            }
+        };
+        put("name", Some(Value::String(target.name.clone())));
+        put("uri", target.uri.clone().map(Value::String));
+        put("protocol", Some(Value::String("network".into())));
+        put("host", Some(Value::String(self.ssh.host.clone())));
+        put("port", self.ssh.port.map(Value::from));
+        put("user", self.ssh.user.clone().map(Value::String));
+        put(
+            "password",
+            self.ssh
+                .password
+                .as_ref()
+                .map(|p| Value::String(p.expose().clone())),
+        );
+        let mut secrets: Vec<String> = [
+            self.ssh.password.as_ref(),
+            self.enable_password.as_ref(),
+            self.ssh.key_passphrase.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.expose().clone())
+        .collect();
+        if let Some(Value::Object(key)) = hash.get("private-key")
+            && let Some(Value::String(data)) = key.get("key-data")
+        {
+            secrets.push(data.clone());
+        }
+        secrets.retain(|s| !s.is_empty());
+        (hash, secrets)
     }
 }

@@ -45,7 +45,7 @@ pub use self::{
     fleet::Fleet,
     jump::JumpPair,
     keys::{ClientKeys, KeyType, client_keys},
-    routers::{ENABLE_PASSWORD, LINK_IFACE, Router, RouterPair, VTY_USER},
+    routers::{CATALOG_IFACE, ENABLE_PASSWORD, LINK_IFACE, Router, RouterPair, VTY_USER},
     sandbox::Sandbox,
 };
 

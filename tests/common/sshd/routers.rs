@@ -10,7 +10,7 @@
 //! listens on the namespace side of a veth pair to the root namespace (the
 //! management link, from [`Netns`]); the two routers are joined by a second
 //! veth pair, `eth1` on both sides, up and unaddressed: configuring it is the
-//! tests' job. Host keys are pinned in one known_hosts file for both.
+//! tests' job (a second pair, `eth2`, is the device catalog tests'). Host keys are pinned in one known_hosts file for both.
 
 use std::net::Ipv4Addr;
 use std::os::unix::fs::chown;
@@ -39,6 +39,10 @@ pub const VTYSH: &str = "/usr/bin/vtysh";
 pub const ROUTER_SSH_PORT: u16 = 22;
 /// The interface joining the two routers, on both sides.
 pub const LINK_IFACE: &str = "eth1";
+/// A second link between them, for the device catalog tests (so that they
+/// and the tests that configure the first link do not see each other's
+/// lines).
+pub const CATALOG_IFACE: &str = "eth2";
 /// The login whose CLI is zebra's vty: user mode first, then `enable`.
 pub const VTY_USER: &str = super::NOPW_USER;
 /// zebra's enable password.
@@ -291,13 +295,30 @@ impl RouterPair {
             })
         };
         let (ns1, ns2) = (netns(1), netns(2));
-        let link: [&[&str]; 3] = [
+        let link: [&[&str]; 6] = [
             &[
                 "link", "add", "name", LINK_IFACE, "netns", &ns1.name, "type", "veth", "peer",
                 "name", LINK_IFACE, "netns", &ns2.name,
             ],
             &["-n", &ns1.name, "link", "set", LINK_IFACE, "up"],
             &["-n", &ns2.name, "link", "set", LINK_IFACE, "up"],
+            &[
+                "link",
+                "add",
+                "name",
+                CATALOG_IFACE,
+                "netns",
+                &ns1.name,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                CATALOG_IFACE,
+                "netns",
+                &ns2.name,
+            ],
+            &["-n", &ns1.name, "link", "set", CATALOG_IFACE, "up"],
+            &["-n", &ns2.name, "link", "set", CATALOG_IFACE, "up"],
         ];
         for args in link {
             if let Err(e) = run(Command::new("ip").args(args)) {

@@ -17,6 +17,7 @@
 //! keep it. Sensitive parameters, run-as and tty keep a channel of their own.
 
 pub mod output;
+pub mod remote;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -50,9 +51,11 @@ pub struct Chosen<'a> {
 }
 
 /// The implementation for this target, as Bolt chooses it: the first
-/// (not remote) implementation whose requirements the target's features
-/// meet (every target has `shell`), else the task's only executable; when
-/// no implementation suits, Bolt's `bolt/no-implementation`.
+/// implementation whose requirements the target's features meet (every
+/// target has `shell`) and whose `remote` is the run's (remote on a
+/// device's proxy, else not), else the task's only executable when the
+/// metadata's `remote` is the run's; when no implementation suits, Bolt's
+/// `bolt/no-implementation`.
 pub fn choose_executable<'a>(
     prepared: &'a Prepared,
     target: &Target,
@@ -68,6 +71,9 @@ pub fn choose_executable<'a>(
         ))
     };
     let (name, method, own) = if meta.implementations.is_empty() {
+        if meta.remote != prepared.remote {
+            return Err(no_implementation());
+        }
         if task.executables.len() != 1 {
             let names: Vec<&String> = task.executables.keys().collect();
             return Err(terr(format!(
@@ -83,7 +89,7 @@ pub fn choose_executable<'a>(
             .iter()
             .enumerate()
             .find(|(_, i)| {
-                !i.remote.unwrap_or(meta.remote)
+                i.remote.unwrap_or(meta.remote) == prepared.remote
                     && i.requirements.iter().all(|r| features.contains(r))
             })
             .ok_or_else(no_implementation)?;
