@@ -8,18 +8,18 @@
 //! message passed through. Connecting is bounded by `connect_timeout`,
 //! the whole answer by `read_timeout`, and its size by [`MAX_ANSWER_BYTES`].
 //!
-//! The client is synchronous (std sockets and rustls): the inventory
-//! plugin, plan functions (on the plan's own thread) and the CLI all call
-//! it without a runtime of their own.
+//! The client is synchronous to its callers (the inventory plugin, plan
+//! functions on the plan's own thread, the CLI): each request runs hyper's
+//! client (hyper-util, hyper-rustls, the server's file client's crates) on
+//! a small runtime of its own.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::error::Error as _;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
 
 /// The largest answer taken from PuppetDB.
@@ -318,187 +318,118 @@ impl PuppetDb {
         })
     }
 
+    /// One `POST` to one server URL, through hyper's client on a runtime
+    /// of its own (on a thread of its own, so that callers on a runtime's
+    /// thread may call it too): the status and the body.
     fn post_one(&self, url: &Url, path: &str, body: &[u8]) -> Result<(u16, Vec<u8>), String> {
-        let deadline = Instant::now() + self.connect_timeout + self.read_timeout;
-        let addrs: Vec<_> = (url.host.as_str(), url.port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {}: {e}", url.host))?
-            .collect();
-        let mut tcp = None;
-        let mut why = format!("no address for {}", url.host);
-        for a in addrs {
-            match TcpStream::connect_timeout(&a, self.connect_timeout) {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    why = format!(
-                        "connecting timed out after {}s (connect_timeout)",
-                        self.connect_timeout.as_secs_f64()
-                    )
-                }
-                Err(e) => why = format!("cannot connect: {e}"),
-            }
-        }
-        let tcp = tcp.ok_or(why)?;
-        tcp.set_read_timeout(Some(self.read_timeout))
-            .and_then(|()| tcp.set_write_timeout(Some(self.read_timeout)))
-            .map_err(|e| e.to_string())?;
-        let host_header = if url.host.contains(':') {
-            format!("[{}]:{}", url.host, url.port)
+        let scheme = if url.tls { "https" } else { "http" };
+        let host = if url.host.contains(':') {
+            format!("[{}]", url.host)
         } else {
-            format!("{}:{}", url.host, url.port)
+            url.host.clone()
         };
-        let mut head = format!(
-            "POST {}{path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-            url.prefix,
-            body.len()
-        );
+        let uri = format!("{scheme}://{host}:{}{}{path}", url.port, url.prefix);
+        let mut request = hyper::Request::post(&uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::ACCEPT, "application/json");
         if let Some(t) = &self.token {
-            head.push_str("X-Authentication: ");
-            head.push_str(t);
-            head.push_str("\r\n");
+            request = request.header("X-Authentication", t.as_str());
         }
-        head.push_str("\r\n");
-        let mut request = head.into_bytes();
-        request.extend_from_slice(body);
-        let raw = match (&self.tls, url.tls) {
-            (Some(tls), true) => {
-                let name = ServerName::try_from(url.host.clone())
-                    .map_err(|e| format!("bad host name {}: {e}", url.host))?;
-                let conn =
-                    rustls::ClientConnection::new(tls.clone(), name).map_err(|e| e.to_string())?;
-                let mut stream = rustls::StreamOwned::new(conn, tcp);
-                exchange(&mut stream, &request, deadline, self.read_timeout)?
-            }
-            _ => {
-                let mut tcp = tcp;
-                exchange(&mut tcp, &request, deadline, self.read_timeout)?
-            }
+        let request = request
+            .body(http_body_util::Full::new(
+                hyper::body::Bytes::copy_from_slice(body),
+            ))
+            .map_err(|e| format!("bad request for {uri}: {e}"))?;
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.set_connect_timeout(Some(self.connect_timeout));
+        http.enforce_http(false);
+        let builder = hyper_rustls::HttpsConnectorBuilder::new();
+        let connector = match (&self.tls, url.tls) {
+            (Some(tls), true) => builder.with_tls_config((**tls).clone()).https_only(),
+            // No TLS configuration is made for plain http:// URLs; this
+            // one only serves the http:// scheme.
+            _ => builder
+                .with_tls_config(
+                    rustls::ClientConfig::builder_with_provider(Arc::new(
+                        rustls::crypto::ring::default_provider(),
+                    ))
+                    .with_safe_default_protocol_versions()
+                    .map_err(|e| e.to_string())?
+                    .with_root_certificates(rustls::RootCertStore::empty())
+                    .with_no_client_auth(),
+                )
+                .https_or_http(),
+        }
+        .enable_http1()
+        .wrap_connector(http);
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build(connector);
+        let (connect_timeout, read_timeout) = (self.connect_timeout, self.read_timeout);
+        let exchange = async move {
+            let response = client.request(request).await.map_err(|e| {
+                let chain = error_chain(&e);
+                if chain.contains("timed out") || chain.contains("timeout") {
+                    format!(
+                        "connecting timed out after {}s (connect_timeout)",
+                        connect_timeout.as_secs_f64()
+                    )
+                } else if e.is_connect() {
+                    // hyper's text leads with its own wording.
+                    let cause = e.source().map(error_chain).unwrap_or(chain);
+                    format!("cannot connect: {cause}")
+                } else {
+                    chain
+                }
+            })?;
+            let status = response.status().as_u16();
+            let body = http_body_util::BodyExt::collect(http_body_util::Limited::new(
+                response.into_body(),
+                MAX_ANSWER_BYTES,
+            ))
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    format!("the answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20)
+                } else {
+                    e.to_string()
+                }
+            })?;
+            Ok::<_, String>((status, body.to_bytes().to_vec()))
         };
-        parse_response(&raw)
-    }
-}
-
-/// Writes the request and reads the whole answer (the server closes the
-/// connection after it), within `deadline`.
-fn exchange(
-    s: &mut impl ReadWrite,
-    request: &[u8],
-    deadline: Instant,
-    read_timeout: Duration,
-) -> Result<Vec<u8>, String> {
-    let timed_out = || {
-        format!(
+        let timed_out = format!(
             "no answer within {}s (read_timeout)",
             read_timeout.as_secs_f64()
-        )
-    };
-    s.write_all(request)
-        .and_then(|()| s.flush())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => timed_out(),
-            _ => e.to_string(),
-        })?;
-    let mut out = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        if Instant::now() > deadline {
-            return Err(timed_out());
-        }
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                out.extend_from_slice(&buf[..n]);
-                if out.len() > MAX_ANSWER_BYTES {
-                    return Err(format!(
-                        "the answer is larger than {} MiB",
-                        MAX_ANSWER_BYTES >> 20
-                    ));
-                }
-            }
-            // A peer that closes without TLS's close_notify: the answer
-            // is judged complete by its framing below.
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => break,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(timed_out());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.to_string()),
-        }
+        );
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+                    runtime.block_on(async {
+                        tokio::time::timeout(connect_timeout + read_timeout, exchange)
+                            .await
+                            .unwrap_or(Err(timed_out))
+                    })
+                })
+                .join()
+                .unwrap_or_else(|_| Err("the PuppetDB request's thread failed".into()))
+        })
     }
-    Ok(out)
 }
 
-trait ReadWrite: Read + Write {}
-impl<T: Read + Write> ReadWrite for T {}
-
-/// An HTTP/1.1 answer: its status and its body (chunked or not).
-fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("the answer is not HTTP (no end of headers)")?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse::<u16>().ok())
-        .ok_or("the answer is not HTTP (no status)")?;
-    let mut chunked = false;
-    let mut length = None;
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-            if k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked") {
-                chunked = true;
-            } else if k == "content-length" {
-                length = v.parse::<usize>().ok();
-            }
-        }
+/// An error with its causes, `a: b: c` (hyper's own message is terse).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
     }
-    let body = &raw[end + 4..];
-    let body = if chunked {
-        dechunk(body)?
-    } else if let Some(n) = length {
-        if body.len() < n {
-            return Err("the answer ended early".into());
-        }
-        body[..n].to_vec()
-    } else {
-        body.to_vec()
-    };
-    Ok((status, body))
-}
-
-fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let eol = b
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("the answer ended early (chunk size)")?;
-        let size_text = String::from_utf8_lossy(&b[..eol]);
-        let size_text = size_text.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| format!("bad chunk size '{size_text}'"))?;
-        b = &b[eol + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        if b.len() < size + 2 {
-            return Err("the answer ended early (chunk)".into());
-        }
-        out.extend_from_slice(&b[..size]);
-        b = &b[size + 2..];
-    }
+    text
 }
 
 /// The PuppetDB this process uses: set once, by the command line from the
@@ -543,21 +474,7 @@ mod tests {
         assert!(parse_url("https://x:99999").is_err());
     }
 
-    #[test]
-    fn answers_are_read_plain_and_chunked() {
-        let (s, b) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]junk").unwrap();
-        assert_eq!((s, b.as_slice()), (200, &b"[]"[..]));
-        let (s, b) = parse_response(
-            b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x\r\nde\r\n0\r\n\r\n",
-        )
-        .unwrap();
-        assert_eq!((s, b.as_slice()), (400, &b"abcde"[..]));
-        assert!(
-            parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")
-                .is_err()
-        );
-        assert!(parse_response(b"garbage").is_err());
-    }
+    use std::io::{Read, Write};
 
     /// A one-request HTTP server answering `answer`; gives back what it read.
     fn fake(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
@@ -613,7 +530,9 @@ mod tests {
             "{second}"
         );
         assert!(
-            second.contains("\r\nX-Authentication: tok-123\r\n"),
+            second
+                .to_ascii_lowercase()
+                .contains("\r\nx-authentication: tok-123\r\n"),
             "{second}"
         );
         assert!(
