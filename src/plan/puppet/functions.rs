@@ -268,6 +268,27 @@ impl PlanLibrary {
         self.report.clone()
     }
 
+    /// A task's action with the proxies its remote runs on devices use
+    /// (the targets their `network.run-on` names), as YAML plans and the
+    /// command line give them.
+    fn with_proxies(
+        &self,
+        action: Action,
+        targets: &[crate::inventory::Target],
+    ) -> EvalResult<Action> {
+        if !matches!(action, Action::Task(_)) {
+            return Ok(action);
+        }
+        let inventory = self
+            .state
+            .inventory
+            .lock()
+            .map_err(|_| plain("the plan's inventory is unavailable"))?;
+        let proxies = run::actions::task::remote::proxies(&inventory, targets)
+            .map_err(|e| plain(e.to_string()))?;
+        Ok(action.with_proxies(proxies))
+    }
+
     fn execute_set(
         &self,
         targets: Vec<Target>,
@@ -288,6 +309,7 @@ impl PlanLibrary {
         }
         crate::transport::check_options(&inv, &options.overrides)
             .map_err(|e| plain(e.to_string()))?;
+        let action = self.with_proxies(action, &inv)?;
         let sink = if quiet {
             Arc::new(Discard)
         } else {
@@ -327,6 +349,7 @@ impl PlanLibrary {
             }
             crate::transport::check_options(std::slice::from_ref(&inv), &options.overrides)
                 .map_err(|e| plain(e.to_string()))?;
+            let action = self.with_proxies(action, std::slice::from_ref(&inv))?;
             let sink = self.sink();
             let conns = Arc::clone(&self.conns);
             order.push(t);
