@@ -354,8 +354,10 @@ impl<'l> Evaluator<'l> {
         type_name: &str,
         ops: &[AttrOp],
         sc: ScopeId,
-        _loc: &Loc,
+        loc: &Loc,
     ) -> EvalResult<Value> {
+        // The type reference is evaluated first: an unknown type fails here.
+        self.resolve_type_name(type_name, loc)?;
         let cap = capitalize(type_name);
         let vals = self.eval_ops(ops, sc)?;
         if let Some(s) = self.scopes.get_mut(sc) {
@@ -383,6 +385,19 @@ impl<'l> Evaluator<'l> {
 
     pub fn apply_param_ops(res: &mut Res, ops: &[(String, ParamOp)]) {
         for (n, op) in ops {
+            // Setting `tag` tags the resource too (collectors see it).
+            if n == "tag" {
+                let vals = match op.value() {
+                    Value::Array(a) => a.clone(),
+                    other => vec![other.clone()],
+                };
+                for v in vals {
+                    let t = v.to_s().to_lowercase();
+                    if !t.is_empty() && !res.tags.contains(&t) {
+                        res.tags.push(t);
+                    }
+                }
+            }
             if let ParamOp::Append(v) = op {
                 let cur = res
                     .params

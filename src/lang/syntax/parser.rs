@@ -451,6 +451,8 @@ impl Parser {
                         Some(Tok::Name(n)) => n.clone(),
                         _ => break,
                     };
+                    // Puppet places a method call at its dot.
+                    let dot = self.loc();
                     self.link(&mut chain)?;
                     self.pos += 2;
                     let mut args = Vec::new();
@@ -460,7 +462,6 @@ impl Parser {
                         args = self.parse_entries(P::RParen, ListForm::MethodArguments)?;
                     }
                     let lambda = self.parse_opt_lambda()?;
-                    let loc = e.loc.clone();
                     e = Expr::new(
                         ExprKind::MethodCall {
                             recv: Box::new(e),
@@ -468,7 +469,7 @@ impl Parser {
                             args,
                             lambda,
                         },
-                        loc,
+                        dot,
                     );
                 }
                 _ => break,
