@@ -537,7 +537,6 @@ impl<'l> Evaluator<'l> {
         let Some(def) = self.find_define(&tname) else {
             return Err(plain(format!("Unknown resource type: '{tname}'")).into());
         };
-        self.apply_defaults(idx);
         let what = format!("{}[{title}]", capitalize(&tname));
         let mut given: Vec<(String, Value)> = self
             .resources

@@ -223,15 +223,6 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.apply_overrides()?;
-        for i in (0..self.resources.len()).map(ResId) {
-            if self
-                .resources
-                .get(i)
-                .is_some_and(|r| r.kind == ResKind::Builtin)
-            {
-                self.apply_defaults(i);
-            }
-        }
         self.apply_relationships()?;
         self.validate_builtin_params()?;
         self.check_metaparam_refs()
@@ -263,13 +254,16 @@ impl<'l> Evaluator<'l> {
                 if !hit {
                     continue;
                 }
+                // Any new match is progress: an override it applies (a tag)
+                // may make another collector match (Puppet loops while any
+                // collector finds something).
                 if let Some(col) = self.collectors.get_mut(ci) {
                     col.matched.insert(ri);
+                    progress = true;
                 }
                 if let Some(r) = self.resources.get_mut(ri) {
                     if r.virtual_ {
                         r.virtual_ = false;
-                        progress = true;
                     }
                     Self::apply_param_ops(r, &c.overrides);
                 }

@@ -596,7 +596,6 @@ fn is_mysql_hash(s: &str) -> bool {
             .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c))
 }
 
-
 /// Ruby's `String#to_f`: the longest leading float, 0.0 without one.
 fn ruby_to_f(s: &str) -> f64 {
     let t = s.trim_start();

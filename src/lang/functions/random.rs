@@ -103,6 +103,12 @@ impl Mt {
         while words.len() > 1 && words.last() == Some(&0) {
             words.pop();
         }
+        // Ruby drops a top word equal to 1 (its "leading-zero-guard"),
+        // keeping the zero words under it: 2**96 + 12345 seeds with
+        // [12345, 0, 0], 2**32 + 5 with init_genrand(5).
+        if words.len() > 1 && words.last() == Some(&1) {
+            words.pop();
+        }
         match words.as_slice() {
             [] => Mt::init_genrand(0),
             [one] => Mt::init_genrand(*one),
@@ -332,6 +338,15 @@ mod tests {
             ((1u128 << 96) + 12345, 1000, [576, 352], 408_848_250_185),
             ((1u128 << 32) + 5, 7, [3, 6], 1_030_067_709_629),
         ];
+        // Ruby: Random.new(2**64 + 3).rand(1000), Random.new(5 * 2**64 + 3).rand(1000)
+        assert_eq!(
+            Mt::from_seed_be(&be((1u128 << 64) + 3)).rand_below(1000),
+            254
+        );
+        assert_eq!(
+            Mt::from_seed_be(&be((5u128 << 64) + 3)).rand_below(1000),
+            165
+        );
         for (seed, max, firsts, big) in cases {
             let mut mt = Mt::from_seed_be(&be(*seed));
             assert_eq!(mt.rand_below(*max), firsts[0], "seed {seed}");
