@@ -9,6 +9,17 @@ corpus cases Puppet compiles without error, plus a generated one with
 1,000 resources (classes, a defined type, relationships).
 
   python3 benches/catalog.py [--ferry target/dist/ferry] [--cases N] [--repeat R]
+
+With --debian it measures the Debian module corpus (tests/debian) instead:
+ferry compiles every case (`ferry catalog compile -e CODE`, one process per
+catalog, as run.py does), Puppet warm in-process is the per-case time
+puppet_compile.rb recorded in WORK/puppet.jsonl (one Ruby process compiling
+every case after the first), and a cold `puppet catalog compile` process
+runs on a sample of --cold N cases spread over the modules and fact sets.
+It prints the side-by-side table and writes --json (benches/results/).
+
+  python3 benches/catalog.py --debian [--ferry target/dist/ferry] [--cold 24]
+      [--sample K] [--json benches/results/catalog-debian.json]
 """
 
 import argparse
@@ -89,14 +100,144 @@ def resources_in(stdout):
     return 0
 
 
+# ------------------------------------------------------- the Debian corpus
+
+DEBIAN = os.path.join(ROOT, "tests", "debian")
+
+
+def debian_cases():
+    """(id, code, factset, module) of every corpus case, run.py's order."""
+    with open(os.path.join(DEBIAN, "cases.jsonl")) as f:
+        cases = [json.loads(line) for line in f]
+    sets = sorted(f[:-5] for f in os.listdir(os.path.join(DEBIAN, "facts")) if f.endswith(".json"))
+    return [("%s@%s" % (c["name"], fs), c["code"], fs, c["module"]) for fs in sets for c in cases]
+
+
+def debian_ferry(ferry, code, factset):
+    return [ferry, "catalog", "compile", "-e", code, "--modulepath", "/usr/share/puppet/modules",
+            "--facts", os.path.join(DEBIAN, "facts", factset + ".json"), "--node", "node1.example.com",
+            "--format", "json"]
+
+
+def debian_puppet_cold(code, factset, tmp):
+    """A cold `puppet catalog compile` of one corpus case (its own confdir)."""
+    conf, var = os.path.join(tmp, "conf"), os.path.join(tmp, "var")
+    os.makedirs(os.path.join(var, "yaml", "facts"), exist_ok=True)
+    os.makedirs(os.path.join(tmp, "env", "production"), exist_ok=True)
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(DEBIAN, "facts", factset + ".json")) as f:
+        facts = json.load(f)
+    with open(os.path.join(var, "yaml", "facts", "node1.example.com.yaml"), "w") as f:
+        f.write("--- !ruby/object:Puppet::Node::Facts\nname: node1.example.com\nvalues: %s\n"
+                % json.dumps(facts))
+    manifest = os.path.join(tmp, "site.pp")
+    with open(manifest, "w") as f:
+        f.write(code + "\n")
+    return ["puppet", "catalog", "compile", "node1.example.com", "--color=false", "--confdir", conf,
+            "--vardir", var, "--codedir", os.path.join(tmp, "code"), "--environmentpath",
+            os.path.join(tmp, "env"), "--manifest", manifest, "--modulepath", "/usr/share/puppet/modules",
+            "--facts_terminus", "yaml", "--render-as", "json"]
+
+
+def spread(items, n):
+    """n items spread evenly over a list (deterministic)."""
+    if n <= 0 or n >= len(items):
+        return list(items)
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
+
+
+def pct(values, q):
+    v = sorted(values)
+    if not v:
+        return 0.0
+    return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
+
+
+def debian_main(args):
+    work = os.environ.get("CORPUS_WORK") or os.path.join(
+        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debian")
+    warm = {}
+    pj = os.path.join(work, "puppet.jsonl")
+    if os.path.exists(pj):
+        with open(pj) as f:
+            first = True
+            for line in f:
+                r = json.loads(line)
+                if not first and r.get("ms") is not None:  # the first case warms Ruby up
+                    warm[r["id"]] = r["ms"]
+                first = False
+    cases = debian_cases()
+    if args.sample:
+        cases = spread(cases, args.sample)
+    ferry_rows = []
+    for i, (cid, code, fs, mod) in enumerate(cases):
+        p, wall, cpu = run_measured(debian_ferry(args.ferry, code, fs))
+        ferry_rows.append({"id": cid, "module": mod, "ok": p.returncode == 0,
+                           "wall_ms": wall * 1000, "cpu_ms": cpu * 1000})
+        if i % 500 == 0:
+            print("ferry %d/%d" % (i, len(cases)), file=sys.stderr)
+    cold_rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for cid, code, fs, mod in spread(cases, args.cold):
+            p, wall, cpu = run_measured(debian_puppet_cold(code, fs, os.path.join(tmp, cid.replace(":", "_"))))
+            cold_rows.append({"id": cid, "wall_ms": wall * 1000, "cpu_ms": cpu * 1000,
+                              "ok": p.returncode == 0})
+            print("puppet cold %-50s %7.0f ms" % (cid, wall * 1000), file=sys.stderr)
+    fw = [r["wall_ms"] for r in ferry_rows]
+    fc = [r["cpu_ms"] for r in ferry_rows]
+    ww = [warm[r["id"]] for r in ferry_rows if r["id"] in warm]
+    cw = [r["wall_ms"] for r in cold_rows]
+    cc = [r["cpu_ms"] for r in cold_rows]
+    cold_ids = {r["id"] for r in cold_rows}
+    f_cold_w = [r["wall_ms"] for r in ferry_rows if r["id"] in cold_ids]
+    f_cold_c = [r["cpu_ms"] for r in ferry_rows if r["id"] in cold_ids]
+    mean = lambda v: sum(v) / max(len(v), 1)  # noqa: E731
+    summary = {
+        "cases": len(ferry_rows),
+        "ferry_wall_ms": {"mean": mean(fw), "median": pct(fw, 0.5), "p95": pct(fw, 0.95), "max": max(fw, default=0)},
+        "ferry_cpu_ms": {"mean": mean(fc), "median": pct(fc, 0.5), "p95": pct(fc, 0.95)},
+        "puppet_warm_ms": {"cases": len(ww), "mean": mean(ww), "median": pct(ww, 0.5), "p95": pct(ww, 0.95)},
+        "puppet_cold": {"cases": len(cold_rows), "wall_ms_mean": mean(cw), "cpu_ms_mean": mean(cc),
+                        "ferry_same_cases_wall_ms_mean": mean(f_cold_w),
+                        "ferry_same_cases_cpu_ms_mean": mean(f_cold_c)},
+    }
+    summary["ratio_warm_wall"] = summary["puppet_warm_ms"]["mean"] / max(summary["ferry_wall_ms"]["mean"], 1e-9)
+    summary["ratio_cold_wall"] = mean(cw) / max(mean(f_cold_w), 1e-9)
+    summary["ratio_cold_cpu"] = mean(cc) / max(mean(f_cold_c), 1e-9)
+    print("| measure | catalogs | ferry (process per catalog) | Puppet | Puppet / ferry |")
+    print("|---|---|---|---|---|")
+    print("| Puppet warm in-process, wall ms per catalog (mean) | %d | %.1f | %.1f | %.0f× |"
+          % (len(ww), mean(fw), mean(ww), summary["ratio_warm_wall"]))
+    print("| Puppet warm in-process, wall ms per catalog (median) | %d | %.1f | %.1f | %.0f× |"
+          % (len(ww), pct(fw, 0.5), pct(ww, 0.5), pct(ww, 0.5) / max(pct(fw, 0.5), 1e-9)))
+    print("| cold `puppet catalog compile`, wall ms per catalog (mean) | %d | %.1f | %.0f | %.0f× |"
+          % (len(cold_rows), mean(f_cold_w), mean(cw), summary["ratio_cold_wall"]))
+    print("| cold `puppet catalog compile`, CPU ms per catalog (mean) | %d | %.1f | %.0f | %.0f× |"
+          % (len(cold_rows), mean(f_cold_c), mean(cc), summary["ratio_cold_cpu"]))
+    print("\nferry over %d catalogs: wall mean %.1f ms, median %.1f, p95 %.1f, max %.1f; CPU mean %.1f ms"
+          % (len(fw), mean(fw), pct(fw, 0.5), pct(fw, 0.95), max(fw, default=0), mean(fc)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": summary, "ferry": ferry_rows, "puppet_cold": cold_rows}, f, indent=1)
+            f.write("\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--debian", action="store_true", help="measure the Debian module corpus")
+    ap.add_argument("--cold", type=int, default=24, help="--debian: cases for the cold Puppet runs")
+    ap.add_argument("--sample", type=int, default=0, help="--debian: ferry on K spread cases (0 = all)")
+    ap.add_argument("--json", default=None, help="--debian: write the results JSON here")
     ap.add_argument("--ferry", default=os.path.join(ROOT, "target", "dist", "ferry"))
     ap.add_argument("--cases", type=int, default=20, help="corpus cases to include (0 = all)")
     ap.add_argument("--repeat", type=int, default=3, help="ferry runs per case (the best is kept)")
     args = ap.parse_args()
     if not os.path.exists(args.ferry):
         sys.exit("build ferry first: cargo build --profile dist")
+    if args.debian:
+        return debian_main(args)
     names = sorted(f[:-5] for f in os.listdir(compare.CASES) if f.endswith(".json"))
     if args.cases:
         names = names[: args.cases]
@@ -129,4 +270,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,4 +1,4 @@
-//! The CI slice of the Debian module corpus (tests/debian/): about sixty
+//! The CI slice of the Debian module corpus (tests/debian/): about ninety
 //! classes and defined types of Debian's puppet-module-* packages, over the
 //! three fact sets, replayed with this build of ferry against the
 //! normalized catalogs and errors Puppet 7 produced for them (recorded in

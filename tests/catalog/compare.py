@@ -113,7 +113,9 @@ def run_ferry(template, manifest):
             return ("ok", normalize(json.loads(p.stdout)))
         except ValueError:
             return ("err", "ferry printed invalid JSON")
-    errors = [l for l in p.stderr.splitlines() if l.strip()]
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    # A multi-line message compares by its first line, as Puppet's does.
+    errors = [l for l in lines if l.startswith("Error: ")] or lines
     return ("err", normalize_error(errors[-1]) if errors else "ferry failed")
 
 

@@ -166,7 +166,7 @@ def generalize(msg):
             break
         m = n
     m = re.sub(r"^Evaluation Error: ", "", m)
-    m = re.sub(r"\b([A-Z][A-Za-z0-9_]*(?:::[A-Z][A-Za-z0-9_]*)*)\[[^\]]*\]", r"\1[..]", m)
+    m = re.sub(r"\b([A-Z][A-Za-z0-9_]*(?:::[A-Za-z0-9_]+)*)\[[^\]]*\]", r"\1[..]", m)
     m = re.sub(r"got '[^']*'", "got '..'", m)
     m = re.sub(r"\b\d+\b", "N", m)
     return m[:160]
@@ -174,7 +174,7 @@ def generalize(msg):
 
 def diff_cause(path):
     """The first difference's path without titles: /resources/Type[..]/parameters/p."""
-    p = re.sub(r"/resources/([A-Za-z:]+)\[.*?\](?=/|$| )", r"/resources/\1[..]", path)
+    p = re.sub(r"/resources/([A-Za-z0-9_:]+)\[.*?\](?=/|$| )", r"/resources/\1[..]", path)
     p = re.sub(r"\((only \w+)\)$", r"(\1)", p)
     p = re.sub(r"\(only puppet .*", "(sets differ)", p)
     return "catalogs differ at " + re.sub(r"/\d+", "/N", p)
@@ -320,6 +320,15 @@ def pick_slice(args):
             cands.remove(best)
             picked.append(best)
         round_ += 1
+    # Cases asked for by name (representatives of fixed causes) join the
+    # agreeing ones when they agree.
+    by_id = {r["id"]: r for r in rows}
+    for cid in args.with_ids:
+        r = by_id.get(cid)
+        if r is None:
+            sys.exit("slice --with: no case %s" % cid)
+        if r not in picked and r["verdict"] in ("agree", "both-fail-same"):
+            picked.append(r)
     seen_causes = set()
     known = []
     for r in sorted((r for r in small if r["verdict"] not in ("agree", "both-fail-same")),
@@ -441,6 +450,8 @@ def main():
     p = sub.add_parser("slice")
     p.add_argument("--agree", type=int, default=50)
     p.add_argument("--differ", type=int, default=12)
+    p.add_argument("--with", dest="with_ids", nargs="*", default=[],
+                   help="IDs to include (when they agree), e.g. representatives of fixes")
     args = ap.parse_args()
     return {"puppet": run_puppet, "ferry": run_ferry, "compare": compare_all, "slice": pick_slice,
             "replay": replay, "show": show}[args.cmd](args)

@@ -92,6 +92,22 @@ impl<'l> Evaluator<'l> {
         r.map_err(|u| u.map_error(|e| in_context(e, "Function Call", loc)))
     }
 
+    /// Call `name` as a method (`$x.name(...)`): the receiver is the first
+    /// argument, and errors are Puppet's "Method call" ones.
+    pub fn call_method(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+    ) -> EvalResult<Value> {
+        self.enter(loc)?;
+        let r = self.dispatch(name, args, lambda, sc, loc);
+        self.leave();
+        r.map_err(|u| u.map_error(|e| in_context(e, "Method call", loc)))
+    }
+
     fn dispatch(
         &mut self,
         name: &str,

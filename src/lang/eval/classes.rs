@@ -318,6 +318,17 @@ impl<'l> Evaluator<'l> {
             r.evaluated = true;
         }
         self.set_name_vars(scope, &def.name, &def.name);
+        // An inheriting class's scope hangs under its parent class's scope,
+        // whose module Puppet takes as the caller (scope.parent_module_name).
+        if def.parent.is_some() {
+            let parent_module = self.scopes.get(parent_scope).and_then(|s| s.module.clone());
+            if let Some(s) = self.scopes.get_mut(scope) {
+                s.vars.insert(
+                    "caller_module_name".into(),
+                    Value::Str(parent_module.unwrap_or_default()),
+                );
+            }
+        }
         self.enter(loc)?;
         let r = self.eval_block(&def.body, scope);
         self.leave();
@@ -370,52 +381,98 @@ impl<'l> Evaluator<'l> {
         what: &str,
         use_hiera: bool,
     ) -> EvalResult<Vec<(String, Value)>> {
-        let mut bound = Vec::new();
+        // Puppet assigns the given values first, then evaluates the
+        // defaults in order (a default may read a given parameter, not one
+        // still without a value), then checks everything at once.
+        let mut values: Vec<Option<Value>> = Vec::with_capacity(def.params.len());
+        let mut given_undef: Vec<bool> = Vec::with_capacity(def.params.len());
         for p in &def.params {
             let pos = given.iter().position(|(n, _)| *n == p.name);
             // An attribute set to undef counts as not set: hiera, then the
             // default, apply (`weak_ssl => $key['weak_ssl']` with no such key).
             let given_v = pos.map(|i| given.remove(i).1);
-            let given_undef = given_v.as_ref().is_some_and(Value::is_undef);
+            given_undef.push(given_v.as_ref().is_some_and(Value::is_undef));
             let mut v = given_v.filter(|v| !v.is_undef());
             if v.is_none() && use_hiera {
                 v = self.lookup_param(&format!("{}::{}", def.name, p.name))?;
             }
-            let v = match v {
+            if let (Some(v), Some(s)) = (&v, self.scopes.get_mut(scope)) {
+                s.vars.insert(p.name.clone(), v.clone());
+            }
+            values.push(v);
+        }
+        let mut guard = crate::lang::eval::ParamGuard {
+            scope,
+            callee: what.to_string(),
+            params: def
+                .params
+                .iter()
+                .zip(&values)
+                .map(|(p, v)| (p.name.clone(), v.is_some()))
+                .collect(),
+            current: String::new(),
+        };
+        for (i, p) in def.params.iter().enumerate() {
+            if values.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            let Some(d) = &p.default else { continue };
+            guard.current = p.name.clone();
+            let saved = self.param_guard.replace(guard.clone());
+            let r = self.eval(d, scope);
+            self.param_guard = saved;
+            let v = r?;
+            if let Some(s) = self.scopes.get_mut(scope) {
+                s.vars.insert(p.name.clone(), v.clone());
+            }
+            if let Some(slot) = guard.params.get_mut(i) {
+                slot.1 = true;
+            }
+            if let Some(slot) = values.get_mut(i) {
+                *slot = Some(v);
+            }
+        }
+        // Unknown parameters come first in Puppet's list.
+        let mut errors: Vec<String> = given
+            .iter()
+            .filter(|(n, _)| !METAPARAMS.contains(&n.as_str()))
+            .map(|(n, _)| format!(" has no parameter named '{n}'"))
+            .collect();
+        let mut bound = Vec::new();
+        for (i, p) in def.params.iter().enumerate() {
+            let v = match values.get(i).cloned().flatten() {
                 Some(v) => v,
-                None => match &p.default {
-                    Some(d) => self.eval(d, scope)?,
-                    // Given as undef with no default: undef, which the type
-                    // check below refuses with the type's own message.
-                    None if given_undef => Value::Undef,
-                    // Without a default every parameter is required, whatever
-                    // its type (an Optional one too), as in Puppet.
-                    None => {
-                        return Err(plain(format!(
-                            "{what}: expects a value for parameter '{}'",
-                            p.name
-                        ))
-                        .into());
-                    }
-                },
+                // Given as undef with no default: undef, which the type
+                // check refuses with the type's own message.
+                None if given_undef.get(i).copied().unwrap_or(false) => Value::Undef,
+                // Without a default every parameter is required, whatever
+                // its type (an Optional one too), as in Puppet.
+                None => {
+                    errors.push(format!(" expects a value for parameter '{}'", p.name));
+                    continue;
+                }
             };
             if let Some(t) = &p.ty
                 && let Value::Type(t) = self.eval(t, scope)?
                 && !types::is_instance(&t, &v)
             {
-                return Err(plain(format!(
-                    "{what}: parameter '{}' {}",
+                errors.push(format!(
+                    " parameter '{}' {}",
                     p.name,
                     types::mismatch(&t, &v)
-                ))
-                .into());
+                ));
+                continue;
             }
             if let Some(s) = self.scopes.get_mut(scope) {
                 s.vars.insert(p.name.clone(), v.clone());
             }
             bound.push((p.name.clone(), v));
         }
-        Ok(bound)
+        match errors.as_slice() {
+            [] => Ok(bound),
+            [one] => Err(plain(format!("{what}:{one}")).into()),
+            many => Err(plain(format!("{what}:\n {}", many.join("\n "))).into()),
+        }
     }
 
     /// Apply resource defaults visible from the resource's declaring scope.
@@ -480,7 +537,6 @@ impl<'l> Evaluator<'l> {
         let Some(def) = self.find_define(&tname) else {
             return Err(plain(format!("Unknown resource type: '{tname}'")).into());
         };
-        self.apply_defaults(idx);
         let what = format!("{}[{title}]", capitalize(&tname));
         let mut given: Vec<(String, Value)> = self
             .resources

@@ -5,8 +5,9 @@
 use crate::lang::error::{LangError, Loc};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId, in_context};
+use crate::lang::loader;
 use crate::lang::syntax::ast::{Expr, ExprKind, UnOp};
-use crate::lang::values::regex::compile_regex;
+use crate::lang::values::regex::RubyRegex;
 use crate::lang::values::types::{self, PType, capitalize};
 use crate::lang::values::value::Value;
 
@@ -73,7 +74,24 @@ impl<'l> Evaluator<'l> {
                 Value::Str(s)
             }
             ExprKind::TypeRef(name) => Value::Type(self.resolve_type_name(name, loc)?),
-            ExprKind::Var(name) => self.lookup_var(name, sc).unwrap_or(Value::Undef),
+            ExprKind::Var(name) => {
+                if let Some(g) = &self.param_guard
+                    && g.scope == sc
+                    && let Some(to) = g.params.iter().position(|(n, set)| n == name && !set)
+                {
+                    let from = g.params.iter().position(|(n, _)| *n == g.current);
+                    let msg = if from.is_some_and(|f| to < f) {
+                        format!("{}: expects a value for parameter ${name}", g.callee)
+                    } else {
+                        format!(
+                            "{}: default expression for ${} tries to illegally access not yet evaluated ${name}",
+                            g.callee, g.current
+                        )
+                    };
+                    return Err(crate::lang::error::plain(msg).into());
+                }
+                self.lookup_var(name, sc).unwrap_or(Value::Undef)
+            }
             ExprKind::Array(items) => Value::Array(self.eval_args(items, sc)?),
             ExprKind::Hash(pairs) => {
                 let mut h = Vec::new();
@@ -120,9 +138,21 @@ impl<'l> Evaluator<'l> {
                 v
             }
             ExprKind::Access(target, keys) => {
-                let t = self.eval(target, sc)?;
                 let ks = self.eval_args(keys, sc)?;
-                self.access(t, &ks, loc)?
+                // `$hash['key']`: index the variable by reference instead of
+                // cloning it whole (the facts hash, big class parameters).
+                if let ExprKind::Var(name) = &target.kind
+                    && self.param_guard.is_none()
+                    && let [Value::Str(k)] = ks.as_slice()
+                    && let Some(Value::Hash(h)) = self.lookup_var_ref(name, sc)
+                {
+                    crate::lang::values::value::hash_get_str(h, k)
+                        .cloned()
+                        .unwrap_or(Value::Undef)
+                } else {
+                    let t = self.eval(target, sc)?;
+                    self.access(t, &ks, loc)?
+                }
             }
             ExprKind::Call { name, args, lambda } => {
                 let vals = self.eval_args(args, sc)?;
@@ -141,7 +171,7 @@ impl<'l> Evaluator<'l> {
                 }
                 let mut vals = vec![recv];
                 vals.extend(rest);
-                self.call_function(name, vals, lambda.as_deref(), sc, loc)?
+                self.call_method(name, vals, lambda.as_deref(), sc, loc)?
             }
             ExprKind::If { cond, then, els } => {
                 if self.eval(cond, sc)?.truthy() {
@@ -324,8 +354,23 @@ impl<'l> Evaluator<'l> {
                 .into()),
             };
         }
-        if let Some(t) = types::stdlib_alias(name) {
+        // ferry's own Stdlib aliases stand in only when stdlib is not
+        // installed: with it, a name its types/ lack is unknown, as in
+        // Puppet (Debian's stdlib has no Stdlib::Ip_address).
+        if let Some(t) = types::stdlib_alias(name)
+            && loader::module_dir(self.loader, &self.modulepath, "stdlib").is_none()
+        {
             return Ok(t);
+        }
+        // Any other name must be a resource type (built in, a module's
+        // Ruby type or a defined type): Puppet's QualifiedReference.
+        // (Puppet's own types ferry does not model keep the old fallback.)
+        let unmodeled = matches!(
+            name,
+            "Binary" | "URI" | "Object" | "TypeSet" | "Init" | "Runtime" | "Unit" | "Node"
+        );
+        if !unmodeled && self.resource_kind(&key).is_none() {
+            return Err(LangError::eval(format!("Resource type not found: {name}"), loc).into());
         }
         Ok(PType::Resource(Some(capitalize(name)), None))
     }
@@ -360,15 +405,15 @@ impl<'l> Evaluator<'l> {
         sc: ScopeId,
         loc: &Loc,
     ) -> EvalResult<bool> {
-        let re = compile_regex(pattern).map_err(|e| LangError::from(e).at(loc))?;
+        let re = RubyRegex::new(pattern).map_err(|e| LangError::from(e).at(loc))?;
         match re.captures(s) {
             Some(caps) => {
                 if let Some(scope) = self.scopes.get_mut(sc) {
                     scope
                         .vars
                         .retain(|k, _| !k.chars().all(|c| c.is_ascii_digit()));
-                    for (i, c) in caps.iter().enumerate() {
-                        let val = c.map_or(Value::Undef, |m| Value::Str(m.as_str().to_string()));
+                    for (i, c) in caps.into_iter().enumerate() {
+                        let val = c.map_or(Value::Undef, Value::Str);
                         scope.vars.insert(i.to_string(), val);
                     }
                 }

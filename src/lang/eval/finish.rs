@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::lang::error::LangError;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::set_param;
+use crate::lang::eval::title_patterns;
 use crate::lang::eval::{Evaluator, Library, RelEnd, ResId, ResKind, Scope, ScopeId};
 use crate::lang::loader::Loader;
 use crate::lang::modulepath::Modulepath;
@@ -48,6 +49,7 @@ impl<'l> Evaluator<'l> {
             plans: HashMap::new(),
             type_aliases: HashMap::new(),
             resolving_aliases: HashSet::new(),
+            param_guard: None,
             nodes: Vec::new(),
             loaded_files: HashSet::new(),
             scopes: TiVec::from(vec![Scope::default()]),
@@ -221,15 +223,6 @@ impl<'l> Evaluator<'l> {
             }
         }
         self.apply_overrides()?;
-        for i in (0..self.resources.len()).map(ResId) {
-            if self
-                .resources
-                .get(i)
-                .is_some_and(|r| r.kind == ResKind::Builtin)
-            {
-                self.apply_defaults(i);
-            }
-        }
         self.apply_relationships()?;
         self.validate_builtin_params()?;
         self.check_metaparam_refs()
@@ -261,13 +254,16 @@ impl<'l> Evaluator<'l> {
                 if !hit {
                     continue;
                 }
+                // Any new match is progress: an override it applies (a tag)
+                // may make another collector match (Puppet loops while any
+                // collector finds something).
                 if let Some(col) = self.collectors.get_mut(ci) {
                     col.matched.insert(ri);
+                    progress = true;
                 }
                 if let Some(r) = self.resources.get_mut(ri) {
                     if r.virtual_ {
                         r.virtual_ = false;
-                        progress = true;
                     }
                     Self::apply_param_ops(r, &c.overrides);
                 }
@@ -320,29 +316,41 @@ impl<'l> Evaluator<'l> {
         }
     }
 
+    /// The references of a relationship operand, each with whether the
+    /// catalog has it (collectors resolved as [`Self::resolve_end`] does).
+    fn end_names(&self, e: &RelEnd, source: bool) -> Vec<(String, bool)> {
+        match e {
+            RelEnd::Refs(refs) => refs
+                .iter()
+                .map(|k| (format!("{}[{}]", k.0, k.1), self.index.contains_key(k)))
+                .collect(),
+            RelEnd::Collector(..) => self
+                .resolve_end(e, source)
+                .into_iter()
+                .filter_map(|i| self.resources.get(i))
+                .map(|r| (format!("{}[{}]", r.type_name, r.title), true))
+                .collect(),
+        }
+    }
+
     fn apply_relationships(&mut self) -> EvalResult<()> {
         let rels = std::mem::take(&mut self.relationships);
         for (src, tgt, param, _loc) in rels {
-            let first = |e: &RelEnd| match e {
-                RelEnd::Refs(r) => r
-                    .first()
-                    .map(|k| format!("{}[{}]", k.0, k.1))
-                    .unwrap_or_default(),
-                RelEnd::Collector(..) => String::new(),
-            };
-            for (end, other, dir) in [(&src, &tgt, "on"), (&tgt, &src, "from")] {
-                if let RelEnd::Refs(refs) = end {
-                    for k in refs {
-                        if !self.index.contains_key(k) {
-                            return Err(LangError::load(format!(
-                                "Could not find resource '{}[{}]' for relationship {dir} '{}'",
-                                k.0,
-                                k.1,
-                                first(other)
-                            ))
-                            .into());
-                        }
-                    }
+            // Puppet relates every source to every target, in order, and
+            // fails at the first pair with a missing end.
+            let src_names = self.end_names(&src, true);
+            let tgt_names = self.end_names(&tgt, false);
+            for (s, s_ok) in &src_names {
+                for (t, t_ok) in &tgt_names {
+                    let (missing, dir, other) = match (s_ok, t_ok) {
+                        (false, _) => (s, "on", t),
+                        (_, false) => (t, "from", s),
+                        _ => continue,
+                    };
+                    return Err(LangError::load(format!(
+                        "Could not find resource '{missing}' for relationship {dir} '{other}'"
+                    ))
+                    .into());
                 }
             }
             let sources = self.resolve_end(&src, true);
@@ -449,6 +457,30 @@ pub struct Output {
     pub messages: Vec<String>,
 }
 
+/// A built-in resource's parameters under the ones its title sets (Puppet's
+/// `parse_title.merge(parameters)` when it writes the catalog).
+fn with_title_params(
+    kind: ResKind,
+    type_name: &str,
+    title: &str,
+    params: Vec<(String, Value)>,
+) -> Vec<(String, Value)> {
+    if kind != ResKind::Builtin {
+        return params;
+    }
+    let from_title = title_patterns::title_params(&type_name.to_lowercase(), title);
+    if from_title.is_empty() {
+        return params;
+    }
+    let mut out: Vec<(String, Value)> = from_title
+        .into_iter()
+        .filter(|(k, _)| !params.iter().any(|(p, _)| p == k))
+        .map(|(k, v)| (k, Value::Str(v)))
+        .collect();
+    out.extend(params);
+    out
+}
+
 impl<'l> Evaluator<'l> {
     /// The parameter that names a resource of `type_name`.
     fn namevar(&self, type_name: &str) -> String {
@@ -470,9 +502,9 @@ impl<'l> Evaluator<'l> {
             .into_iter()
             .map(|r| OutputResource {
                 namevar: self.namevar(&r.type_name),
+                params: with_title_params(r.kind, &r.type_name, &r.title, r.params),
                 type_name: r.type_name,
                 title: r.title,
-                params: r.params,
                 loc: r.loc,
                 kind: r.kind,
                 virtual_: r.virtual_,

@@ -20,6 +20,7 @@ pub mod finish;
 pub mod operators;
 pub mod plans;
 pub mod resources;
+pub mod title_patterns;
 
 pub use calls::{ApplyCall, Call, Library};
 pub use finish::{Output, OutputResource};
@@ -184,6 +185,10 @@ pub struct Evaluator<'l> {
     pub(in crate::lang) plans: HashMap<String, Arc<Definition>>,
     pub(in crate::lang) type_aliases: HashMap<String, Expr>,
     pub(in crate::lang) resolving_aliases: HashSet<String>,
+    /// While a definition's parameter defaults are evaluated: its scope,
+    /// the parameters without a value yet, and the one being evaluated
+    /// (Puppet's ParameterScope refuses to read the others).
+    pub(in crate::lang) param_guard: Option<ParamGuard>,
     pub(in crate::lang) nodes: Vec<Arc<NodeDef>>,
     pub(in crate::lang) loaded_files: HashSet<PathBuf>,
     pub(in crate::lang) scopes: TiVec<ScopeId, Scope>,
@@ -216,6 +221,16 @@ pub struct Evaluator<'l> {
     /// The global hiera layer's `hiera.yaml` (consulted before the
     /// environment layer).
     pub(in crate::lang) hiera_global: Option<PathBuf>,
+}
+
+/// The parameters a default expression may not read yet.
+#[derive(Debug, Clone)]
+pub struct ParamGuard {
+    pub scope: ScopeId,
+    pub callee: String,
+    /// Declared parameters in order, and whether each has its value.
+    pub params: Vec<(String, bool)>,
+    pub current: String,
 }
 
 /// Wrap a location-less error with Puppet's statement context.
@@ -265,15 +280,18 @@ impl<'l> Evaluator<'l> {
     }
 
     pub fn lookup_var(&self, name: &str, sc: ScopeId) -> Option<Value> {
+        self.lookup_var_ref(name, sc).cloned()
+    }
+
+    /// [`Self::lookup_var`] without the clone (the facts hash is big:
+    /// `$facts['os']['family']` and hiera's `%{facts.os.family}` index
+    /// into it by reference).
+    pub fn lookup_var_ref(&self, name: &str, sc: ScopeId) -> Option<&Value> {
         if let Some(stripped) = name.strip_prefix("::") {
             if stripped.contains("::") {
                 return self.lookup_qualified(stripped);
             }
-            return self
-                .scopes
-                .first()
-                .and_then(|s| s.vars.get(stripped))
-                .cloned();
+            return self.scopes.first().and_then(|s| s.vars.get(stripped));
         }
         if name.contains("::") {
             return self.lookup_qualified(name);
@@ -283,7 +301,7 @@ impl<'l> Evaluator<'l> {
         while let Some(id) = cur {
             let s = self.scopes.get(id)?;
             if let Some(v) = s.vars.get(name) {
-                return Some(v.clone());
+                return Some(v);
             }
             cur = s.parent;
             guard += 1;
@@ -294,10 +312,24 @@ impl<'l> Evaluator<'l> {
         None
     }
 
-    fn lookup_qualified(&self, name: &str) -> Option<Value> {
+    /// `$class::var`: the class's own variable, else its inherited
+    /// classes' (Puppet's lookup_qualified_variable walks inherited scopes).
+    fn lookup_qualified(&self, name: &str) -> Option<&Value> {
         let (class, var) = name.rsplit_once("::")?;
-        let sc = *self.class_scopes.get(class)?;
-        self.scopes.get(sc).and_then(|s| s.vars.get(var)).cloned()
+        let mut sc = *self.class_scopes.get(class)?;
+        for _ in 0..1000 {
+            let s = self.scopes.get(sc)?;
+            if let Some(v) = s.vars.get(var) {
+                return Some(v);
+            }
+            // A class scope's parent is its inherited class's scope, or the
+            // node or top scope (where the walk stops).
+            match s.parent {
+                Some(p) if p != ScopeId::TOP && Some(p) != self.node_scope => sc = p,
+                _ => return None,
+            }
+        }
+        None
     }
 
     pub fn set_var(&mut self, name: &str, v: Value, sc: ScopeId, loc: &Loc) -> EvalResult<()> {

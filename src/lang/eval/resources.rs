@@ -177,6 +177,13 @@ impl<'l> Evaluator<'l> {
         if let Some(c) = container {
             self.edges.push((c, idx));
         }
+        // Puppet gives a resource the defaults visible when it is created
+        // (Puppet::Parser::Resource#initialize): defaults declared later in
+        // the scope do not apply (apache::mod::worker's File defaults after
+        // its `include apache`).
+        if matches!(kind, ResKind::Builtin | ResKind::Define) {
+            self.apply_defaults(idx);
+        }
         Ok(idx)
     }
 
@@ -307,14 +314,16 @@ impl<'l> Evaluator<'l> {
             }
             check_title_types(&t).map_err(|m| LangError::eval(m, &b.title.loc))?;
             let ts = titles(&t);
-            if ts.is_empty() {
+            // `[title].flatten` with an undef in it; an empty array declares
+            // nothing (gitolite's `package { $packages: }` with `[]`).
+            if has_undef_title(&t) {
                 return Err(LangError::eval(
                     "Missing title. The title expression resulted in undef",
                     &b.title.loc,
                 )
                 .into());
             }
-            let last = ts.len() - 1;
+            let last = ts.len().saturating_sub(1);
             for (i, title) in ts.into_iter().enumerate() {
                 // The last title takes the parameters; the others a copy.
                 let params = if i == last {
@@ -354,8 +363,10 @@ impl<'l> Evaluator<'l> {
         type_name: &str,
         ops: &[AttrOp],
         sc: ScopeId,
-        _loc: &Loc,
+        loc: &Loc,
     ) -> EvalResult<Value> {
+        // The type reference is evaluated first: an unknown type fails here.
+        self.resolve_type_name(type_name, loc)?;
         let cap = capitalize(type_name);
         let vals = self.eval_ops(ops, sc)?;
         if let Some(s) = self.scopes.get_mut(sc) {
@@ -377,12 +388,42 @@ impl<'l> Evaluator<'l> {
         let mut refs = Vec::new();
         collect_refs(&t, &mut refs).map_err(|e| e.at(loc))?;
         let vals = self.eval_ops(ops, sc)?;
-        self.overrides.push((refs, vals, loc.clone()));
+        // A defined type's instance not yet evaluated takes the override
+        // now, so its body sees it (Puppet merges an override into an
+        // existing resource at once; haproxy's Concat[...] { validate_cmd }).
+        let mut later = Vec::new();
+        for key in refs {
+            let pending = self.index.get(&key).copied().filter(|&i| {
+                self.resources
+                    .get(i)
+                    .is_some_and(|r| r.kind == ResKind::Define && !r.evaluated)
+            });
+            match pending.and_then(|i| self.resources.get_mut(i)) {
+                Some(r) => Self::apply_param_ops(r, &vals),
+                None => later.push(key),
+            }
+        }
+        if !later.is_empty() {
+            self.overrides.push((later, vals, loc.clone()));
+        }
         Ok(Value::Undef)
     }
 
     pub fn apply_param_ops(res: &mut Res, ops: &[(String, ParamOp)]) {
         for (n, op) in ops {
+            // Setting `tag` tags the resource too (collectors see it).
+            if n == "tag" {
+                let vals = match op.value() {
+                    Value::Array(a) => a.clone(),
+                    other => vec![other.clone()],
+                };
+                for v in vals {
+                    let t = v.to_s().to_lowercase();
+                    if !t.is_empty() && !res.tags.contains(&t) {
+                        res.tags.push(t);
+                    }
+                }
+            }
             if let ParamOp::Append(v) = op {
                 let cur = res
                     .params
@@ -635,6 +676,15 @@ fn check_title_types(v: &Value) -> Result<(), String> {
 }
 
 /// Titles from a title value (string or nested arrays).
+/// Does a title value (flattened) hold undef?
+fn has_undef_title(v: &Value) -> bool {
+    match v {
+        Value::Undef => true,
+        Value::Array(items) => items.iter().any(has_undef_title),
+        _ => false,
+    }
+}
+
 pub fn titles(v: &Value) -> Vec<String> {
     match v {
         Value::Array(items) => items.iter().flat_map(titles).collect(),

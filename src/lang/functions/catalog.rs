@@ -181,7 +181,7 @@ fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let tname = c.arg(0).to_s().to_lowercase();
     let Some(Value::Hash(h)) = c.args.get(1) else {
-        return Err(plain("create_resources(): second argument must be a Hash").into());
+        return Err(plain("create_resources(): second argument must be a hash").into());
     };
     let defaults = match c.args.get(2) {
         Some(Value::Hash(d)) => d.clone(),

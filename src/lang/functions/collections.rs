@@ -279,7 +279,19 @@ fn has_key(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let a1 = c.args.get(1);
     Ok(match &a0 {
         Value::Hash(h) => Value::Bool(hash_get(h, a1.unwrap_or(&Value::Undef)).is_some()),
-        _ => return Err(plain("has_key(): expects the first argument to be a hash").into()),
+        other => {
+            // A 3.x function: an undef argument arrives as ''.
+            let other = match other {
+                Value::Undef => Value::Str(String::new()),
+                o => o.clone(),
+            };
+            return Err(plain(format!(
+                "has_key(): expects the first argument to be a hash, got {} which is of type {}",
+                crate::lang::template::erb::value::inspect(&other),
+                crate::lang::functions::stdlib::ruby_class(&other)
+            ))
+            .into());
+        }
     })
 }
 

@@ -3,7 +3,7 @@
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
-use crate::lang::eval::{Call, Evaluator};
+use crate::lang::eval::{Call, Evaluator, ResKind};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::values::types;
 use crate::lang::values::value::Value;
@@ -86,6 +86,45 @@ fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     }
 }
 
-fn assert_private(_: &mut Evaluator<'_>, _: Call<'_>) -> EvalResult<Value> {
-    Ok(Value::Undef)
+/// stdlib's `assert_private([message])`: the calling class or defined
+/// type may only be declared from its own module (`$module_name` must equal
+/// `$caller_module_name`).
+fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let module = ev.lookup_var("module_name", c.scope);
+    let caller = ev.lookup_var("caller_module_name", c.scope);
+    let same = match (&module, &caller) {
+        (Some(m), Some(cm)) => m.to_s() == cm.to_s(),
+        (None, None) => true,
+        _ => false,
+    };
+    if same {
+        return Ok(Value::Undef);
+    }
+    if let Some(Value::Str(m)) = c.args.first() {
+        return Err(plain(m.clone()).into());
+    }
+    // The definition whose scope holds `$caller_module_name`.
+    let mut cur = Some(c.scope);
+    let mut found = None;
+    let mut guard = 0;
+    while let Some(id) = cur {
+        let Some(s) = ev.scopes.get(id) else { break };
+        if s.vars.contains_key("caller_module_name") {
+            found = ev.resources.get(s.container);
+            break;
+        }
+        cur = s.parent.filter(|p| *p != id);
+        guard += 1;
+        if guard > 10_000 {
+            break;
+        }
+    }
+    let message = match found {
+        Some(r) if r.kind == ResKind::Class => {
+            format!("Class {} is private", r.title.to_lowercase())
+        }
+        Some(r) => format!("Definition {} is private", r.type_name.to_lowercase()),
+        None => "Class  is private".to_string(),
+    };
+    Err(plain(message).into())
 }

@@ -123,6 +123,23 @@ pub(crate) fn iter_items(v: &Value) -> Result<Vec<(Value, Value)>, LangError> {
     })
 }
 
+/// Puppet's dispatch failure of `each`, `map`, `filter`, `any` and `all`
+/// (four signatures: a Hash or an Iterable, a block of two or one
+/// parameters) for an argument that is neither.
+fn hash_or_iterable_mismatch(name: &str, got: &str) -> String {
+    let mut m = format!(
+        "The function '{name}' was called with arguments it does not accept. It expects one of:"
+    );
+    for (ty, param, article) in [("Hash", "hash", "a"), ("Iterable", "enumerable", "an")] {
+        for n in [2, 1] {
+            m.push_str(&format!(
+                "\n  ({ty} {param}, Callable[{n}, {n}] block)\n    rejected: parameter '{param}' expects {article} {ty} value, got {got}"
+            ));
+        }
+    }
+    m
+}
+
 /// Lambda arguments for element (k, v): one param gets v (or [k, v] for
 /// hashes), two params get k and v.
 fn lambda_args(l: &Lambda, k: &Value, v: &Value, is_hash: bool) -> Vec<Value> {
@@ -141,6 +158,14 @@ fn iterate(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let name = c.name;
     let a0 = c.arg(0);
     let is_hash = matches!(a0, Value::Hash(_));
+    if matches!(name, "each" | "map" | "filter" | "any" | "all")
+        && matches!(
+            a0,
+            Value::Undef | Value::Bool(_) | Value::Float(_) | Value::Default
+        )
+    {
+        return Err(plain(hash_or_iterable_mismatch(name, &a0.type_name())).into());
+    }
     let items = iter_items(&a0)?;
     let mut out_arr = Vec::new();
     let mut out_hash = Vec::new();

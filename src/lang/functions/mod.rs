@@ -1,7 +1,7 @@
 //! The built-in functions: a [`Registry`] from name to implementation and
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
-//! [`numbers`], [`conversion`], [`native`]). The registry checks the
+//! [`numbers`], [`conversion`], [`native`], [`external`], [`random`], [`stdlib`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -15,9 +15,12 @@ pub mod collections;
 pub mod control;
 pub mod conversion;
 pub mod data;
+pub mod external;
 pub mod iteration;
 pub mod native;
 pub mod numbers;
+pub mod random;
+pub mod stdlib;
 pub mod strings;
 pub mod templates;
 
@@ -49,6 +52,9 @@ pub enum Family {
     Numbers,
     Conversion,
     Native,
+    External,
+    Random,
+    Stdlib,
 }
 
 impl fmt::Display for Family {
@@ -64,6 +70,9 @@ impl fmt::Display for Family {
             Family::Numbers => "numbers",
             Family::Conversion => "conversion",
             Family::Native => "native",
+            Family::External => "external",
+            Family::Random => "random",
+            Family::Stdlib => "stdlib",
         };
         f.write_str(s)
     }
@@ -244,6 +253,9 @@ pub fn registry() -> &'static Registry {
         numbers::register(&mut b);
         conversion::register(&mut b);
         native::register(&mut b);
+        external::register(&mut b);
+        random::register(&mut b);
+        stdlib::register(&mut b);
         b.0
     });
     &REGISTRY

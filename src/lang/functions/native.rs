@@ -10,7 +10,11 @@
 //! neutron's `validate_network_vlan_ranges`, `validate_tunnel_id_ranges`,
 //! `validate_vni_ranges` and `validate_vxlan_udp_port`, and stdlib's
 //! `validate_legacy`, `validate_absolute_path`, `is_absolute_path`, `grep`,
-//! `get_module_path` and `dig44`, and redis's `getvar_emptystring`.
+//! `get_module_path` and `dig44`, redis's `getvar_emptystring`,
+//! memcached's `memcached::max_memory`, datacat's `template_body`,
+//! openstacklib's `normalize_ip_for_uri` and `os_transport_url`, mcollective's
+//! `mco_array_to_string`, neutron's `convert_to_json_string` and stdlib's
+//! `is_ip_address`.
 //! They are only reached when no Puppet-language function of that name was
 //! found, so a module's own `.pp` function always wins.
 
@@ -23,10 +27,70 @@ use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::values::types::{self, PType};
-use crate::lang::values::value::Value;
+use crate::lang::values::value::{Value, hash_get_str};
 
 pub fn register(b: &mut Builder) {
     let f = Family::Native;
+    b.add(
+        &["memcached::max_memory"],
+        f,
+        sig("Integer").req("arg", any()),
+        memcached_max_memory,
+    );
+    b.add(
+        &["template_body"],
+        f,
+        sig("String").rest("files", any()),
+        template_body,
+    );
+    b.add(
+        &["mco_array_to_string"],
+        f,
+        sig("Array").rest("args", any()),
+        |_, c| match c.arg(0) {
+            Value::Array(a) => Ok(Value::Array(
+                a.iter().map(|v| Value::Str(v.to_s())).collect(),
+            )),
+            other => Err(plain(format!(
+                "Expected an array, but got a {}",
+                crate::lang::functions::stdlib::ruby_class(&other)
+            ))
+            .into()),
+        },
+    );
+    b.add(
+        &["convert_to_json_string"],
+        f,
+        sig("String").rest("args", any()),
+        |_, c| Ok(Value::Str(convert_to_json_string(&c.arg(0)))),
+    );
+    b.add(
+        &["is_ip_address"],
+        f,
+        sig("Boolean").rest("args", any()),
+        |_, c| {
+            if c.args.len() != 1 {
+                return Err(plain(format!(
+                    "is_ip_address(): Wrong number of arguments given {} for 1",
+                    c.args.len()
+                ))
+                .into());
+            }
+            Ok(Value::Bool(matches!(c.arg(0), Value::Str(s) if is_ip(&s))))
+        },
+    );
+    b.add(
+        &["os_transport_url"],
+        f,
+        sig("String").rest("args", any()),
+        |_, c| os_transport_url(&c.args),
+    );
+    b.add(
+        &["normalize_ip_for_uri"],
+        f,
+        sig("Any").rest("args", any()),
+        |_, c| Ok(normalize_ip_for_uri(&c.args)),
+    );
     let password = || PType::Variant(vec![string(), PType::Sensitive(Box::new(string()))]);
     b.add(
         &["apache::bool2httpd", "bool2httpd"],
@@ -530,6 +594,322 @@ fn is_mysql_hash(s: &str) -> bool {
             .rev()
             .take(40)
             .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c))
+}
+
+/// Ruby's `String#to_f`: the longest leading float, 0.0 without one.
+fn ruby_to_f(s: &str) -> f64 {
+    let t = s.trim_start();
+    let mut end = 0;
+    let mut seen_dot = false;
+    let mut seen_digit = false;
+    for (i, ch) in t.char_indices() {
+        match ch {
+            '+' | '-' if i == 0 => {}
+            '0'..='9' => seen_digit = true,
+            '.' if !seen_dot => seen_dot = true,
+            _ => break,
+        }
+        end = i + ch.len_utf8();
+    }
+    if !seen_digit {
+        return 0.0;
+    }
+    t.get(..end)
+        .map(|n| n.trim_end_matches('.'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// memcached's `memcached::max_memory(arg)`: `arg` megabytes, or `arg`
+/// percent (95% by default) of the `memorysize` fact, floored.
+fn memcached_max_memory(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let arg = c.arg(0);
+    let given = !matches!(arg, Value::Undef | Value::Bool(false));
+    if given && !arg.to_s().ends_with('%') {
+        // Ruby's to_i: the leading number, truncated.
+        let n: i64 = match &arg {
+            Value::Int(i) => *i,
+            Value::Float(f) => *f as i64,
+            other => ruby_to_f(&other.to_s()) as i64,
+        };
+        return Ok(Value::Int(n));
+    }
+    let percent = if given { ruby_to_f(&arg.to_s()) } else { 95.0 };
+    let memsize = match &ev.facts {
+        Value::Hash(h) => hash_get_str(h, "memorysize").map(|v| v.to_s()),
+        _ => None,
+    }
+    .unwrap_or_default();
+    // /([0-9.e+-]*)\s*([^bB]?)/ from the start of the fact.
+    let num: String = memsize
+        .chars()
+        .take_while(|ch| ch.is_ascii_digit() || matches!(ch, '.' | 'e' | '+' | '-'))
+        .collect();
+    let rest = memsize.get(num.len()..).unwrap_or("").trim_start();
+    let prefix = rest.chars().next().filter(|ch| !matches!(ch, 'b' | 'B'));
+    let mut value = ruby_to_f(&num);
+    value *= match prefix {
+        None => 1.0,
+        Some('k') => (1u64 << 10) as f64,
+        Some('M') => (1u64 << 20) as f64,
+        Some('G') => (1u64 << 30) as f64,
+        Some('T') => (1u64 << 40) as f64,
+        Some('E') => (1u64 << 50) as f64,
+        Some(p) => {
+            return Err(plain(format!("memcached_max_memory(): Unknown prefix {p}")).into());
+        }
+    };
+    let bytes = value as i64;
+    let mb = bytes / (1 << 20);
+    Ok(Value::Int((mb as f64 * (percent / 100.0)).floor() as i64))
+}
+
+/// datacat's `template_body(files...)`: the templates' text, joined.
+fn template_body(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let mut out = String::new();
+    for f in &c.args {
+        let name = f.to_s();
+        match crate::lang::template::read_template(ev, &name) {
+            Some(text) => out.push_str(&text),
+            None => return Err(plain(format!("Could not find template '{name}'")).into()),
+        }
+    }
+    Ok(Value::Str(out))
+}
+
+/// openstacklib's `normalize_ip_for_uri(ip_or_ips)`: IPv6 addresses in
+/// brackets; one address gives a String, several an Array.
+fn normalize_ip_for_uri(args: &[Value]) -> Value {
+    let items: Vec<Value> = match args.first() {
+        Some(Value::Array(a)) => a.clone(),
+        _ => args.to_vec(),
+    };
+    let out: Vec<Value> = items
+        .into_iter()
+        .map(|ip| match &ip {
+            Value::Str(s) if is_ipv6(s) && !(s.contains('[') && s.contains(']')) => {
+                Value::Str(format!("[{s}]"))
+            }
+            _ => ip,
+        })
+        .collect();
+    if out.len() == 1 {
+        out.into_iter().next().unwrap_or(Value::Undef)
+    } else {
+        Value::Array(out)
+    }
+}
+
+/// Ruby's `IPAddr.new(s).ipv6?` (an address, optionally with a prefix).
+fn is_ipv6(s: &str) -> bool {
+    let addr = s.split('/').next().unwrap_or("");
+    let addr = addr.split('%').next().unwrap_or("");
+    addr.parse::<std::net::Ipv6Addr>().is_ok()
+}
+
+/// Ruby's `IPAddr.new(s)` succeeds: an IPv4 or IPv6 address, optionally
+/// with a `/prefix` (a length or a mask).
+fn is_ip(s: &str) -> bool {
+    let (addr, prefix) = match s.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (s, None),
+    };
+    let v4 = addr.parse::<std::net::Ipv4Addr>().is_ok();
+    let v6 = !v4
+        && addr
+            .split('%')
+            .next()
+            .unwrap_or("")
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok();
+    let prefix_ok = match prefix {
+        None => true,
+        Some(p) => match p.parse::<u32>() {
+            Ok(n) => n <= if v4 { 32 } else { 128 },
+            Err(_) => is_ip(p),
+        },
+    };
+    (v4 || v6) && prefix_ok
+}
+
+/// neutron's `convert_to_json_string(value)`: an array of `k:v` strings as
+/// a JSON object, anything else as its JSON.
+fn convert_to_json_string(v: &Value) -> String {
+    if let Value::Array(items) = v
+        && items
+            .iter()
+            .all(|x| matches!(x, Value::Str(s) if s.contains(':')))
+    {
+        // A Ruby Hash keeps its insertion order (a later key replaces).
+        let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
+        for x in items {
+            let s = x.to_s();
+            let mut parts = s.split(':');
+            let k = parts.next().unwrap_or("").to_string();
+            let val = parts.next().map_or(serde_json::Value::Null, |p| {
+                serde_json::Value::String(p.to_string())
+            });
+            match pairs.iter_mut().find(|(pk, _)| *pk == k) {
+                Some(slot) => slot.1 = val,
+                None => pairs.push((k, val)),
+            }
+        }
+        let body: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}:{}", serde_json::Value::String(k.clone()), v))
+            .collect();
+        return format!("{{{}}}", body.join(","));
+    }
+    v.to_json()
+        .map(|j| j.to_string())
+        .unwrap_or_else(|| "null".into())
+}
+
+/// Ruby's `ERB::Util.url_encode`: everything but `[A-Za-z0-9_.~-]`
+/// percent-encoded.
+fn url_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'~' | b'-') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// os_transport_url's `_str2bool`.
+fn transport_str2bool(v: &Value) -> Result<bool, crate::lang::error::LangError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Str(s) => {
+            let l = s.to_lowercase();
+            if l.is_empty()
+                || matches!(l.as_str(), "0" | "f" | "n" | "false" | "no")
+                || matches!(s.as_str(), "undef" | "undefined")
+            {
+                Ok(false)
+            } else if matches!(l.as_str(), "1" | "t" | "y" | "true" | "yes") {
+                Ok(true)
+            } else {
+                Err(plain(
+                    "os_transport_url _str2bool(): Unknown type of boolean given",
+                ))
+            }
+        }
+        _ => Err(plain("str2bool(): Requires string to work with")),
+    }
+}
+
+/// openstacklib's `os_transport_url(hash)`: a messaging URL
+/// (`rabbit://user:pass@host:port/vhost?query`) from its parts, with the
+/// Ruby function's checks and messages.
+fn os_transport_url(args: &[Value]) -> EvalResult<Value> {
+    if args.len() != 1 {
+        return Err(plain("os_transport_url(): Wrong number of arguments").into());
+    }
+    let Some(Value::Hash(raw)) = args.first() else {
+        let got = args.first().cloned().unwrap_or(Value::Undef);
+        return Err(plain(format!(
+            "os_transport_url(): Requires an hash, got {}",
+            crate::lang::functions::stdlib::ruby_class(&got)
+        ))
+        .into());
+    };
+    let mut v: Vec<(String, Value)> = Vec::new();
+    for (k, val) in raw {
+        let key = k.to_s();
+        let val = if key == "port" {
+            Value::Str(val.to_s())
+        } else {
+            val.clone()
+        };
+        let (want, ok) = match key.as_str() {
+            "hosts" => ("Array", matches!(val, Value::Array(_))),
+            "query" => ("Hash", matches!(val, Value::Hash(_))),
+            _ => ("String", matches!(val, Value::Str(_))),
+        };
+        if !ok {
+            return Err(plain(format!("os_transport_url(): {key} should be a {want}")).into());
+        }
+        v.push((key, val));
+    }
+    let get = |k: &str| v.iter().find(|(n, _)| n == k).map(|(_, x)| x.clone());
+    let Some(transport) = get("transport") else {
+        return Err(plain("os_transport_url(): transport is required").into());
+    };
+    let (host, hosts) = (get("host"), get("hosts"));
+    if host.is_none() && hosts.is_none() {
+        return Err(plain("os_transport_url(): host or hosts is required").into());
+    }
+    if host.is_some() && hosts.is_some() {
+        return Err(plain("os_transport_url(): cannot use both host and hosts.").into());
+    }
+    let mut userinfo = None;
+    if let Some(u) = get("username").filter(|u| !u.to_s().is_empty()) {
+        let mut ui = url_encode(&u.to_s());
+        if let Some(pw) = get("password").filter(|p| !p.to_s().is_empty()) {
+            ui.push(':');
+            ui.push_str(&url_encode(&pw.to_s()));
+        }
+        userinfo = Some(ui);
+    }
+    let port = get("port").map(|p| p.to_s());
+    let mut hostinfo = "localhost".to_string();
+    if let Some(h) = host {
+        let mut one = normalize_ip_for_uri(&[h]).to_s();
+        if let Some(p) = &port {
+            one = format!("{one}:{p}");
+        }
+        hostinfo = match &userinfo {
+            Some(ui) => format!("{ui}@{one}"),
+            None => one,
+        };
+    }
+    if let Some(hs) = hosts {
+        let list: Vec<String> = match normalize_ip_for_uri(&[hs]) {
+            Value::Array(a) => a.iter().map(|x| x.to_s()).collect(),
+            other => vec![other.to_s()],
+        };
+        let list: Vec<String> = list
+            .into_iter()
+            .map(|h| match &port {
+                Some(p) => format!("{h}:{p}"),
+                None => h,
+            })
+            .map(|h| match &userinfo {
+                Some(ui) => format!("{ui}@{h}"),
+                None => h,
+            })
+            .collect();
+        hostinfo = list.join(",");
+    }
+    let path = match get("virtual_host") {
+        Some(vh) => format!("/{}", vh.to_s()),
+        None => "/".to_string(),
+    };
+    let mut query: Vec<(String, String)> = Vec::new();
+    if let Some(Value::Hash(q)) = get("query") {
+        for (k, x) in q {
+            query.push((k.to_s(), x.to_s()));
+        }
+    }
+    if let Some(ssl) = get("ssl") {
+        let on = transport_str2bool(&ssl)?;
+        let val = if on { "1" } else { "0" }.to_string();
+        match query.iter_mut().find(|(k, _)| k == "ssl") {
+            Some(slot) => slot.1 = val,
+            None => query.push(("ssl".into(), val)),
+        }
+    }
+    let mut url = format!("{}://{hostinfo}{path}", transport.to_s());
+    if !query.is_empty() {
+        let q: Vec<String> = query.iter().map(|(k, x)| format!("{k}={x}")).collect();
+        url.push('?');
+        url.push_str(&q.join("&"));
+    }
+    Ok(Value::Str(url))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::values::regex::compile_regex;
+use crate::lang::values::types::PType;
 use crate::lang::values::value::{Value, str_to_num};
 
 pub fn register(b: &mut Builder) {
@@ -24,7 +25,9 @@ pub fn register(b: &mut Builder) {
     b.add(
         &["join"],
         f,
-        sig("String").req("array", any()).opt("delimiter", any()),
+        sig("String")
+            .req("arg", PType::Array(Box::new(PType::Any), 0, i64::MAX))
+            .opt("delimiter", string()),
         join,
     );
     b.add(
@@ -57,7 +60,15 @@ pub fn register(b: &mut Builder) {
         &["regsubst"],
         f,
         sig("Variant[String, Array]")
-            .req("target", any())
+            // Puppet's two dispatches both take Variant[Array[String], String],
+            // described together as "Array or String".
+            .req(
+                "target",
+                PType::Variant(vec![
+                    PType::Array(Box::new(PType::Any), 0, i64::MAX),
+                    string(),
+                ]),
+            )
             .req("pattern", any())
             .req("replacement", any())
             .opt("flags", any())

@@ -253,13 +253,15 @@ impl<'l> Evaluator<'l> {
                     .map_or(expr, |x| x.trim_end_matches(')').trim_matches('\''));
                 let mut segs = var.split('.');
                 let first = segs.next().unwrap_or("").trim_start_matches("::");
-                let mut cur = self.lookup_var(first, ScopeId::TOP).unwrap_or(Value::Undef);
+                // Walk by reference: only the leaf is cloned.
+                let mut cur_ref = self.lookup_var_ref(first, ScopeId::TOP);
                 for seg in segs {
-                    cur = match cur {
-                        Value::Hash(h) => hash_get_str(&h, seg).cloned().unwrap_or(Value::Undef),
-                        _ => Value::Undef,
+                    cur_ref = match cur_ref {
+                        Some(Value::Hash(h)) => hash_get_str(h, seg),
+                        _ => None,
                     };
                 }
+                let cur = cur_ref.cloned().unwrap_or(Value::Undef);
                 cur.to_s()
             };
             out.push_str(&value);

@@ -425,14 +425,12 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             match c {
                 '/' => break,
+                // The source keeps its escapes, `\/` too, as Puppet's
+                // Regexp does (a Pattern prints them back).
                 '\\' => {
-                    if self.peek() == Some('/') {
-                        s.push('/');
-                    } else {
-                        s.push('\\');
-                        if let Some(n) = self.peek() {
-                            s.push(n);
-                        }
+                    s.push('\\');
+                    if let Some(n) = self.peek() {
+                        s.push(n);
                     }
                     self.pos += 1;
                 }

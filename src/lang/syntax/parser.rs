@@ -451,16 +451,20 @@ impl Parser {
                         Some(Tok::Name(n)) => n.clone(),
                         _ => break,
                     };
+                    // Puppet places a method call at its `(`, or at its dot
+                    // when it has no parentheses (egrammar.ra's
+                    // call_method_expression).
+                    let mut at = self.loc();
                     self.link(&mut chain)?;
                     self.pos += 2;
                     let mut args = Vec::new();
                     if matches!(self.peek_tok(), Some(t) if t.tok == Tok::P(P::LParen) && !t.space_before)
                     {
+                        at = self.loc();
                         self.pos += 1;
                         args = self.parse_entries(P::RParen, ListForm::MethodArguments)?;
                     }
                     let lambda = self.parse_opt_lambda()?;
-                    let loc = e.loc.clone();
                     e = Expr::new(
                         ExprKind::MethodCall {
                             recv: Box::new(e),
@@ -468,7 +472,7 @@ impl Parser {
                             args,
                             lambda,
                         },
-                        loc,
+                        at,
                     );
                 }
                 _ => break,

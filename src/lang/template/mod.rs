@@ -28,6 +28,15 @@ fn template_path(
         .ok_or_else(|| LangError::eval(format!("Could not find template '{reference}'"), loc))
 }
 
+/// The text of template `reference` (`<module>/...` under the module's
+/// `templates`, or an absolute path), None when there is no such file:
+/// Puppet's `Puppet::Parser::Files.find_template` and a read.
+pub fn read_template(ev: &Evaluator<'_>, reference: &str) -> Option<String> {
+    let loc = Loc::new(&std::sync::Arc::from(""), 0, 0);
+    let path = template_path(ev, reference, &loc).ok()?;
+    ev.loader.read(&path).ok()
+}
+
 /// Render the ERB template `reference` (`<module>/templates/...` or an
 /// absolute path), as the `template()` function does.
 pub fn render_erb_file(

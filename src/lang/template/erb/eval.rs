@@ -487,7 +487,14 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             RExpr::Defined(x) => match &**x {
                 RExpr::IVar(n) => {
-                    if self.ivars.contains_key(n) || self.ev.lookup_var(n, self.sc).is_some() {
+                    // Puppet sets an instance variable for every variable in
+                    // scope except the undef ones (scope.to_hash).
+                    if self.ivars.contains_key(n)
+                        || self
+                            .ev
+                            .lookup_var(n, self.sc)
+                            .is_some_and(|v| !v.is_undef())
+                    {
                         Value::str("instance-variable")
                     } else {
                         Value::Undef

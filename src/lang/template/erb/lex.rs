@@ -280,6 +280,15 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
                 'q' | 'Q' => Tok::Str(parts),
                 _ => Tok::Words(text.split_whitespace().map(str::to_string).collect()),
             }
+        } else if c == '%'
+            && !ends_value(out.last())
+            && at(i + 1).is_some_and(|c| "([{<|!".contains(c))
+        {
+            // `%(...)`: a double-quoted string (Ruby's %Q without the Q).
+            let open = at(i + 1).unwrap_or('(');
+            let (parts, next) = dquote(&chars, i + 2, closing(open), Some(open))?;
+            i = next;
+            Tok::Str(parts)
         } else if c == '/' && !(ends_value(out.last()) && (!space || at(i + 1) == Some(' '))) {
             i += 1;
             let mut s = String::new();

@@ -81,6 +81,8 @@ pub struct Parser {
     depth: usize,
     /// Known local variables, innermost scope last.
     locals: Vec<Vec<String>>,
+    /// A `&:name` argument of the call being parsed: its block.
+    block_pass: Option<String>,
 }
 
 type PResult<T> = Result<T, ErbSyntaxError>;
@@ -104,6 +106,7 @@ impl Parser {
             pos: 0,
             depth: 0,
             locals: vec![Vec::new()],
+            block_pass: None,
         }
     }
 
@@ -564,6 +567,7 @@ impl Parser {
             pos: 0,
             depth: self.depth,
             locals: self.locals.clone(),
+            block_pass: None,
         };
         let e = p.stmts(&[])?;
         Ok(match e.len() {
@@ -581,6 +585,7 @@ pub fn parse_template(toks: Vec<Token>) -> PResult<Vec<RExpr>> {
 impl Parser {
     /// Arguments and block after a method name.
     pub(super) fn call_rest(&mut self, recv: Option<RExpr>, name: String) -> PResult<RExpr> {
+        let outer_pass = self.block_pass.take();
         let mut args = Vec::new();
         if self.is_op("(") && !self.space_before() {
             self.pos += 1;
@@ -594,7 +599,24 @@ impl Parser {
                 self.skip_nl();
             }
         }
-        let block = self.block()?;
+        let passed = std::mem::replace(&mut self.block_pass, outer_pass);
+        let block = match passed {
+            Some(method) => {
+                // The `&:name` argument was a placeholder: drop it.
+                args.pop();
+                let x = "__block_pass_arg".to_string();
+                Some(Block {
+                    params: vec![vec![x.clone()]],
+                    body: vec![RExpr::Call(
+                        Some(Box::new(RExpr::Local(x))),
+                        method,
+                        Vec::new(),
+                        None,
+                    )],
+                })
+            }
+            None => self.block()?,
+        };
         Ok(RExpr::Call(
             recv.map(Box::new),
             name,
@@ -633,6 +655,14 @@ impl Parser {
     }
 
     fn arg(&mut self) -> PResult<RExpr> {
+        // `&:name`: the block `{ |x| x.name }` (Symbol#to_proc).
+        if self.is_op("&")
+            && let Some(Tok::Sym(name)) = self.peek_at(1).cloned()
+        {
+            self.pos += 2;
+            self.block_pass = Some(name);
+            return Ok(RExpr::Nil);
+        }
         if self.eat_op("*") || self.eat_op("&") {
             return self.ternary();
         }

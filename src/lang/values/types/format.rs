@@ -23,6 +23,15 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
         _ => v.type_name(),
     };
     match t {
+        // Every variant of an alias failed: Puppet reports the alias,
+        // written out with its definition (`to_alias_expanded_s`).
+        PType::Alias(_, inner)
+            if matches!(inner.as_ref(), PType::Variant(_))
+                && !matches!(v, Value::Array(_) | Value::Hash(_)) =>
+        {
+            let e = alias_expanded(t);
+            format!("expects {} {e} value, got {}", article(&e), v.type_name())
+        }
         PType::Alias(_, inner) => mismatch(inner, v),
         // Puppet's PatternMismatch, whatever the value's type.
         PType::Enum(_) | PType::Pattern(_) => {
@@ -56,14 +65,14 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
                     "index {i} {}",
                     mismatch(et, a.get(i).unwrap_or(&Value::Undef))
                 ),
-                None => format!("expects size to be in range of {t}, got {}", a.len()),
+                None => size_mismatch(t, a.len()),
             },
             _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
         },
         PType::Hash(_, vt, _, _) => match v {
             Value::Hash(h) => match h.iter().find(|(_, x)| !is_instance(vt, x)) {
                 Some((k, x)) => format!("entry '{}' {}", k.to_s(), mismatch(vt, x)),
-                None => format!("expects {} {t} value, got Hash", article(&t.to_string())),
+                None => size_mismatch(t, h.len()),
             },
             _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
         },
@@ -236,4 +245,44 @@ impl fmt::Display for PType {
             }
         }
     }
+}
+
+/// A type written with its aliases spelled out, `Name = Definition`
+/// (Puppet's `to_alias_expanded_s`), as type mismatches print an alias.
+pub fn alias_expanded(t: &PType) -> String {
+    let list = |ts: &[PType]| ts.iter().map(alias_expanded).collect::<Vec<_>>().join(", ");
+    match t {
+        PType::Alias(name, inner) => format!("{name} = {}", alias_expanded(inner)),
+        PType::Variant(ts) => format!("Variant[{}]", list(ts)),
+        PType::Optional(inner) => format!("Optional[{}]", alias_expanded(inner)),
+        PType::NotUndef(inner) => format!("NotUndef[{}]", alias_expanded(inner)),
+        PType::Array(inner, 0, MAXI) if **inner != PType::Any => {
+            format!("Array[{}]", alias_expanded(inner))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Puppet's SizeMismatch: a collection whose elements fit but whose size
+/// does not (`expects size to be at least 1, got 0`).
+fn size_mismatch(t: &PType, n: usize) -> String {
+    let (min, max) = match t {
+        PType::Array(_, a, b) | PType::Hash(_, _, a, b) => (*a, *b),
+        _ => (0, MAXI),
+    };
+    let min = min.max(0);
+    let range = if min == max {
+        min.to_string()
+    } else if min == 0 {
+        if max == MAXI {
+            "unlimited".to_string()
+        } else {
+            format!("at most {max}")
+        }
+    } else if max == MAXI {
+        format!("at least {min}")
+    } else {
+        format!("between {min} and {max}")
+    };
+    format!("expects size to be {range}, got {n}")
 }

@@ -307,9 +307,16 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
                         }
                         _ => return Err("Struct key must be a String".into()),
                     },
+                    // NotUndef['k'] is the plain key 'k' (Puppet drops the wrapper).
                     Value::Type(PType::Enum(e)) if e.len() == 1 => {
                         fields.push((e.first().cloned().unwrap_or_default(), false, vt))
                     }
+                    Value::Type(PType::NotUndef(inner)) => match inner.as_ref() {
+                        PType::Enum(e) if e.len() == 1 => {
+                            fields.push((e.first().cloned().unwrap_or_default(), false, vt))
+                        }
+                        _ => return Err("Struct key must be a String".into()),
+                    },
                     _ => return Err("Struct key must be a String".into()),
                 }
             }
@@ -386,7 +393,7 @@ fn len_ok(n: usize, min: i64, max: i64) -> bool {
 }
 
 fn regex_match(pattern: &str, s: &str) -> bool {
-    crate::lang::values::regex::compile_regex(pattern).is_ok_and(|r| r.is_match(s))
+    crate::lang::values::regex::RubyRegex::new(pattern).is_ok_and(|r| r.is_match(s))
 }
 
 /// Is `v` an instance of `t`?

@@ -1,0 +1,418 @@
+//! stdlib's legacy (3.x) validators and helpers, and Puppet's
+//! `shellquote`, with the checks and messages of their Ruby sources
+//! (Debian's puppet-module-puppetlabs-stdlib, Puppet 7): `validate_string`,
+//! `validate_re`, `validate_integer`, `validate_bool`, `validate_array`,
+//! `validate_hash`, `bool2num`, `is_domain_name`, `shellquote`, the
+//! `translate` module's `translate`, and `deprecation` (a warning only).
+//! The validators reach their 3.x bodies through stdlib's 4.x shims, so an
+//! undef argument is Ruby's nil in their messages.
+
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::{Builder, Family, any, sig};
+use crate::lang::template::erb::value::inspect;
+use crate::lang::values::regex::RubyRegex;
+use crate::lang::values::value::Value;
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Stdlib;
+    let rest = |ret| sig(ret).rest("args", any());
+    b.add(&["validate_string"], f, rest("Any"), validate_string);
+    b.add(&["validate_re"], f, rest("Any"), validate_re);
+    b.add(&["validate_integer"], f, rest("Any"), validate_integer);
+    b.add(&["validate_bool"], f, rest("Any"), validate_bool);
+    b.add(&["validate_array"], f, rest("Any"), validate_array);
+    b.add(&["validate_hash"], f, rest("Any"), validate_hash);
+    b.add(&["bool2num"], f, rest("Integer"), bool2num);
+    b.add(&["is_domain_name"], f, rest("Boolean"), is_domain_name);
+    b.add(&["shellquote"], f, rest("String"), shellquote);
+    b.add(&["deprecation"], f, rest("Undef"), |_, _| Ok(Value::Undef));
+    b.add(
+        &["translate"],
+        f,
+        sig("String")
+            .req("message", crate::lang::functions::string())
+            .opt("interpolation_values", any()),
+        translate,
+    );
+}
+
+/// The Ruby class name of a value, as stdlib's messages print it.
+pub fn ruby_class(v: &Value) -> &'static str {
+    match v {
+        Value::Undef => "NilClass",
+        Value::Str(_) => "String",
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Bool(true) => "TrueClass",
+        Value::Bool(false) => "FalseClass",
+        Value::Array(_) => "Array",
+        Value::Hash(_) => "Hash",
+        Value::Regex(_) => "Regexp",
+        _ => "Object",
+    }
+}
+
+fn validate_string(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain("validate_string(): wrong number of arguments (0; must be > 0)").into());
+    }
+    for a in &c.args {
+        if !matches!(a, Value::Str(_) | Value::Undef) {
+            return Err(plain(format!(
+                "{} is not a string.  It looks to be a {}",
+                inspect(a),
+                ruby_class(a)
+            ))
+            .into());
+        }
+    }
+    Ok(Value::Undef)
+}
+
+fn validate_re(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if !(2..=3).contains(&n) {
+        return Err(plain(format!(
+            "validate_re(): wrong number of arguments ({n}; must be 2 or 3)"
+        ))
+        .into());
+    }
+    let input = c.arg(0);
+    let Value::Str(s) = &input else {
+        return Err(plain(format!(
+            "validate_re(): input needs to be a String, not a {}",
+            ruby_class(&input)
+        ))
+        .into());
+    };
+    let res = c.arg(1);
+    let patterns: Vec<Value> = match &res {
+        Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    for p in &patterns {
+        let pat = match p {
+            Value::Regex(r) => r.clone(),
+            other => other.to_s(),
+        };
+        if RubyRegex::new(&pat)?.is_match(s) {
+            return Ok(Value::Undef);
+        }
+    }
+    let msg = match c.args.get(2) {
+        Some(m) if !matches!(m, Value::Undef) => m.to_s(),
+        _ => format!(
+            "validate_re(): {} does not match {}",
+            inspect(&input),
+            inspect(&res)
+        ),
+    };
+    Err(plain(msg).into())
+}
+
+/// Ruby's `Integer(x.to_s)`: an optional sign, then decimal digits (or
+/// 0x/0b/0o/0 prefixed ones), underscores between digits.
+fn ruby_integer(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(r) = lower.strip_prefix("0x") {
+        (16, r.to_string())
+    } else if let Some(r) = lower.strip_prefix("0b") {
+        (2, r.to_string())
+    } else if let Some(r) = lower.strip_prefix("0o") {
+        (8, r.to_string())
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, lower[1..].to_string())
+    } else {
+        (10, lower.clone())
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let v = i64::from_str_radix(&digits.replace('_', ""), radix).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if n == 0 || n > 3 {
+        return Err(plain(format!(
+            "validate_integer(): Wrong number of arguments; must be 1, 2 or 3, got {n}"
+        ))
+        .into());
+    }
+    let input = c.arg(0);
+    let mut max = None;
+    if n > 1 {
+        let m = c.arg(1);
+        let ms = m.to_s();
+        if !(n > 2 && ms.is_empty()) {
+            max = Some(ruby_integer(&ms).ok_or_else(|| {
+                plain(format!(
+                    "validate_integer(): Expected second argument to be unset or an Integer, got {ms}:{}",
+                    ruby_class(&m)
+                ))
+            })?);
+        }
+    }
+    let mut min = None;
+    if n > 2 {
+        let m = c.arg(2);
+        let ms = m.to_s();
+        min = Some(ruby_integer(&ms).ok_or_else(|| {
+            plain(format!(
+                "validate_integer(): Expected third argument to be unset or an Integer, got {ms}:{}",
+                ruby_class(&m)
+            ))
+        })?);
+    }
+    if let (Some(lo), Some(hi)) = (min, max)
+        && lo > hi
+    {
+        return Err(plain(format!(
+            "validate_integer(): Expected second argument to be larger than third argument, got {hi} < {lo}"
+        ))
+        .into());
+    }
+    // The messages print `input`, which the Ruby rebinds to the converted
+    // Integer when it is not an Array.
+    let check = |num: i64, shown: &Value| -> EvalResult<()> {
+        let shown = inspect(shown);
+        if let Some(hi) = max
+            && num > hi
+        {
+            return Err(plain(format!(
+                "validate_integer(): Expected {shown} to be smaller or equal to {hi}, got {shown}."
+            ))
+            .into());
+        }
+        if let Some(lo) = min
+            && num < lo
+        {
+            return Err(plain(format!(
+                "validate_integer(): Expected {shown} to be greater or equal to {lo}, got {shown}."
+            ))
+            .into());
+        }
+        Ok(())
+    };
+    match &input {
+        Value::Array(items) => {
+            for (pos, item) in items.iter().enumerate() {
+                let num = match item {
+                    Value::Hash(_) => None,
+                    other => ruby_integer(&other.to_s()),
+                };
+                let Some(num) = num else {
+                    return Err(plain(format!(
+                        "validate_integer(): Expected element at array position {pos} to be an Integer, got {}",
+                        ruby_class(item)
+                    ))
+                    .into());
+                };
+                check(num, &input)?;
+            }
+        }
+        Value::Hash(_) => {
+            return Err(plain(
+                "validate_integer(): Expected first argument to be an Integer or Array, got Hash",
+            )
+            .into());
+        }
+        other => {
+            let Some(num) = ruby_integer(&other.to_s()) else {
+                return Err(plain(format!(
+                    "validate_integer(): Expected first argument to be an Integer or Array, got {}",
+                    ruby_class(other)
+                ))
+                .into());
+            };
+            check(num, &Value::Int(num))?;
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// A validator that checks every argument (`validate_bool`,
+/// `validate_array`, `validate_hash`): `ok` says which pass, `describe`
+/// words the first that does not.
+fn validate_each(
+    c: &Call<'_>,
+    name: &str,
+    ok: fn(&Value) -> bool,
+    describe: fn(&Value) -> String,
+) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain(format!(
+            "{name}(): wrong number of arguments (0; must be > 0)"
+        ))
+        .into());
+    }
+    match c.args.iter().find(|a| !ok(a)) {
+        Some(bad) => Err(plain(describe(bad)).into()),
+        None => Ok(Value::Undef),
+    }
+}
+
+fn validate_bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_each(
+        &c,
+        "validate_bool",
+        |v| matches!(v, Value::Bool(_)),
+        |v| {
+            format!(
+                "{} is not a boolean.  It looks to be a {}",
+                inspect(v),
+                ruby_class(v)
+            )
+        },
+    )
+}
+
+fn validate_array(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_each(
+        &c,
+        "validate_array",
+        |v| matches!(v, Value::Array(_)),
+        |v| {
+            format!(
+                "{} is not an Array.  It looks to be a {}",
+                inspect(v),
+                ruby_class(v)
+            )
+        },
+    )
+}
+
+fn validate_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_each(
+        &c,
+        "validate_hash",
+        |v| matches!(v, Value::Hash(_)),
+        |v| {
+            format!(
+                "{} is not a Hash.  It looks to be a {}",
+                inspect(v),
+                ruby_class(v)
+            )
+        },
+    )
+}
+
+fn bool2num(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Some(v) = c.args.first() else {
+        return Err(plain("bool2num(): Wrong number of arguments given (0 for 1)").into());
+    };
+    let b = match v {
+        Value::Bool(b) => *b,
+        Value::Str(s) => {
+            let l = s.to_lowercase();
+            match l.as_str() {
+                "" | "0" | "f" | "n" | "false" | "no" | "undef" | "undefined" => false,
+                "1" | "t" | "y" | "true" | "yes" => true,
+                _ => return Err(plain("str2bool(): Unknown type of boolean given").into()),
+            }
+        }
+        _ => return Err(plain("str2bool(): Requires string to work with").into()),
+    };
+    Ok(Value::Int(i64::from(b)))
+}
+
+fn is_domain_name(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.len() != 1 {
+        return Err(plain(format!(
+            "is_domain_name(): Wrong number of arguments given {} for 1",
+            c.args.len()
+        ))
+        .into());
+    }
+    let Value::Str(domain) = c.arg(0) else {
+        return Ok(Value::Bool(false));
+    };
+    if domain == "." {
+        return Ok(Value::Bool(true));
+    }
+    let d = domain.strip_suffix('.').unwrap_or(&domain);
+    if d.is_empty() || d.len() > 255 {
+        return Ok(Value::Bool(false));
+    }
+    if d.contains('.') {
+        let tld = d.rsplit('.').next().unwrap_or("");
+        if tld.is_empty() || !tld.chars().all(|ch| ch.is_ascii_alphabetic()) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    // Ruby's split drops trailing empty fields.
+    let mut labels: Vec<&str> = d.split('.').collect();
+    while labels.last() == Some(&"") {
+        labels.pop();
+    }
+    let ok = labels.iter().all(|l| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
+    });
+    Ok(Value::Bool(ok))
+}
+
+fn shellquote(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    fn flatten(vs: &[Value], out: &mut Vec<String>) {
+        for v in vs {
+            match v {
+                Value::Array(a) => flatten(a, out),
+                other => out.push(other.to_s()),
+            }
+        }
+    }
+    let safe = |ch: char| ch.is_ascii_alphanumeric() || "@%_+=:,./-".contains(ch);
+    let dangerous = |ch: char| "!\"`$\\".contains(ch);
+    let mut words = Vec::new();
+    flatten(&c.args, &mut words);
+    let quoted: Vec<String> = words
+        .into_iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(safe) {
+                w
+            } else if !w.chars().any(dangerous) {
+                format!("\"{w}\"")
+            } else if !w.contains('\'') {
+                format!("'{w}'")
+            } else {
+                let mut r = String::from("\"");
+                for ch in w.chars() {
+                    if dangerous(ch) {
+                        r.push('\\');
+                    }
+                    r.push(ch);
+                }
+                r.push('"');
+                r
+            }
+        })
+        .collect();
+    Ok(Value::Str(quoted.join(" ")))
+}
+
+/// The translate module's `translate`: the message itself (no catalogs
+/// are translated), `%{key}` replaced from the optional hash.
+fn translate(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let mut msg = c.arg(0).to_s();
+    if let Value::Hash(h) = c.arg(1) {
+        for (k, v) in &h {
+            msg = msg.replace(&format!("%{{{}}}", k.to_s()), &v.to_s());
+        }
+    }
+    Ok(Value::Str(msg))
+}

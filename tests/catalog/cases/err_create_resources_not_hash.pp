@@ -1,0 +1,2 @@
+# create_resources needs a hash.
+create_resources('notify', 'x')

@@ -1,0 +1,2 @@
+# Generators must be fully qualified.
+$out = generate('sh', '-c', 'true')

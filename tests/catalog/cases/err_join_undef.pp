@@ -1,0 +1,2 @@
+# Puppet's join takes an Array.
+$x = join(undef, ',')

@@ -1,0 +1,5 @@
+# A reference to an unknown resource type fails at the reference, even
+# inside defined().
+if !defined(Nosuchtype['x']) {
+  notify { 'not reached': }
+}

@@ -1,0 +1,2 @@
+# validate_integer over its maximum.
+validate_integer('12', 10)

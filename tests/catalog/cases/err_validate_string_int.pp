@@ -1,0 +1,2 @@
+# validate_string of a number.
+validate_string('ok', 3)
