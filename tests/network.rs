@@ -775,6 +775,25 @@ fn a_remote_task_runs_on_the_run_on_target_over_ssh() {
     assert_eq!(value["target"]["run-on"], "proxy", "{value}");
     assert!(logins() > before, "{}", proxy.log_tail(20));
 
+    // The same from a Puppet-language plan.
+    let before = logins();
+    let run = s.ferry(&json_args(
+        &inv,
+        &[
+            "plan",
+            "run",
+            "netdev::remote_version",
+            "targets=r2",
+            "--modulepath",
+            modules.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("plan output");
+    assert_eq!(value["over_ssh"], true, "{value}");
+    assert_eq!(value["target"]["run-on"], "proxy", "{value}");
+    assert!(logins() > before, "{}", proxy.log_tail(20));
+
     // A run-on that names a device is refused, as Bolt refuses it.
     let inv = inventory(&s, "        run-on: r1\n");
     let run = s.ferry(&json_args(
