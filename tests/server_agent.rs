@@ -13,16 +13,18 @@
 //! bad input is a 400 naming the field, with nothing stored. Without the
 //! `puppet` command the tests are skipped with a message.
 
+#[path = "common/agent.rs"]
+mod agent;
 #[path = "common/tls.rs"]
 mod tls;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
+use agent::{Agent, have_puppet};
 use ferry::server::AppState;
 use serde_json::Value;
-use tls::{Client, ClientCert, Pki, TestServer};
+use tls::{Client, Pki, TestServer};
 
 struct Fixture {
     addr: std::net::SocketAddr,
@@ -84,96 +86,14 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-fn have_puppet() -> bool {
-    let found = Command::new("puppet")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!(
-            "skipped: no `puppet` command (Debian's puppet package; scripts/test.sh installs it)"
-        );
-    }
-    found
+/// An agent with a certificate from the fixture's PKI.
+fn new_agent(certname: &str) -> Agent {
+    Agent::with_cert(certname, &fixture().pki)
 }
 
-/// An agent's throwaway directories and certificate.
-struct Agent {
-    certname: String,
-    dir: tempfile::TempDir,
-}
-
-/// What a `puppet agent -t` run printed and how it exited.
-struct Run {
-    code: i32,
-    output: String,
-}
-
-impl Agent {
-    fn new(certname: &str) -> Agent {
-        let f = fixture();
-        let dir = tempfile::Builder::new()
-            .prefix("ferry-agent-")
-            .tempdir()
-            .expect("dir");
-        let ssl = dir.path().join("ssl");
-        let cert: ClientCert = f.pki.node(certname);
-        for sub in ["certs", "private_keys", "out", "conf"] {
-            let parent = if sub == "out" || sub == "conf" {
-                dir.path().to_path_buf()
-            } else {
-                ssl.clone()
-            };
-            std::fs::create_dir_all(parent.join(sub)).expect("mkdir");
-        }
-        std::fs::write(ssl.join("certs/ca.pem"), &f.pki.ca_pem).expect("write");
-        std::fs::copy(f.pki.path("crl.pem"), ssl.join("crl.pem")).expect("copy crl");
-        std::fs::write(ssl.join(format!("certs/{certname}.pem")), &cert.cert_pem).expect("write");
-        std::fs::write(
-            ssl.join(format!("private_keys/{certname}.pem")),
-            &cert.key_pem,
-        )
-        .expect("write");
-        Agent {
-            certname: certname.to_string(),
-            dir,
-        }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.dir.path().join(p)
-    }
-
-    /// `puppet agent -t` against the fixture, with `puppet.conf` text and
-    /// extra arguments.
-    fn run(&self, conf: &str, args: &[&str]) -> Run {
-        let f = fixture();
-        std::fs::write(self.path("conf/puppet.conf"), conf).expect("puppet.conf");
-        let d = |p: &str| self.path(p).display().to_string();
-        let out = Command::new("puppet")
-            .args(["agent", "-t", "--color", "false"])
-            .args(["--confdir", &d("conf"), "--vardir", &d("var")])
-            .args(["--ssldir", &d("ssl"), "--logdir", &d("log")])
-            .args(["--rundir", &d("run"), "--codedir", &d("code")])
-            .args(["--publicdir", &d("public")])
-            .args(["--certname", &self.certname])
-            .args(["--server", "localhost"])
-            .args(["--masterport", &f.addr.port().to_string()])
-            .args(args)
-            .env("FACTER_ferry_test_dir", self.path("out"))
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
-            .output()
-            .expect("run puppet agent");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            output: format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    }
+/// `puppet agent -t` against the fixture.
+fn run_agent(agent: &Agent, conf: &str, args: &[&str]) -> agent::Run {
+    agent.run(fixture().addr.port(), Some(conf), args)
 }
 
 fn reports(certname: &str) -> Vec<ferry::store::ReportRecord> {
@@ -194,8 +114,8 @@ fn first_run_applies_the_catalog_pluginsyncs_and_stores_the_report() {
     if !have_puppet() {
         return;
     }
-    let agent = Agent::new("agent1.test");
-    let run = agent.run("", &[]);
+    let agent = new_agent("agent1.test");
+    let run = run_agent(&agent, "", &[]);
     assert_eq!(run.code, 2, "changes applied:\n{}", run.output);
     let written =
         std::fs::read_to_string(agent.path("out/production.txt")).expect("the file resource");
@@ -231,7 +151,7 @@ fn first_run_applies_the_catalog_pluginsyncs_and_stores_the_report() {
 
     // A second run leaves the file alone (a notify always changes) and
     // adds a report.
-    let again = agent.run("", &[]);
+    let again = run_agent(&agent, "", &[]);
     assert_eq!(again.code, 2, "{}", again.output);
     assert!(
         !again.output.contains("production.txt]"),
@@ -247,8 +167,8 @@ fn an_environment_the_server_lacks_is_switched_to_the_server_specified_one() {
         return;
     }
     // Set in puppet.conf: the agent asks for its node first.
-    let agent = Agent::new("agent2.test");
-    let run = agent.run("[agent]\nenvironment = nosuch\n", &[]);
+    let agent = new_agent("agent2.test");
+    let run = run_agent(&agent, "[agent]\nenvironment = nosuch\n", &[]);
     assert_eq!(run.code, 2, "{}", run.output);
     assert!(
         run.output.contains(
@@ -260,8 +180,8 @@ fn an_environment_the_server_lacks_is_switched_to_the_server_specified_one() {
     assert!(agent.path("out/production.txt").is_file());
 
     // Given on the command line: no node request; the catalog says it.
-    let agent = Agent::new("agent3.test");
-    let run = agent.run("", &["--environment", "nosuch"]);
+    let agent = new_agent("agent3.test");
+    let run = run_agent(&agent, "", &["--environment", "nosuch"]);
     assert_eq!(run.code, 2, "{}", run.output);
     for words in [
         "Environment 'nosuch' not found on server, skipping initial pluginsync.",
@@ -281,8 +201,8 @@ fn an_existing_environment_compiles_with_its_environment_conf() {
     if !have_puppet() {
         return;
     }
-    let agent = Agent::new("agent4.test");
-    let run = agent.run("", &["--environment", "dev"]);
+    let agent = new_agent("agent4.test");
+    let run = run_agent(&agent, "", &["--environment", "dev"]);
     assert_eq!(run.code, 2, "{}", run.output);
     assert_eq!(
         std::fs::read_to_string(agent.path("out/dev.txt")).expect("dev's file"),

@@ -13,6 +13,8 @@
 //! `ssl-*` keys). Without `puppet` (or `openssl`) those tests are skipped
 //! with a message.
 
+#[path = "common/agent.rs"]
+mod agent;
 #[path = "common/tls.rs"]
 mod tls;
 
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use agent::Agent;
 use tls::{Client, ClientCert, TestServer};
 
 struct Fixture {
@@ -116,72 +119,17 @@ fn ferry_ca(args: &[&str]) -> (i32, String) {
     )
 }
 
-/// An agent with throwaway directories and an empty ssldir.
-struct Agent {
-    certname: String,
-    dir: tempfile::TempDir,
+/// `puppet agent -t` against the fixture, as it is configured.
+fn run_agent(agent: &Agent, args: &[&str]) -> agent::Run {
+    agent.run(fixture().addr.port(), None, args)
 }
 
-struct Run {
-    code: i32,
-    output: String,
-}
-
-impl Agent {
-    fn new(certname: &str) -> Agent {
-        let dir = tempfile::Builder::new()
-            .prefix("ferry-ca-agent-")
-            .tempdir()
-            .expect("dir");
-        for sub in ["conf", "out"] {
-            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-        }
-        std::fs::write(dir.path().join("conf/puppet.conf"), "").expect("puppet.conf");
-        Agent {
-            certname: certname.to_string(),
-            dir,
-        }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.dir.path().join(p)
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let f = fixture();
-        let d = |p: &str| self.path(p).display().to_string();
-        let out = Command::new("puppet")
-            .args(["agent", "-t", "--color", "false"])
-            .args(["--confdir", &d("conf"), "--vardir", &d("var")])
-            .args(["--ssldir", &d("ssl"), "--logdir", &d("log")])
-            .args(["--rundir", &d("run"), "--codedir", &d("code")])
-            .args(["--publicdir", &d("public")])
-            .args(["--certname", &self.certname])
-            .args(["--server", "localhost"])
-            .args(["--masterport", &f.addr.port().to_string()])
-            .args(args)
-            .env("FACTER_ferry_test_dir", self.path("out"))
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
-            .output()
-            .expect("run puppet agent");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            output: format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    }
-
-    /// The agent's certificate and key, once it has them.
-    fn cert(&self) -> ClientCert {
-        let read = |p: String| std::fs::read_to_string(self.path(&p)).expect(&p);
-        ClientCert {
-            cert_pem: read(format!("ssl/certs/{}.pem", self.certname)),
-            key_pem: read(format!("ssl/private_keys/{}.pem", self.certname)),
-        }
+/// The agent's certificate and key, once it has them.
+fn cert(agent: &Agent) -> ClientCert {
+    let read = |p: String| std::fs::read_to_string(agent.path(&p)).expect(&p);
+    ClientCert {
+        cert_pem: read(format!("ssl/certs/{}.pem", agent.certname)),
+        key_pem: read(format!("ssl/private_keys/{}.pem", agent.certname)),
     }
 }
 
@@ -215,8 +163,8 @@ fn an_agent_with_an_empty_ssldir_waits_is_signed_runs_and_is_refused_once_revoke
     if !have("puppet") {
         return;
     }
-    let agent = Agent::new("node1.test");
-    let first = agent.run(&["--waitforcert", "0"]);
+    let agent = Agent::empty("node1.test");
+    let first = run_agent(&agent, &["--waitforcert", "0"]);
     assert_eq!(first.code, 1, "{}", first.output);
     assert!(
         first
@@ -270,7 +218,7 @@ fn an_agent_with_an_empty_ssldir_waits_is_signed_runs_and_is_refused_once_revoke
     let (code, signed_again) = ferry_ca(&["sign", "node1.test"]);
     assert_eq!(code, 1, "nothing pending any more: {signed_again}");
 
-    let second = agent.run(&[]);
+    let second = run_agent(&agent, &[]);
     assert_eq!(second.code, 2, "changes applied:\n{}", second.output);
     assert!(
         second
@@ -287,7 +235,7 @@ fn an_agent_with_an_empty_ssldir_waits_is_signed_runs_and_is_refused_once_revoke
     assert!(all.contains("Signed Certificates:"), "{all}");
 
     // Its certificate is a node's: the Puppet endpoints for itself only.
-    let node = Client::trusting(&fixture().ca_pem, Some(&agent.cert()));
+    let node = Client::trusting(&fixture().ca_pem, Some(&cert(&agent)));
     let own = send(&node, "GET", "/puppet/v3/node/node1.test", None);
     assert_eq!(own.status, 200, "{}", own.text());
     assert_eq!(
@@ -307,7 +255,7 @@ fn an_agent_with_an_empty_ssldir_waits_is_signed_runs_and_is_refused_once_revoke
         refused.is_err(),
         "a revoked certificate got in: {refused:?}"
     );
-    let third = agent.run(&[]);
+    let third = run_agent(&agent, &[]);
     assert_ne!(third.code, 0, "{}", third.output);
     assert!(
         third.output.contains("certificate revoked"),
@@ -332,8 +280,8 @@ fn a_name_on_the_autosign_list_gets_its_certificate_and_catalog_at_once() {
     if !have("puppet") {
         return;
     }
-    let agent = Agent::new("auto-1.test");
-    let run = agent.run(&["--waitforcert", "0"]);
+    let agent = Agent::empty("auto-1.test");
+    let run = run_agent(&agent, &["--waitforcert", "0"]);
     assert_eq!(run.code, 2, "{}", run.output);
     assert!(agent.path("ssl/certs/auto-1.test.pem").is_file());
     assert!(agent.path("out/production.txt").is_file());

@@ -16,13 +16,15 @@
 //! cannot reach it. Without the `puppet` command the agent tests are
 //! skipped with a message.
 
+#[path = "common/agent.rs"]
+mod agent;
 #[path = "common/tls.rs"]
 mod tls;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
+use agent::{Agent, have_puppet};
 use ferry::server::AppState;
 use serde_json::{Value, json};
 use tls::{Client, Pki, TestServer};
@@ -128,76 +130,11 @@ fn enc_fixture() -> &'static Fixture {
     })
 }
 
-fn have_puppet() -> bool {
-    let found = Command::new("puppet")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!(
-            "skipped: no `puppet` command (Debian's puppet package; scripts/test.sh installs it)"
-        );
-    }
-    found
-}
-
-/// What a `puppet agent -t` run printed and how it exited.
-struct Run {
-    code: i32,
-    output: String,
-}
-
-impl Run {
-    fn says(&self, words: &str) -> bool {
-        self.output.contains(words)
-    }
-}
-
-/// `puppet agent -t` as `certname` against `f`, in throwaway directories,
-/// with `puppet.conf` text and extra arguments.
-fn agent(f: &Fixture, certname: &str, conf: &str, args: &[&str]) -> Run {
-    let dir = tempfile::Builder::new()
-        .prefix("ferry-classify-agent-")
-        .tempdir()
-        .expect("dir");
-    let p = |s: &str| dir.path().join(s);
-    let ssl = p("ssl");
-    for sub in ["ssl/certs", "ssl/private_keys", "conf"] {
-        std::fs::create_dir_all(p(sub)).expect("mkdir");
-    }
-    let cert = f.pki.node(certname);
-    std::fs::write(ssl.join("certs/ca.pem"), &f.pki.ca_pem).expect("write");
-    std::fs::copy(f.pki.path("crl.pem"), ssl.join("crl.pem")).expect("copy crl");
-    std::fs::write(ssl.join(format!("certs/{certname}.pem")), &cert.cert_pem).expect("write");
-    std::fs::write(
-        ssl.join(format!("private_keys/{certname}.pem")),
-        &cert.key_pem,
-    )
-    .expect("write");
-    std::fs::write(p("conf/puppet.conf"), conf).expect("puppet.conf");
-    let d = |s: &str| p(s).display().to_string();
-    let out = Command::new("puppet")
-        .args(["agent", "-t", "--color", "false"])
-        .args(["--confdir", &d("conf"), "--vardir", &d("var")])
-        .args(["--ssldir", &d("ssl"), "--logdir", &d("log")])
-        .args(["--rundir", &d("run"), "--codedir", &d("code")])
-        .args(["--publicdir", &d("public")])
-        .args(["--certname", certname])
-        .args(["--server", "localhost"])
-        .args(["--masterport", &f.addr.port().to_string()])
-        .args(args)
-        .env_remove("http_proxy")
-        .env_remove("https_proxy")
-        .output()
-        .expect("run puppet agent");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        output: format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    }
+/// `puppet agent -t` as `certname` against `f`, in throwaway directories
+/// with a certificate from `f`'s PKI, with `puppet.conf` text and extra
+/// arguments.
+fn agent(f: &Fixture, certname: &str, conf: &str, args: &[&str]) -> agent::Run {
+    Agent::with_cert(certname, &f.pki).run(f.addr.port(), Some(conf), args)
 }
 
 fn report_environments(f: &Fixture, certname: &str) -> Vec<String> {
