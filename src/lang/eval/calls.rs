@@ -86,10 +86,7 @@ impl<'l> Evaluator<'l> {
         sc: ScopeId,
         loc: &Loc,
     ) -> EvalResult<Value> {
-        self.enter(loc)?;
-        let r = self.dispatch(name, args, lambda, sc, loc);
-        self.leave();
-        r.map_err(|u| u.map_error(|e| in_context(e, "Function Call", loc)))
+        self.call_as(name, args, lambda, sc, loc, "Function Call")
     }
 
     /// Call `name` as a method (`$x.name(...)`): the receiver is the first
@@ -102,10 +99,24 @@ impl<'l> Evaluator<'l> {
         sc: ScopeId,
         loc: &Loc,
     ) -> EvalResult<Value> {
+        self.call_as(name, args, lambda, sc, loc, "Method call")
+    }
+
+    /// A call whose errors Puppet words as `context` (`Function Call`,
+    /// `Method call`).
+    fn call_as(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        lambda: Option<&Lambda>,
+        sc: ScopeId,
+        loc: &Loc,
+        context: &str,
+    ) -> EvalResult<Value> {
         self.enter(loc)?;
         let r = self.dispatch(name, args, lambda, sc, loc);
         self.leave();
-        r.map_err(|u| u.map_error(|e| in_context(e, "Method call", loc)))
+        r.map_err(|u| u.map_error(|e| in_context(e, context, loc)))
     }
 
     fn dispatch(
