@@ -166,7 +166,15 @@ fn scripts_tasks_and_uploads_fail_clearly_on_a_device() {
     for args in [
         vec!["script", "run", f, "-t", "r1"],
         vec!["file", "upload", f, "/tmp/f", "-t", "r1"],
-        vec!["task", "run", "ferry::facts", "-t", "r1"],
+        vec![
+            "task",
+            "run",
+            "ferry::package",
+            "action=status",
+            "name=x",
+            "-t",
+            "r1",
+        ],
     ] {
         let run = s.ferry(&json_args(&inv, &args));
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
@@ -646,6 +654,20 @@ fn facts_give_each_device_its_platform_version_and_interfaces() {
     let inv = inventory(&s, "");
     let run = s.ferry(&json_args(&inv, &["device", "facts", "-t", "routers"]));
     assert_eq!(run.code, 0, "{run:?}");
+    // The facts task on a device gives the same facts.
+    let task = s.ferry(&json_args(
+        &inv,
+        &["task", "run", "ferry::facts", "-t", "routers"],
+    ));
+    assert_eq!(task.code, 0, "{task:?}");
+    for name in ["r1", "r2"] {
+        assert_eq!(
+            task.item(name)["value"]["hostname"],
+            run.item(name)["value"]["hostname"],
+            "{task:?}"
+        );
+        assert_eq!(task.item(name)["value"]["platform"], "frr", "{task:?}");
+    }
     for name in ["r1", "r2"] {
         let value = &run.item(name)["value"];
         assert_eq!(value["platform"], "frr", "{value}");
@@ -899,8 +921,8 @@ async fn ace_runs_a_remote_task_for_a_device_on_the_server_steps() {
 
     // A task that is not remote is refused for a device, naming the field.
     let mut plain = body.clone();
-    plain["task"]["name"] = "ferry::facts".into();
-    plain["parameters"] = serde_json::json!({});
+    plain["task"]["name"] = "ferry::package".into();
+    plain["parameters"] = serde_json::json!({"action": "status", "name": "x"});
     let answer = client.post(server.addr, "/run_task", &plain).await;
     assert_eq!(answer.status, 400, "{}", answer.text());
     assert!(

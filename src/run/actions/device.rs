@@ -60,6 +60,13 @@ impl DeviceJob {
     }
 }
 
+/// Whether a task is the facts task (ferry's built-in `ferry::facts`, or
+/// `facts` as plans and Bolt users call it): on a device it gives the
+/// device's facts, read through its CLI, instead of running anything.
+pub fn is_facts_task(name: &str) -> bool {
+    matches!(name, "ferry::facts" | "facts")
+}
+
 /// Carries out `job` on the device `dev` (the target `target`).
 pub async fn run(
     target: &Target,

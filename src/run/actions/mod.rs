@@ -108,6 +108,11 @@ impl Action {
         if let Some(dev) = t.device() {
             match self {
                 Action::Command { .. } | Action::Device(_) => {}
+                Action::Task(prepared) if device::is_facts_task(&prepared.task.name) => {
+                    return device::run(target, dev, &device::DeviceJob::Facts)
+                        .await
+                        .unwrap_or_else(Outcome::Errored);
+                }
                 Action::Task(prepared) if prepared.task.metadata.runs_remote() => {
                     return task::remote::run(target, dev, prepared, sink, max_output)
                         .await

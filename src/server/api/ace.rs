@@ -263,7 +263,9 @@ async fn run_remote_task(
         false,
     )
     .await?;
-    if !prepared.task.metadata.runs_remote() {
+    if !prepared.task.metadata.runs_remote()
+        && !crate::run::actions::device::is_facts_task(&prepared.task.name)
+    {
         return Err(ApiError::bad_field(
             "task.name",
             format!(
