@@ -695,6 +695,15 @@ fn fixture_dir(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// `ferry ARGS --modulepath <the device fixture modules> -i INV --format
+/// json`: a task or plan of tests/network/modules.
+fn with_modules(s: &Scratch, inv: &std::path::Path, args: &[&str]) -> common::ferry::Run {
+    let modules = fixture_dir("modules");
+    let mut all = args.to_vec();
+    all.extend(["--modulepath", modules.to_str().expect("utf-8 path")]);
+    s.ferry(&json_args(inv, &all))
+}
+
 /// What the remote task `netdev::show_version` reported for `name`.
 fn remote_value(run: &common::ferry::Run, name: &str) -> serde_json::Value {
     let item = run.item(name);
@@ -712,8 +721,8 @@ fn a_remote_task_runs_on_ferrys_host_with_the_devices_settings_in_target() {
         &s,
         &format!("        enable-password: {ENABLE_PASSWORD}\n        password: {password}\n"),
     );
-    let modules = fixture_dir("modules");
-    let run = s.ferry(&json_args(
+    let run = with_modules(
+        &s,
         &inv,
         &[
             "task",
@@ -721,12 +730,10 @@ fn a_remote_task_runs_on_ferrys_host_with_the_devices_settings_in_target() {
             "netdev::show_version",
             "-t",
             "routers",
-            "--modulepath",
-            modules.to_str().expect("utf-8 path"),
             "--log-level",
             "trace",
         ],
-    ));
+    );
     assert_eq!(run.code, 0, "{run:?}");
     for r in routers().routers() {
         let value = remote_value(&run, r.name());
@@ -772,19 +779,11 @@ fn a_remote_task_runs_on_the_run_on_target_over_ssh() {
     std::fs::write(&inv, text).expect("inventory");
     let logins = || proxy.log().matches("Accepted publickey for root").count();
     let before = logins();
-    let modules = fixture_dir("modules");
-    let run = s.ferry(&json_args(
+    let run = with_modules(
+        &s,
         &inv,
-        &[
-            "task",
-            "run",
-            "netdev::show_version",
-            "-t",
-            "r2",
-            "--modulepath",
-            modules.to_str().expect("utf-8 path"),
-        ],
-    ));
+        &["task", "run", "netdev::show_version", "-t", "r2"],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     let value = remote_value(&run, "r2");
     assert_eq!(value["over_ssh"], true, "{value}");
@@ -799,17 +798,11 @@ fn a_remote_task_runs_on_the_run_on_target_over_ssh() {
 
     // The same from a Puppet-language plan.
     let before = logins();
-    let run = s.ferry(&json_args(
+    let run = with_modules(
+        &s,
         &inv,
-        &[
-            "plan",
-            "run",
-            "netdev::remote_version",
-            "targets=r2",
-            "--modulepath",
-            modules.to_str().expect("utf-8 path"),
-        ],
-    ));
+        &["plan", "run", "netdev::remote_version", "targets=r2"],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("plan output");
     assert_eq!(value["over_ssh"], true, "{value}");
@@ -818,18 +811,11 @@ fn a_remote_task_runs_on_the_run_on_target_over_ssh() {
 
     // A run-on that names a device is refused, as Bolt refuses it.
     let inv = inventory(&s, "        run-on: r1\n");
-    let run = s.ferry(&json_args(
+    let run = with_modules(
+        &s,
         &inv,
-        &[
-            "task",
-            "run",
-            "netdev::show_version",
-            "-t",
-            "r2",
-            "--modulepath",
-            modules.to_str().expect("utf-8 path"),
-        ],
-    ));
+        &["task", "run", "netdev::show_version", "-t", "r2"],
+    );
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr
