@@ -1,5 +1,5 @@
 //! Runs ferry's built-in tasks (the `ferry` module: tasks/facts.sh,
-//! tasks/package.sh, tasks/service.sh) for real on this machine, the way the
+//! tasks/package.sh, tasks/service.sh, tasks/resources.sh) for real on this machine, the way the
 //! task runner will: parameters as one JSON object on stdin and as `PT_*`
 //! environment variables, one JSON object expected on stdout.
 //!
@@ -16,7 +16,8 @@
 //! lifecycle test needs root and SysV init scripts (no systemd as PID 1).
 //!
 //! The tests are grouped by task in modules under tests/builtin_tasks/
-//! (facts, JSON escaping, package with apt and with dnf, service); this
+//! (facts, JSON escaping, package with apt and with dnf, service,
+//! resources against Puppet's own resource indirection); this
 //! file holds what they share: the shells, running a task, and checking
 //! its JSON result.
 
@@ -28,6 +29,8 @@ mod json;
 mod package;
 #[path = "builtin_tasks/package_rpm.rs"]
 mod package_rpm;
+#[path = "builtin_tasks/resources.rs"]
+mod resources;
 #[path = "builtin_tasks/service.rs"]
 mod service;
 

@@ -29,6 +29,11 @@ fn json_helpers_are_identical_in_every_task() {
         helpers_of("package.sh"),
         "service.sh helpers drifted from package.sh's"
     );
+    assert_eq!(
+        helpers_of("resources.sh"),
+        helpers_of("package.sh"),
+        "resources.sh helpers drifted from package.sh's"
+    );
 }
 
 /// Runs `json_str "$1"` from the tasks' helper block under `shell`.

@@ -1,7 +1,7 @@
 //! Bolt's plan functions, as the plan runner implements them: the steps
 //! (`run_command`, `run_script`, `run_task`, `run_task_with`,
 //! `upload_file`, `download_file`, `write_file`, `wait_until_available`,
-//! `apply_prep`), targets and inventory (`get_targets`, `get_target`,
+//! `apply_prep`; `get_resources` in [`super::resources`]), targets and inventory (`get_targets`, `get_target`,
 //! `vars`, `facts`, `set_var`, `add_facts`, `set_feature`,
 //! `add_to_group`), control (`catch_errors`, `fail_plan`, `run_plan`,
 //! `parallelize`, `background`, `wait`, `without_default_logging`,
@@ -107,6 +107,7 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "prompt::menu" => super::prompt::menu,
         "puppetdb_query" => super::puppetdb::puppetdb_query,
         "puppetdb_fact" => super::puppetdb::puppetdb_fact,
+        "get_resources" => super::resources::get_resources,
         _ => return None,
     })
 }
@@ -220,7 +221,7 @@ fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
 }
 
 impl PlanLibrary {
-    fn targets_of(&self, c: &Call<'_>, spec: &Value) -> EvalResult<Vec<Target>> {
+    pub(super) fn targets_of(&self, c: &Call<'_>, spec: &Value) -> EvalResult<Vec<Target>> {
         self.state
             .targets(spec)
             .map_err(|e| plain(format!("'{}': {e}", c.name)).into())
@@ -261,7 +262,7 @@ impl PlanLibrary {
 
     /// Where the steps' Starting/Finished lines go, unless default logging
     /// is off.
-    fn reporter(&self) -> Option<Arc<dyn crate::plan::run::Reporter>> {
+    pub(super) fn reporter(&self) -> Option<Arc<dyn crate::plan::run::Reporter>> {
         if self.state.quiet() {
             return None;
         }
@@ -289,7 +290,7 @@ impl PlanLibrary {
         Ok(action.with_proxies(proxies))
     }
 
-    fn execute_set(
+    pub(super) fn execute_set(
         &self,
         targets: Vec<Target>,
         action: Action,
@@ -371,7 +372,7 @@ impl PlanLibrary {
 
     /// The ResultSet, or Bolt's `bolt/run-failure` when a target failed
     /// and errors are not caught.
-    fn check(
+    pub(super) fn check(
         &self,
         c: &Call<'_>,
         object: &str,
@@ -489,7 +490,7 @@ fn task_json(v: &Value) -> serde_json::Value {
     }
 }
 
-fn prepare_task(
+pub(super) fn prepare_task(
     lib: &PlanLibrary,
     name: &str,
     params: &[(Value, Value)],

@@ -22,6 +22,7 @@ mod functions;
 mod library;
 mod prompt;
 mod puppetdb;
+mod resources;
 mod state;
 pub use state::PlanState;
 
