@@ -129,6 +129,9 @@ pub struct Project {
     /// `plugins`: each plugin's configuration (a module plugin's task
     /// parameters that every reference shares), by plugin name.
     pub plugins: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// `plugin-cache.ttl`: how long every plugin reference's value is
+    /// cached (seconds), when the reference sets no `_cache` of its own.
+    pub plugin_cache: Option<u64>,
     /// `puppetdb`: the PuppetDB that queries go to (paths absolute).
     pub puppetdb: Option<crate::query::puppetdb::Config>,
     /// What Bolt would warn about (unknown and transport keys, a missing name).
@@ -189,6 +192,7 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
         rerunfile: None,
         save_rerun: true,
         plugins: BTreeMap::new(),
+        plugin_cache: None,
         puppetdb: None,
         warnings: Vec::new(),
     };
@@ -318,6 +322,34 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
                 }
             }
             "puppetdb" => project.puppetdb = Some(puppetdb(dir, v, &at)?),
+            "plugin-cache" => {
+                let Value::Map(entries) = &v.value else {
+                    return Err(wrong("Hash"));
+                };
+                match entries.iter().find(|(k, _)| key_text(k) == "ttl") {
+                    Some((_, t)) => match t.value {
+                        Value::Int(n) if n >= 0 => project.plugin_cache = u64::try_from(n).ok(),
+                        Value::Int(_) => {
+                            return Err(invalid(
+                                t,
+                                "Value at 'plugin-cache.ttl' must be a minimum of 0".into(),
+                            ));
+                        }
+                        _ => {
+                            return Err(invalid(
+                                t,
+                                "Value at 'plugin-cache.ttl' must be of type Integer".into(),
+                            ));
+                        }
+                    },
+                    None => {
+                        return Err(invalid(
+                            v,
+                            "Value at 'plugin-cache' is missing required keys ttl".into(),
+                        ));
+                    }
+                }
+            }
             k if TRANSPORT_KEYS.contains(&k) => transport.push(key),
             k if PROJECT_KEYS.contains(&k) => {}
             _ => project.warnings.push(format!(

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use ferry::catalog::Modulepath;
 use ferry::inventory::Inventory;
-use ferry::inventory::plugin::{Env, PluginError};
+use ferry::inventory::plugin::{CacheSettings, Env, PluginError};
 use ferry::run::events::Discard;
 use ferry::run::result::Outcome;
 use ferry::run::{self, Action, RunOptions};
@@ -44,6 +44,9 @@ pub struct PluginHost {
     config: BTreeMap<String, Map<String, Value>>,
     /// The project directory (Bolt's `_boltdir`).
     boltdir: PathBuf,
+    /// Bolt's plugin cache: the project's `.plugin_cache.json` (outside a
+    /// project `.ferry/plugin_cache.json`), and `plugin-cache.ttl`.
+    cache: Option<CacheSettings>,
 }
 
 impl PluginHost {
@@ -56,7 +59,14 @@ impl PluginHost {
             modulepath,
             config,
             boltdir,
+            cache: None,
         }
+    }
+
+    /// The host with Bolt's plugin cache kept in `settings`.
+    pub fn with_cache(mut self, settings: CacheSettings) -> PluginHost {
+        self.cache = Some(settings);
+        self
     }
 
     /// The host for a command: modules from `modules` (else
@@ -74,14 +84,23 @@ impl PluginHost {
             }
         };
         let project = super::project();
+        let boltdir = match project {
+            Some(p) => p.dir.clone(),
+            None => std::env::current_dir()?,
+        };
+        let cache = CacheSettings {
+            file: match project {
+                Some(p) => p.dir.join(".plugin_cache.json"),
+                None => boltdir.join(".ferry").join("plugin_cache.json"),
+            },
+            default_ttl: project.and_then(|p| p.plugin_cache),
+        };
         Ok(PluginHost::new(
             modules.resolve(),
             project.map(|p| p.plugins.clone()).unwrap_or_default(),
-            match project {
-                Some(p) => p.dir.clone(),
-                None => std::env::current_dir()?,
-            },
-        ))
+            boltdir,
+        )
+        .with_cache(cache))
     }
 
     /// The `task` plugin.
@@ -453,6 +472,10 @@ impl Env for PluginHost {
             "pkcs7" => Some(self.pkcs7_decrypt(params)),
             _ => self.module_hook(name, "resolve_reference", params),
         }
+    }
+
+    fn plugin_cache(&self) -> Option<CacheSettings> {
+        self.cache.clone()
     }
 
     fn plugin_names(&self) -> Vec<String> {

@@ -11,6 +11,7 @@
 //! in [`glob`]). It does no network I/O; the files it reads are the inventory
 //! and those its `yaml` plugin references name.
 
+pub mod cache;
 pub mod glob;
 pub mod node;
 pub mod parse;

@@ -17,10 +17,15 @@
 //! keeps its own file, line and column, so that later errors point into it.
 //! A relative `filepath` is taken from the directory of the inventory file
 //! (Bolt's project directory), `~/` from the home directory.
+//!
+//! A reference with `_cache: {ttl}` (or any, under the project's
+//! `plugin-cache`) is looked up in Bolt's plugin cache ([`super::cache`])
+//! first and its value kept there, through [`Env::plugin_cache`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::cache::{self, Cache};
 use super::node::{Node, Value, key_text};
 use super::{InventoryError, Origin};
 
@@ -49,6 +54,41 @@ pub trait Env {
     fn plugin_names(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Where Bolt's plugin cache is kept (`_cache`), if anywhere.
+    fn plugin_cache(&self) -> Option<CacheSettings> {
+        None
+    }
+
+    /// Writes the plugin cache: readable by its owner only (a cached
+    /// value may be a secret a plugin fetched), replaced whole.
+    fn write_file(&self, path: &Path, text: &str) -> std::io::Result<()> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
+            std::process::id()
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// The plugin cache's file and the project's default `plugin-cache` ttl.
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    pub file: PathBuf,
+    pub default_ttl: Option<u64>,
 }
 
 /// Why a plugin that runs something gave no value.
@@ -90,6 +130,8 @@ pub struct Resolver<'a> {
     /// that includes itself is an error, not a loop).
     reads: usize,
     reading: Vec<PathBuf>,
+    /// The plugin cache, once read.
+    cache: Option<Cache>,
 }
 
 impl<'a> Resolver<'a> {
@@ -103,6 +145,7 @@ impl<'a> Resolver<'a> {
             base,
             reads: 0,
             reading: Vec::new(),
+            cache: None,
         }
     }
 
@@ -140,7 +183,7 @@ impl<'a> Resolver<'a> {
                 };
                 params.push((k, v));
             }
-            let (value, file) = self.call(&params, &origin, depth)?;
+            let (value, file) = self.cached_call(&params, &origin, depth)?;
             let pushed = file.is_some();
             if let Some(file) = file {
                 self.reading.push(file);
@@ -174,6 +217,84 @@ impl<'a> Resolver<'a> {
             other => other,
         };
         Ok(Node { origin, value })
+    }
+
+    /// [`Resolver::call`] through Bolt's plugin cache, when the reference
+    /// has `_cache` or the project a default ttl. The plugins that hold
+    /// secrets ([`cache::NEVER_CACHED`]) are never cached.
+    fn cached_call(
+        &mut self,
+        params: &[(Node, Node)],
+        at: &Origin,
+        depth: usize,
+    ) -> Result<(Node, Option<PathBuf>), InventoryError> {
+        let entry = |name: &str| params.iter().find(|(k, _)| k.as_str() == Some(name));
+        let given = entry("_cache");
+        let explicit = cache::ttl_of(given.map(|(_, v)| v)).map_err(|e| {
+            InventoryError::at(given.map_or(at, |(_, v)| &v.origin).clone(), e.to_string())
+        })?;
+        let plugin = entry("_plugin").and_then(|(_, v)| v.as_str()).unwrap_or("");
+        let settings = self.env.plugin_cache();
+        let ttl = explicit.or(settings.as_ref().and_then(|s| s.default_ttl));
+        let (Some(settings), Some(ttl)) = (settings, ttl) else {
+            return self.call(params, at, depth);
+        };
+        if cache::NEVER_CACHED.contains(&plugin) {
+            if explicit.is_some() {
+                tracing::warn!(
+                    "{at}: the {plugin} plugin's values are secrets, which ferry never writes to the plugin cache; _cache ignored"
+                );
+            }
+            return self.call(params, at, depth);
+        }
+        let id = cache::id(params);
+        let now = chrono::Local::now().fixed_offset();
+        let write_error = |e: std::io::Error| {
+            InventoryError::at(
+                at.clone(),
+                format!(
+                    "cannot write the plugin cache {}: {e}",
+                    settings.file.display()
+                ),
+            )
+        };
+        if self.cache.is_none() {
+            let text = match self.env.read_file(&settings.file) {
+                Ok(t) => Some(t),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(InventoryError::at(
+                        at.clone(),
+                        format!(
+                            "cannot read the plugin cache {}: {e}",
+                            settings.file.display()
+                        ),
+                    ));
+                }
+            };
+            let mut loaded = Cache::parse(text.as_deref()).map_err(|e| {
+                InventoryError::at(at.clone(), format!("{}: {e}", settings.file.display()))
+            })?;
+            if loaded.expire(now) {
+                self.env
+                    .write_file(&settings.file, &loaded.to_text())
+                    .map_err(write_error)?;
+            }
+            self.cache = Some(loaded);
+        }
+        if ttl > 0
+            && let Some(v) = self.cache.as_ref().and_then(|c| c.get(&id))
+        {
+            tracing::debug!("{at}: the {plugin} plugin's value comes from the plugin cache");
+            return Ok((Node::from_json(v, at), None));
+        }
+        let (value, file) = self.call(params, at, depth)?;
+        let cache = self.cache.get_or_insert_with(Cache::default);
+        cache.insert(id, value.to_json(), now, ttl);
+        self.env
+            .write_file(&settings.file, &cache.to_text())
+            .map_err(write_error)?;
+        Ok((value, file))
     }
 
     /// Runs one reference whose parameters are resolved. Returns its value
