@@ -672,6 +672,23 @@ fn apply_prep(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResu
     want_args(&c, 1, 2)?;
     let targets = lib.targets_of(&c, &c.arg(0))?;
     let meta = meta(&c, &tail(&c, 1)?)?;
+    for t in &targets {
+        let hook = lib
+            .state
+            .inventory_target(t)
+            .and_then(|i| i.plugin_hooks.get("puppet_library").cloned());
+        if let Some(hook) = hook {
+            let plugin = hook
+                .get("plugin")
+                .or_else(|| hook.get("_plugin"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("?");
+            tracing::info!(
+                "apply_prep: {}: plugin_hooks.puppet_library ({plugin}) is not run: ferry applies catalogs without a Puppet agent, so nothing is installed",
+                t.name
+            );
+        }
+    }
     let action = prepare_task(lib, "ferry::facts", &[], false)?;
     let results = lib.execute_set(targets, action, meta.run_as.clone(), false)?;
     for r in &results {
