@@ -97,6 +97,42 @@ fn ferry_serve_stops_at_start_on_a_bad_config() {
     );
 }
 
+#[test]
+fn ferry_serve_refuses_inventory_plugins_that_run_code_at_start() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let inventory = dir.path().join("inventory.yaml");
+    std::fs::write(
+        &inventory,
+        "targets:\n  - name: a\n    vars:\n      x:\n        _plugin: task\n        task: mymod::lookup\n",
+    )
+    .expect("write");
+    let path = dir.path().join("server.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "{}cache-dir: {}\ninventory: {}\n",
+            pki.config_lines(),
+            dir.path().display(),
+            inventory.display()
+        ),
+    )
+    .expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .output()
+        .expect("run ferry");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "inventory.yaml:5:9: plugin task: ferry serve does not run plugins that run code"
+        ),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn unreadable_tls_files_stop_the_server_naming_the_key() {
     let pki = Pki::new();

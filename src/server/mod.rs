@@ -32,6 +32,7 @@ pub mod config;
 pub mod environments;
 pub mod files;
 pub mod http;
+pub mod inventory;
 pub mod jobs;
 pub mod net;
 pub mod runner;
@@ -129,7 +130,7 @@ impl AppState {
                 source,
             })?;
         let inventory = match &config.inventory {
-            Some(path) => Some(Inventory::load(path)?),
+            Some(path) => Some(inventory::load(path)?),
             None => None,
         };
         let tokens = match &config.tokens_file {

@@ -194,7 +194,7 @@ pub async fn plan_run(
             let ready = prepare(&name, params, &mp, &scrub)?;
             let secret = sensitive_params(&ready, &name, &mp);
             let inventory = match &inventory_path {
-                Some(p) => Inventory::load(p).map_err(ApiError::internal)?,
+                Some(p) => crate::server::inventory::load(p).map_err(ApiError::internal)?,
                 None => Inventory::empty(),
             };
             Ok((ready, inventory, secret))
