@@ -134,6 +134,8 @@ pub struct Project {
     pub plugin_cache: Option<u64>,
     /// `puppetdb`: the PuppetDB that queries go to (paths absolute).
     pub puppetdb: Option<crate::query::puppetdb::Config>,
+    /// `puppetdb-instances`: named PuppetDBs, which a query names.
+    pub puppetdb_instances: BTreeMap<String, crate::query::puppetdb::Config>,
     /// What Bolt would warn about (unknown and transport keys, a missing name).
     pub warnings: Vec<String>,
 }
@@ -194,6 +196,7 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
         plugins: BTreeMap::new(),
         plugin_cache: None,
         puppetdb: None,
+        puppetdb_instances: BTreeMap::new(),
         warnings: Vec::new(),
     };
     let text = match std::fs::read_to_string(&file) {
@@ -321,7 +324,18 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
                     }
                 }
             }
-            "puppetdb" => project.puppetdb = Some(puppetdb(dir, v, &at)?),
+            "puppetdb" => project.puppetdb = Some(puppetdb(dir, v, &at, "puppetdb")?),
+            "puppetdb-instances" => {
+                let Value::Map(instances) = &v.value else {
+                    return Err(wrong("Hash"));
+                };
+                for (name, config) in instances {
+                    let name = key_text(name);
+                    let section = format!("puppetdb-instances.{name}");
+                    let config = puppetdb(dir, config, &at, &section)?;
+                    project.puppetdb_instances.insert(name, config);
+                }
+            }
             "plugin-cache" => {
                 let Value::Map(entries) = &v.value else {
                     return Err(wrong("Hash"));
@@ -433,6 +447,7 @@ fn puppetdb(
     dir: &Path,
     v: &Node,
     at: &dyn Fn(u64, u64) -> Origin,
+    section: &str,
 ) -> Result<crate::query::puppetdb::Config, ProjectError> {
     let invalid = |node: &Node, msg: String| ProjectError::Invalid {
         origin: at(node.line, node.column),
@@ -441,14 +456,18 @@ fn puppetdb(
     let Value::Map(entries) = &v.value else {
         return Err(invalid(
             v,
-            "Value at 'puppetdb' must be of type Hash".into(),
+            format!("Value at '{section}' must be of type Hash"),
         ));
     };
     let mut config = crate::query::puppetdb::Config::new(Vec::new());
     for (k, v) in entries {
         let key = key_text(k);
-        let wrong =
-            |ty: &str| invalid(v, format!("Value at 'puppetdb.{key}' must be of type {ty}"));
+        let wrong = |ty: &str| {
+            invalid(
+                v,
+                format!("Value at '{section}.{key}' must be of type {ty}"),
+            )
+        };
         let path = || -> Result<PathBuf, ProjectError> {
             let p = v.as_str().ok_or_else(|| wrong("String"))?;
             Ok(match p.strip_prefix("~/") {
@@ -462,7 +481,7 @@ fn puppetdb(
                 Value::Int(n) if n >= 1 => Ok(std::time::Duration::from_secs(n.unsigned_abs())),
                 Value::Int(_) => Err(invalid(
                     v,
-                    format!("Value at 'puppetdb.{key}' must be a minimum of 1"),
+                    format!("Value at '{section}.{key}' must be a minimum of 1"),
                 )),
                 _ => Err(wrong("Integer")),
             }
@@ -484,14 +503,14 @@ fn puppetdb(
                 return Err(invalid(
                     k,
                     format!(
-                        "Unknown option '{other}' in puppetdb (expected server_urls, cacert, cert, key, token, connect_timeout, read_timeout)"
+                        "Unknown option '{other}' in {section} (expected server_urls, cacert, cert, key, token, connect_timeout, read_timeout)"
                     ),
                 ));
             }
         }
     }
     if config.server_urls.is_empty() {
-        return Err(invalid(v, "puppetdb needs server_urls".into()));
+        return Err(invalid(v, format!("{section} needs server_urls")));
     }
     Ok(config)
 }

@@ -372,6 +372,76 @@ fn inventory_plugin_makes_targets_from_puppetdb() -> Result<(), Failed> {
     )
 }
 
+const INSTANCES_PLAN: &str = r#"plan q::instances() {
+  $stored = puppetdb_query('inventory[certname] { facts.os.family = "Debian" order by certname }')
+  $main = puppetdb_query('inventory[certname] { facts.os.family = "Debian" order by certname }', 'main')
+  $plain = puppetdb_query(['from', 'nodes', ['extract', ['certname'], ['=', 'certname', 'web2.example.com']]], 'plain')
+  $f = puppetdb_fact(['web2.example.com'], 'main')
+  $unknown = catch_errors() || { puppetdb_query('nodes[certname] {}', 'nosuch') }
+  return {
+    'stored' => $stored.map |$r| { $r['certname'] },
+    'main' => $main.map |$r| { $r['certname'] },
+    'plain' => $plain.map |$r| { $r['certname'] },
+    'family' => $f['web2.example.com']['os']['family'],
+    'unknown' => [$unknown.kind, $unknown.message],
+  }
+}
+"#;
+
+/// Bolt's `puppetdb-instances`: two named instances of the real PuppetDB
+/// (HTTPS with client certificates, and its plain HTTP port), no default
+/// one (so queries without an instance read the stored facts), in the
+/// plan functions and the inventory plugin; an unknown instance is Bolt's
+/// error.
+fn named_puppetdb_instances() -> Result<(), Failed> {
+    let db = fed();
+    let main = pdb_config(&db)
+        .replace("puppetdb:\n", "  main:\n")
+        .replace("\n  ", "\n    ");
+    let config = format!(
+        "puppetdb-instances:\n{main}  plain:\n    server_urls: ['http://127.0.0.1:{}']\n",
+        db.http_port
+    );
+    let inventory = r#"targets:
+  - name: local.example.com
+    facts: {os: {family: Debian}}
+groups:
+  - name: redhat
+    targets:
+      - _plugin: puppetdb
+        instance: plain
+        query: 'inventory[certname] { facts.os.family = "RedHat" }'
+"#;
+    let p = Project::new(&config, inventory, &[("instances", INSTANCES_PLAN)]);
+    let (code, out, err) = p.ferry(&["plan", "run", "q::instances", "--format", "json"]);
+    check(code == 0, format!("exit {code}: {out}{err}"))?;
+    let v = json(&out)?;
+    let want = serde_json::json!({
+        "stored": ["local.example.com"],
+        "main": ["db1.example.com", "web1.example.com"],
+        "plain": ["web2.example.com"],
+        "family": "RedHat",
+        "unknown": ["bolt/puppetdb-error", "PuppetDB instance 'nosuch' has not been configured, unable to connect"],
+    });
+    check(v == want, format!("got {v}\nwant {want}"))?;
+    let (code, out, err) = p.ferry(&["inventory", "show", "-t", "redhat", "--format", "json"]);
+    check(code == 0, format!("exit {code}: {out}{err}"))?;
+    let v = json(&out)?;
+    check(
+        v["targets"] == serde_json::json!(["web2.example.com"]),
+        format!("got {v}"),
+    )?;
+    // The plugin naming an instance the project does not configure.
+    let bad = inventory.replace("instance: plain", "instance: nosuch");
+    let p = Project::new(&config, &bad, &[]);
+    let (code, out, err) = p.ferry(&["inventory", "show", "-t", "all"]);
+    check(
+        code == 1
+            && err.contains("inventory.yaml:7:9: plugin puppetdb: PuppetDB instance 'nosuch' has not been configured, unable to connect"),
+        format!("exit {code}: {out}{err}"),
+    )
+}
+
 fn query_flag_selects_targets() -> Result<(), Failed> {
     let db = fed();
     let p = Project::new(&pdb_config(&db), "{}\n", &[]);
@@ -537,7 +607,8 @@ fn main() {
             puppetdb_case(&a)
         }));
     }
-    let named: [(&str, Check); 7] = [
+    let named: [(&str, Check); 8] = [
+        ("named_puppetdb_instances", named_puppetdb_instances),
         (
             "plan_functions_query_puppetdb",
             plan_functions_query_puppetdb,

@@ -615,8 +615,11 @@ pub fn main() -> ExitCode {
         init_logging(&cli.log_level, cli.log_json);
         match find_project(cli.project.as_deref()) {
             Ok(p) => {
-                if let Some(db) = p.as_ref().and_then(|p| p.puppetdb.clone()) {
-                    ferry::query::puppetdb::install(db);
+                if let Some(p) = p.as_ref() {
+                    ferry::query::puppetdb::install_instances(ferry::query::puppetdb::Instances {
+                        default: p.puppetdb.clone(),
+                        named: p.puppetdb_instances.clone(),
+                    });
                 }
                 let _ = PROJECT.set(p);
             }

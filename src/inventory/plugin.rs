@@ -497,6 +497,7 @@ const TEMPLATE_KEYS: &[&str] = &[
 fn puppetdb(params: &[(Node, Node)], at: &Origin) -> Result<Node, InventoryError> {
     let mut query = None;
     let mut mapping = None;
+    let mut instance: Option<String> = None;
     for (k, v) in params {
         let here = k.origin.clone();
         match key_text(k).as_str() {
@@ -504,10 +505,15 @@ fn puppetdb(params: &[(Node, Node)], at: &Origin) -> Result<Node, InventoryError
             "query" => query = Some(v.to_json()),
             "target_mapping" => mapping = Some(v),
             "instance" => {
-                return Err(InventoryError::at(
-                    here,
-                    "plugin puppetdb: named PuppetDB instances are not supported by ferry (it uses the project's one puppetdb)",
-                ));
+                instance = Some(v.as_str().map(str::to_string).ok_or_else(|| {
+                    InventoryError::at(
+                        v.origin.clone(),
+                        format!(
+                            "plugin puppetdb: instance must be a string, found {}",
+                            v.kind()
+                        ),
+                    )
+                })?)
             }
             key if TEMPLATE_KEYS.contains(&key) => {
                 return Err(InventoryError::at(
@@ -521,7 +527,7 @@ fn puppetdb(params: &[(Node, Node)], at: &Origin) -> Result<Node, InventoryError
                 return Err(InventoryError::at(
                     here,
                     format!(
-                        "Unknown keys in PuppetDB plugin: [\"{other}\"] (expected query, target_mapping)"
+                        "Unknown keys in PuppetDB plugin: [\"{other}\"] (expected query, target_mapping, instance)"
                     ),
                 ));
             }
@@ -542,7 +548,7 @@ fn puppetdb(params: &[(Node, Node)], at: &Origin) -> Result<Node, InventoryError
     };
     let fail =
         |e: &dyn std::fmt::Display| InventoryError::at(at.clone(), format!("plugin puppetdb: {e}"));
-    let db = match crate::query::puppetdb::configured() {
+    let db = match crate::query::puppetdb::named(instance.as_deref()) {
         Some(db) => db.map_err(|e| fail(&e))?,
         None => {
             return Err(fail(

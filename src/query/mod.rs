@@ -68,10 +68,20 @@ pub fn parse(q: &Value) -> Result<Query, QueryError> {
 /// Runs a query: on the configured PuppetDB when there is one (unchanged,
 /// so PuppetDB's whole language works there), else over `stored()`.
 pub fn run(q: &Value, stored: impl FnOnce() -> Vec<NodeFacts>) -> Result<Vec<Value>, QueryError> {
+    run_on(None, q, stored)
+}
+
+/// [`run`] on the named PuppetDB instance (`None`: the default one); a
+/// named instance must be configured.
+pub fn run_on(
+    instance: Option<&str>,
+    q: &Value,
+    stored: impl FnOnce() -> Vec<NodeFacts>,
+) -> Result<Vec<Value>, QueryError> {
     if !matches!(q, Value::String(_) | Value::Array(_)) {
         return Err(QueryError::NotAQuery(kind(q)));
     }
-    match puppetdb::configured() {
+    match puppetdb::named(instance) {
         Some(db) => Ok(db?.query(q)?),
         None => Ok(parse(q)?.evaluate(&stored())),
     }
@@ -108,10 +118,11 @@ pub fn certnames(
 /// PuppetDB, else from `stored()`; a certname with no facts gets an empty
 /// hash, as Bolt documents.
 pub fn facts(
+    instance: Option<&str>,
     certnames: &[String],
     stored: impl FnOnce() -> Vec<NodeFacts>,
 ) -> Result<Map<String, Value>, QueryError> {
-    let mut found = match puppetdb::configured() {
+    let mut found = match puppetdb::named(instance) {
         Some(db) => db?.facts_for(certnames)?,
         None => stored()
             .into_iter()

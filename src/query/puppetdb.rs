@@ -13,9 +13,10 @@
 //! client (hyper-util, hyper-rustls, the server's file client's crates) on
 //! a small runtime of its own.
 
+use std::collections::BTreeMap;
 use std::error::Error as _;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
@@ -68,6 +69,8 @@ pub enum PuppetDbError {
     Unreachable { urls: String, last: String },
     #[error("Unable to parse response as JSON: {0}")]
     BadAnswer(String),
+    #[error("PuppetDB instance '{0}' has not been configured, unable to connect")]
+    UnknownInstance(String),
 }
 
 /// A URL split: `https://host:port/prefix`.
@@ -432,26 +435,62 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// The PuppetDB this process uses: set once, by the command line from the
-/// Bolt project's `puppetdb` settings, before anything queries.
-static CONFIG: OnceLock<Config> = OnceLock::new();
-static CLIENT: OnceLock<Result<Arc<PuppetDb>, PuppetDbError>> = OnceLock::new();
+/// The PuppetDBs this process uses: set once, by the command line from the
+/// Bolt project's `puppetdb` (the default one) and `puppetdb-instances`
+/// (named ones), before anything queries.
+static CONFIG: OnceLock<Instances> = OnceLock::new();
+/// Each instance's client, made at its first query (`None`: the default).
+static CLIENTS: OnceLock<Mutex<Clients>> = OnceLock::new();
+
+type Clients = BTreeMap<Option<String>, Result<Arc<PuppetDb>, PuppetDbError>>;
+
+/// The default PuppetDB, if any, and the named ones.
+#[derive(Debug, Clone, Default)]
+pub struct Instances {
+    pub default: Option<Config>,
+    pub named: BTreeMap<String, Config>,
+}
 
 /// Sets the PuppetDB every query of this process goes to (the first call
 /// wins; the certificates are read at the first query).
 pub fn install(config: Config) {
-    let _ = CONFIG.set(config);
+    install_instances(Instances {
+        default: Some(config),
+        named: BTreeMap::new(),
+    });
+}
+
+/// Sets the default and the named PuppetDBs (the first call wins).
+pub fn install_instances(instances: Instances) {
+    let _ = CONFIG.set(instances);
+}
+
+fn client(name: Option<&str>, config: &Config) -> Result<Arc<PuppetDb>, PuppetDbError> {
+    let clients = CLIENTS.get_or_init(|| Mutex::new(BTreeMap::new()));
+    let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
+    clients
+        .entry(name.map(str::to_string))
+        .or_insert_with(|| PuppetDb::new(config).map(Arc::new))
+        .clone()
 }
 
 /// The configured PuppetDB, if one is: `None` means queries run over the
 /// stored facts.
 pub fn configured() -> Option<Result<Arc<PuppetDb>, PuppetDbError>> {
-    let config = CONFIG.get()?;
-    Some(
-        CLIENT
-            .get_or_init(|| PuppetDb::new(config).map(Arc::new))
-            .clone(),
-    )
+    let config = CONFIG.get()?.default.as_ref()?;
+    Some(client(None, config))
+}
+
+/// The PuppetDB a query names (`None`: the default one, if configured).
+/// A name the project does not configure is Bolt's error.
+pub fn named(name: Option<&str>) -> Option<Result<Arc<PuppetDb>, PuppetDbError>> {
+    let Some(name) = name else {
+        return configured();
+    };
+    match CONFIG.get().and_then(|c| c.named.get(name)) {
+        Some(config) => Some(client(Some(name), config)),
+        None => Some(Err(PuppetDbError::UnknownInstance(name.to_string()))),
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! (a Hash of certname to facts, `{}` for a node PuppetDB does not know).
 //! Both ask the PuppetDB the project configures, else evaluate over the
 //! stored facts (the plan's inventory's facts); every failure is Bolt's
-//! `bolt/puppetdb-error`. The optional `instance` argument Bolt has for
-//! named PuppetDB instances is refused: ferry has one PuppetDB.
+//! `bolt/puppetdb-error`. The optional `instance` argument names one of
+//! the project's `puppetdb-instances`, which is then asked (an instance
+//! the project does not configure is Bolt's error).
 
 use super::functions::{raise, want_args};
 use super::library::PlanLibrary;
@@ -34,15 +35,19 @@ fn failed(c: &Call<'_>, e: QueryError) -> crate::lang::eval::control::Unwind {
     raise(c, ErrorValue::new(e.to_string(), "bolt/puppetdb-error"))
 }
 
-fn no_instances(c: &Call<'_>) -> EvalResult<()> {
-    if c.args.len() > 1 {
-        return Err(plain(format!(
-            "'{}': named PuppetDB instances are not supported by ferry (it uses the project's one puppetdb)",
-            c.name
+/// The optional `instance` argument (argument 1): a named PuppetDB of
+/// the project's `puppetdb-instances`.
+fn instance(c: &Call<'_>) -> EvalResult<Option<String>> {
+    match c.args.get(1) {
+        None | Some(Value::Undef) => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(plain(format!(
+            "'{}' parameter 'instance' expects a String value, got {}",
+            c.name,
+            other.type_name()
         ))
-        .into());
+        .into()),
     }
-    Ok(())
 }
 
 pub(super) fn puppetdb_query(
@@ -51,7 +56,7 @@ pub(super) fn puppetdb_query(
     c: Call<'_>,
 ) -> EvalResult<Value> {
     want_args(&c, 1, 2)?;
-    no_instances(&c)?;
+    let instance = instance(&c)?;
     let query = match c.arg(0) {
         Value::Str(s) => serde_json::Value::String(s),
         v @ Value::Array(_) => crate::lang::values::plan::to_json(&v),
@@ -63,7 +68,8 @@ pub(super) fn puppetdb_query(
             .into());
         }
     };
-    let rows = crate::query::run(&query, || stored(lib)).map_err(|e| failed(&c, e))?;
+    let rows = crate::query::run_on(instance.as_deref(), &query, || stored(lib))
+        .map_err(|e| failed(&c, e))?;
     Ok(Value::from_json(&serde_json::Value::Array(rows)))
 }
 
@@ -73,7 +79,7 @@ pub(super) fn puppetdb_fact(
     c: Call<'_>,
 ) -> EvalResult<Value> {
     want_args(&c, 1, 2)?;
-    no_instances(&c)?;
+    let instance = instance(&c)?;
     let certnames: Vec<String> = match c.arg(0) {
         Value::Array(a) if a.iter().all(|v| matches!(v, Value::Str(_))) => {
             a.iter().map(Value::to_s).collect()
@@ -86,6 +92,7 @@ pub(super) fn puppetdb_fact(
             .into());
         }
     };
-    let facts = crate::query::facts(&certnames, || stored(lib)).map_err(|e| failed(&c, e))?;
+    let facts = crate::query::facts(instance.as_deref(), &certnames, || stored(lib))
+        .map_err(|e| failed(&c, e))?;
     Ok(Value::from_json(&serde_json::Value::Object(facts)))
 }
