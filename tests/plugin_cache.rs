@@ -129,6 +129,16 @@ fn a_task_reference_runs_once_until_its_ttl_passes() {
         std::fs::read_to_string(&counter).unwrap().lines().count(),
         2
     );
+
+    // Bolt's --clear-cache: the file goes, the task runs again (and its
+    // value is cached anew).
+    let out = ferry(dir, &["inventory", "show", "--clear-cache", "-t", "node1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(shown_n(dir), serde_json::json!({"n": 3}));
 }
 
 #[test]

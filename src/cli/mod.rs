@@ -50,6 +50,10 @@ pub struct Cli {
     /// nearest Boltdir/ or bolt-project.yaml from here up).
     #[arg(long, global = true, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Delete the plugin cache (the project's .plugin_cache.json) before
+    /// the command runs, as Bolt's --clear-cache.
+    #[arg(long, global = true)]
+    pub clear_cache: bool,
 }
 
 /// The Bolt project of this run, found once before the command runs.
@@ -622,6 +626,12 @@ pub fn main() -> ExitCode {
                     });
                 }
                 let _ = PROJECT.set(p);
+                if cli.clear_cache
+                    && let Err(e) = plugins::clear_cache()
+                {
+                    eprintln!("ferry: {}", error_text(&e));
+                    return ExitCode::from(1);
+                }
             }
             Err(e) => {
                 eprintln!("ferry: {}", error_text(&e));

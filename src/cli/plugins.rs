@@ -37,6 +37,30 @@ const KNOWN_HOOKS: &[&str] = &[
     "puppet_library",
 ];
 
+/// Bolt's plugin cache: the project's `.plugin_cache.json`, outside a
+/// project `.ferry/plugin_cache.json` in the current directory.
+fn cache_file() -> anyhow::Result<PathBuf> {
+    Ok(match super::project() {
+        Some(p) => p.dir.join(".plugin_cache.json"),
+        None => std::env::current_dir()?
+            .join(".ferry")
+            .join("plugin_cache.json"),
+    })
+}
+
+/// `--clear-cache`: deletes the plugin cache, if there is one.
+pub(super) fn clear_cache() -> anyhow::Result<()> {
+    let file = cache_file()?;
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow::anyhow!(
+            "{}: cannot delete the plugin cache: {e}",
+            file.display()
+        )),
+    }
+}
+
 /// Runs the plugins the inventory has not built in.
 pub struct PluginHost {
     modulepath: Modulepath,
@@ -89,10 +113,7 @@ impl PluginHost {
             None => std::env::current_dir()?,
         };
         let cache = CacheSettings {
-            file: match project {
-                Some(p) => p.dir.join(".plugin_cache.json"),
-                None => boltdir.join(".ferry").join("plugin_cache.json"),
-            },
+            file: cache_file()?,
             default_ttl: project.and_then(|p| p.plugin_cache),
         };
         Ok(PluginHost::new(
