@@ -424,6 +424,30 @@ groups:
         "unknown": ["bolt/puppetdb-error", "PuppetDB instance 'nosuch' has not been configured, unable to connect"],
     });
     check(v == want, format!("got {v}\nwant {want}"))?;
+    // Bolt's --puppetdb: a named instance is the default one.
+    let (code, out, err) = p.ferry(&[
+        "plan",
+        "run",
+        "q::instances",
+        "--puppetdb",
+        "plain",
+        "--format",
+        "json",
+    ]);
+    check(code == 0, format!("exit {code}: {out}{err}"))?;
+    let v = json(&out)?;
+    check(
+        v["stored"] == serde_json::json!(["db1.example.com", "web1.example.com"]),
+        format!("got {v}"),
+    )?;
+    let (code, out, err) = p.ferry(&["plan", "run", "q::instances", "--puppetdb", "nosuch"]);
+    check(
+        code == 1
+            && err.contains(
+                "--puppetdb: PuppetDB instance 'nosuch' has not been configured, unable to connect",
+            ),
+        format!("exit {code}: {out}{err}"),
+    )?;
     let (code, out, err) = p.ferry(&["inventory", "show", "-t", "redhat", "--format", "json"]);
     check(code == 0, format!("exit {code}: {out}{err}"))?;
     let v = json(&out)?;

@@ -54,6 +54,10 @@ pub struct Cli {
     /// the command runs, as Bolt's --clear-cache.
     #[arg(long, global = true)]
     pub clear_cache: bool,
+    /// The named PuppetDB instance (of the project's puppetdb-instances)
+    /// that queries go to by default, as Bolt's --puppetdb.
+    #[arg(long, global = true, value_name = "INSTANCE")]
+    pub puppetdb: Option<String>,
 }
 
 /// The Bolt project of this run, found once before the command runs.
@@ -619,12 +623,27 @@ pub fn main() -> ExitCode {
         init_logging(&cli.log_level, cli.log_json);
         match find_project(cli.project.as_deref()) {
             Ok(p) => {
-                if let Some(p) = p.as_ref() {
-                    ferry::query::puppetdb::install_instances(ferry::query::puppetdb::Instances {
-                        default: p.puppetdb.clone(),
-                        named: p.puppetdb_instances.clone(),
-                    });
-                }
+                let named = p
+                    .as_ref()
+                    .map(|p| p.puppetdb_instances.clone())
+                    .unwrap_or_default();
+                let default = match &cli.puppetdb {
+                    Some(name) => match named.get(name) {
+                        Some(config) => Some(config.clone()),
+                        None => {
+                            eprintln!(
+                                "ferry: --puppetdb: {}",
+                                ferry::query::PuppetDbError::UnknownInstance(name.clone())
+                            );
+                            return ExitCode::from(1);
+                        }
+                    },
+                    None => p.as_ref().and_then(|p| p.puppetdb.clone()),
+                };
+                ferry::query::puppetdb::install_instances(ferry::query::puppetdb::Instances {
+                    default,
+                    named,
+                });
                 let _ = PROJECT.set(p);
                 if cli.clear_cache
                     && let Err(e) = plugins::clear_cache()
