@@ -64,23 +64,16 @@ pub trait Env {
     /// value may be a secret a plugin fetched), replaced whole.
     fn write_file(&self, path: &Path, text: &str) -> std::io::Result<()> {
         use std::io::Write as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
-            std::process::id()
-        ));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        // A new file with a random name (created exclusively, 0600), then
+        // renamed over the cache: a link planted at a fixed name is never
+        // followed.
+        let mut f = tempfile::Builder::new()
+            .prefix(".plugin_cache")
+            .tempfile_in(dir)?;
         f.write_all(text.as_bytes())?;
-        drop(f);
-        std::fs::rename(&tmp, path)
+        f.persist(path).map(drop).map_err(|e| e.error)
     }
 }
 
