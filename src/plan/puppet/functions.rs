@@ -1380,6 +1380,7 @@ pub fn apply_block(
             &t.name,
             &facts,
             vars,
+            info.transport == "network",
         ) {
             Ok(catalog) => {
                 let job = crate::run::actions::apply::ApplyJob {

@@ -481,12 +481,7 @@ pub async fn run(
         finished: finished && protocol_error.is_none(),
         error,
         now: rfc3339(chrono::Utc::now()),
-        tags: job
-            .options
-            .tags
-            .iter()
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect(),
+        tags: job.options.wanted_tags(),
     };
     let report = crate::apply::report::build(&info, &steps, &only_lines);
     Ok(

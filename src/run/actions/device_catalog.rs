@@ -25,11 +25,12 @@ use serde_json::{Value, json};
 
 use super::apply::{ApplyJob, CatalogSource, compile, failed, rfc3339, uuid};
 use super::device::{self, DeviceJob};
-use crate::apply::ApplyCatalog;
 use crate::apply::catalog::Resource;
 use crate::apply::graph::{self, Step};
 use crate::apply::report::{self, Event, Log, Report, ResourceStatus, RunStatus, Statuses};
+use crate::apply::{ApplyCatalog, is_tagged};
 use crate::inventory::Target;
+use crate::lang::eval::device_types;
 use crate::run::result::{Outcome, Output};
 use crate::transport::TransportError;
 use crate::transport::command::nonce;
@@ -49,6 +50,8 @@ enum Converged {
     Failed(String),
     /// Not applied: these resources upstream of it (catalog indices) failed.
     Skipped(Vec<usize>),
+    /// Not applied, silently: it has none of the tags `--tags` asked for.
+    Untagged,
 }
 
 /// Applies the job's catalog to the device `dev`.
@@ -84,13 +87,18 @@ pub async fn run(
             for (k, v) in &target.facts {
                 facts.insert(k.clone(), v.clone());
             }
-            match compile(target, facts, manifest, modulepath, environment, options).await? {
+            let options = crate::catalog::CompileOptions {
+                device_types: true,
+                ..options.clone()
+            };
+            match compile(target, facts, manifest, modulepath, environment, &options).await? {
                 Ok(c) => c,
                 Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
             }
         }
     };
     let noop = job.options.noop;
+    let wanted_tags = job.options.wanted_tags();
     let platform = dev.cli_dialect().platform;
     let order = match graph::order(&catalog, &|_| false) {
         Ok(o) => o,
@@ -119,8 +127,12 @@ pub async fn run(
             .copied()
             .filter(|u| failures.contains(u))
             .collect();
-        let converged = if !failed_upstream.is_empty() {
+        let converged = if !is_tagged(&wanted_tags, &resource.tags) {
+            Converged::Untagged
+        } else if !failed_upstream.is_empty() {
             Converged::Skipped(failed_upstream)
+        } else if let Some(why) = unknown_param(resource) {
+            Converged::Failed(why)
         } else {
             match resources::desired(
                 &resource.type_name,
@@ -293,6 +305,19 @@ async fn converge(
     Ok(Converged::Changed(diff))
 }
 
+/// A parameter the resource's device type does not have (a catalog from a
+/// file, or one whose type a module declared with more attributes than
+/// ferry converges), as the resource's failure.
+fn unknown_param(resource: &Resource) -> Option<String> {
+    let t = device_types::find(&resource.type_name.to_ascii_lowercase())?;
+    let param = resource.params.keys().find(|p| !t.accepts(p))?;
+    Some(format!(
+        "no parameter named '{param}' ({} takes {})",
+        t.name,
+        t.attribute_list()
+    ))
+}
+
 fn message(refusal: &Outcome) -> String {
     refusal
         .error()
@@ -383,7 +408,7 @@ fn status(
             false,
             true,
         ),
-        Converged::Skipped(_) => (Vec::new(), false, false, false),
+        Converged::Skipped(_) | Converged::Untagged => (Vec::new(), false, false, false),
     };
     ResourceStatus {
         title: resource.title.clone(),
@@ -400,7 +425,7 @@ fn status(
         failed_to_restart: false,
         changed,
         out_of_sync,
-        skipped: matches!(converged, Converged::Skipped(_)),
+        skipped: matches!(converged, Converged::Skipped(_) | Converged::Untagged),
         change_count: u64::from(changed),
         out_of_sync_count: u64::from(out_of_sync),
         events,
