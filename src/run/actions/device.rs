@@ -1,8 +1,12 @@
 //! Actions on network devices, through their CLI session
-//! ([`crate::transport::network::Network`]): `configure` brings the running
+//! ([`crate::transport::network::DeviceCli`], the real one being
+//! [`crate::transport::network::Network`]): `configure` brings the running
 //! configuration to a desired hierarchical text (only the lines it lacks,
-//! each under its parents, in configuration mode; read back and checked;
-//! `write memory` on `save`; with `noop`, only the diff), `backup`
+//! each under its parents, in configuration mode; on a platform with a
+//! candidate configuration (Junos) committed, and thrown away when a line or
+//! the commit is refused; then read back from operational mode and checked;
+//! `write memory` on `save` where a commit does not already save it; with
+//! `noop`, only the diff), `backup`
 //! writes the running configuration to `DIR/<target>.conf`, and `facts`
 //! reads the device's platform, host name, version and interfaces. A line the
 //! device rejects fails that target with the device's message, after the

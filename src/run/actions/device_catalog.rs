@@ -9,8 +9,13 @@
 //! skipped, as Puppet skips it): the running configuration is read once, each
 //! resource's change (missing lines, lines to remove) is pushed in
 //! configuration mode and read back and checked, as `device configure`
-//! does; with noop nothing is pushed. Containers (classes, stages) are not
-//! applied; any other resource type fails alone. The run is reported in
+//! does; with noop nothing is pushed. A compile for a device has the device
+//! types built in ([`crate::lang::eval::device_types`]); a resource with a
+//! parameter its type does not have (a catalog from a file, a module's
+//! type with more attributes) fails alone, and one with none of the tags
+//! `--tags` asked for is skipped silently, as on a host. Containers
+//! (classes, stages) are not applied; any other resource type fails
+//! alone. The run is reported in
 //! Puppet's report format, with Puppet's metrics
 //! ([`crate::apply::report::metrics`]); a line the device rejects fails its
 //! resource with the device's message, and the others still converge. A
