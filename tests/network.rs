@@ -1242,3 +1242,23 @@ fn ferry_apply_on_a_device_takes_tags_and_refuses_an_unknown_attribute_at_its_po
     );
     assert!(!r2.vtysh(&["show running-config"]).contains("10.206.0.0"));
 }
+
+#[test]
+fn a_plans_apply_block_on_a_device_has_the_device_types_built_in() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = with_modules(
+        &s,
+        &inv,
+        &["plan", "run", "netdev::apply_route", "targets=r2"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let status: serde_json::Value = serde_json::from_str(&run.stdout).expect("plan output");
+    assert_eq!(status, "changed", "{run:?}");
+    assert!(
+        routers().routers()[1]
+            .vtysh(&["show running-config"])
+            .contains("ip route 10.207.0.0/24 10.0.21.1 40")
+    );
+}
