@@ -437,3 +437,32 @@ fn status(
         corrective_change: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiler_and_the_device_know_the_same_types() {
+        let compiled: Vec<&str> = device_types::TYPES.iter().map(|t| t.name).collect();
+        assert_eq!(compiled, resources::TYPES);
+    }
+
+    #[test]
+    fn a_parameter_the_type_lacks_fails_its_resource() {
+        // netdev_stdlib's network_interface has `speed`; ferry does not set it.
+        let r = Resource::with_params(
+            "Network_interface",
+            "eth2",
+            &json!({"description": "x", "require": "Device_config[a]", "speed": "10g"}),
+        );
+        assert_eq!(
+            unknown_param(&r).as_deref(),
+            Some(
+                "no parameter named 'speed' (network_interface takes name, description, enable, mtu)"
+            )
+        );
+        let fine = Resource::with_params("Network_interface", "eth2", &json!({"mtu": 9000}));
+        assert_eq!(unknown_param(&fine), None);
+    }
+}
