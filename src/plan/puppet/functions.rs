@@ -1392,6 +1392,7 @@ pub fn apply_block(
                     },
                     modulepath: lib.modulepath.clone(),
                     prepared: Default::default(),
+                    observer: None,
                 };
                 jobs.push((t, Action::Apply(Arc::new(job))));
             }
