@@ -598,6 +598,37 @@ mod tests {
     }
 
     #[test]
+    fn a_command_is_posted_to_the_command_api_and_a_refusal_names_it() {
+        let (port, h) = fake("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"uuid\": \"1\"}");
+        let db = PuppetDb::new(&Config::new(vec![format!("http://127.0.0.1:{port}")])).unwrap();
+        db.submit(
+            "replace_facts",
+            5,
+            "web 1",
+            &serde_json::json!({"certname": "web 1"}),
+        )
+        .unwrap();
+        let got = h.join().unwrap();
+        assert!(
+            got.starts_with(
+                "POST /pdb/cmd/v1?command=replace%5Ffacts&version=5&certname=web%201 HTTP/1.1\r\n"
+            ),
+            "{got}"
+        );
+        assert!(got.ends_with(r#"{"certname":"web 1"}"#), "{got}");
+        let (port, h) = fake("HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad payload");
+        let db = PuppetDb::new(&Config::new(vec![format!("http://127.0.0.1:{port}")])).unwrap();
+        let err = db
+            .submit("store_report", 8, "web1", &serde_json::json!({}))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "PuppetDB refused the store_report command: bad payload"
+        );
+        h.join().unwrap();
+    }
+
+    #[test]
     fn the_token_never_shows_in_debug() {
         let dir = tempfile::tempdir().unwrap();
         let token = dir.path().join("token");
