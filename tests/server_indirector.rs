@@ -28,16 +28,14 @@ mod tls;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent::{Agent, have_puppet};
-use ferry::server::AppState;
 use ferry::server::indirector::Facts;
 use ferry::server::indirector::yaml::{facts_document, read_facts, write_atomic};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
-use tls::{Pki, TestServer};
+use tls::{Background, TestServer};
 
 type Outcome = Result<(), Failed>;
 
@@ -45,48 +43,14 @@ fn environments() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments")
 }
 
-/// A `ferry serve` of its own on a thread with its runtime, serving
-/// `tests/environments` with `extra` config lines; its cache-dir is `dir`.
-struct Served {
-    port: u16,
-    state: Arc<AppState>,
-    rt: tokio::runtime::Handle,
-    pki: Pki,
-    dir: tempfile::TempDir,
-}
-
-fn serve(extra: &str) -> Served {
+/// A `ferry serve` of its own, serving `tests/environments` with `extra`
+/// config lines.
+fn serve(extra: &str) -> Background {
     let extra = format!(
         "environmentpath: {}\nloglevel: warn\n{extra}",
         environments().display()
     );
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let pki = Pki::new();
-            let dir = tempfile::Builder::new()
-                .prefix("ferry-indirector-")
-                .tempdir()
-                .expect("dir");
-            let server = TestServer::start(&pki, dir.path(), &extra).await;
-            let _ = tx.send(Served {
-                port: server.addr.port(),
-                state: Arc::clone(&server.state),
-                rt: tokio::runtime::Handle::current(),
-                pki,
-                dir,
-            });
-            // Serve until the test process ends.
-            std::future::pending::<()>().await;
-            drop(server);
-        });
-    });
-    rx.recv().expect("the server started")
+    TestServer::in_background(move |_| extra)
 }
 
 /// Runs Ruby with Puppet loaded and its directories under `dir`
@@ -191,9 +155,9 @@ fn yaml_facts_files_are_puppets_own() -> Outcome {
 }
 
 /// A real agent run for `certname` against `s`; fails unless it applied.
-fn agent_run(s: &Served, certname: &str) -> Result<Agent, Failed> {
+fn agent_run(s: &Background, certname: &str) -> Result<Agent, Failed> {
     let agent = Agent::with_cert(certname, &s.pki);
-    let run = agent.run(s.port, Some(""), &[]);
+    let run = agent.run(s.addr.port(), Some(""), &[]);
     check(run.code == 2, || format!("agent run:\n{}", run.output))?;
     Ok(agent)
 }
