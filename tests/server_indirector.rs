@@ -9,7 +9,8 @@
 //! - `agent_facts_and_report_go_to_yaml`: a real agent run against
 //!   `ferry serve` with `facts: {terminus: yaml}` and `report: {terminus:
 //!   yaml}` leaves `<cache-dir>/yaml/facts/<certname>.yaml` and
-//!   `<cache-dir>/reports/<certname>/<time>.yaml`, which Puppet loads.
+//!   `<cache-dir>/reports/<certname>/<time>.yaml`, which Puppet loads;
+//!   with `catalog: {cache: store}` its catalog is kept in the store.
 //! - `agent_facts_and_report_reach_puppetdb`: with facts (cached in yaml)
 //!   and reports routed to PuppetDB over HTTPS with a client certificate,
 //!   PuppetDB's `/pdb/query/v4/nodes/<certname>/facts` and `/reports`
@@ -166,7 +167,9 @@ fn agent_facts_and_report_go_to_yaml() -> Outcome {
     if !have_puppet() {
         return Ok(());
     }
-    let s = serve("routes:\n  facts: {terminus: yaml}\n  report: {terminus: yaml}\n");
+    let s = serve(
+        "routes:\n  facts: {terminus: yaml}\n  report: {terminus: yaml}\n  catalog: {cache: store}\n",
+    );
     agent_run(&s, "yaml1.test")?;
     let cache = s.dir.path();
     let facts = read_facts(&cache.join("yaml/facts/yaml1.test.yaml"))
@@ -182,6 +185,15 @@ fn agent_facts_and_report_go_to_yaml() -> Outcome {
         s.rt.block_on(s.state.store.facts("yaml1.test"))
             .map_err(|e| e.to_string())?;
     check(stored.is_none(), || "facts went to the store too".into())?;
+    // The compiled catalog was kept in its cache, the store.
+    let catalog =
+        s.rt.block_on(s.state.store.catalog("yaml1.test"))
+            .map_err(|e| e.to_string())?
+            .ok_or("no catalog in the store")?;
+    check(
+        catalog.catalog["name"] == "yaml1.test" && catalog.expiration.is_some(),
+        || format!("stored catalog: {:?}", catalog.expiration),
+    )?;
     let reports: Vec<PathBuf> = std::fs::read_dir(cache.join("reports/yaml1.test"))
         .map_err(|e| format!("no report directory: {e}"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
