@@ -604,8 +604,8 @@ impl ServerConfig {
             && (n.cache.is_some() || n.ttl.is_some())
         {
             return Err(bad(
-                "routes.node",
-                "takes only a terminus: the node indirection has no cache".into(),
+                "routes",
+                "node: takes only a terminus (the node indirection has no cache)".into(),
             ));
         }
         let route = |model: &ModelRoutes, raw: Option<RawRoute>| {
@@ -624,16 +624,16 @@ impl ServerConfig {
                 "exec" => NodeTerminusKind::Exec,
                 other => {
                     return Err(bad(
-                        "routes.node.terminus",
-                        format!("'{other}' is not one of plain, classifier, exec"),
+                        "routes",
+                        format!("node: terminus '{other}' is not one of plain, classifier, exec"),
                     ));
                 }
             },
         };
         if node_terminus == NodeTerminusKind::Exec && external_nodes.is_none() {
             return Err(bad(
-                "routes.node.terminus",
-                "exec needs external-nodes (the classifier program)".into(),
+                "routes",
+                "node: terminus exec needs external-nodes (the classifier program)".into(),
             ));
         }
         let ssl_cert = required("ssl-cert", raw.ssl_cert)?;
@@ -885,13 +885,13 @@ mod tests {
             ),
             (
                 "routes: {node: {terminus: ldap}}\n",
-                "routes.node.terminus",
-                "'ldap'",
+                "routes",
+                "node: terminus 'ldap'",
             ),
             (
                 "routes: {node: {terminus: plain, cache: yaml}}\n",
-                "routes.node",
-                "no cache",
+                "routes",
+                "node: takes only a terminus",
             ),
             (
                 "routes: {fact: {terminus: yaml}}\n",
