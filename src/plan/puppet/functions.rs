@@ -1393,6 +1393,7 @@ pub fn apply_block(
                     },
                     modulepath: lib.modulepath.clone(),
                     prepared: Default::default(),
+                    observer: None,
                 };
                 jobs.push((t, Action::Apply(Arc::new(job))));
             }
