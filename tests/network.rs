@@ -219,9 +219,17 @@ fn a_device_that_stops_answering_times_out_alone() {
     let inv = inventory(&s, "        command-timeout: 2\n");
     let paused = routers().routers()[0].pause("bgpd");
     let started = std::time::Instant::now();
+    // The session opens and its first line is answered (zebra alone); the
+    // second needs bgpd, and r1 stops answering mid-session.
     let run = s.ferry(&json_args(
         &inv,
-        &["command", "run", "show running-config", "-t", "routers"],
+        &[
+            "command",
+            "run",
+            "show interface brief\nshow running-config",
+            "-t",
+            "routers",
+        ],
     ));
     drop(paused);
     assert_eq!(run.code, 2, "{run:?}");
@@ -905,6 +913,24 @@ async fn ace_runs_a_remote_task_for_a_device_on_the_server_steps() {
         "{jobs}"
     );
 
+    // The server is the device's proxy: ACE's request carries no inventory
+    // that could name another one, so a run-on other than localhost is
+    // refused, naming the field.
+    let mut elsewhere = body.clone();
+    elsewhere["target"]["run-on"] = "proxy1.example.com".into();
+    let answer = client.post(server.addr, "/run_task", &elsewhere).await;
+    assert_eq!(answer.status, 400, "{}", answer.text());
+    assert!(
+        answer.text().contains("\"field\":\"target.run-on\"")
+            && answer.text().contains("run-on may only be localhost"),
+        "{}",
+        answer.text()
+    );
+    let mut local = body.clone();
+    local["target"]["run-on"] = "localhost".into();
+    let answer = client.post(server.addr, "/run_task", &local).await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+
     // A task that is not remote is refused for a device, naming the field.
     let mut plain = body.clone();
     plain["task"]["name"] = "ferry::package".into();
@@ -1156,5 +1182,83 @@ fn ferry_apply_converges_device_resources_and_a_rerun_changes_nothing() {
         routers().routers()[1]
             .vtysh(&["show running-config"])
             .contains("ip route 10.203.0.0/24 10.0.21.1 30")
+    );
+}
+
+#[test]
+fn ferry_apply_on_a_device_takes_tags_and_refuses_an_unknown_attribute_at_its_position() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let r2 = &routers().routers()[1];
+    // A bare manifest: the device types are built in.
+    let manifest = s.path().join("routes.pp");
+    std::fs::write(
+        &manifest,
+        "network_route { '10.204.0.0/24':\n  gateway => '10.0.21.1',\n  tag     => ['wanted'],\n}\n\
+         network_route { '10.205.0.0/24':\n  gateway => '10.0.21.1',\n}\n",
+    )
+    .expect("manifest");
+    let apply = |pp: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["apply", pp.to_str().expect("utf-8 path"), "-t", "r2"];
+        args.extend(extra);
+        s.ferry(&json_args(&inv, &args))
+    };
+    let run = apply(&manifest, &["--tags", "Wanted"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = &run.only()["value"]["report"];
+    assert_eq!(report["status"], "changed", "{report}");
+    let statuses = &report["resource_statuses"];
+    assert_eq!(
+        statuses["Network_route[10.204.0.0/24]"]["changed"], true,
+        "{report}"
+    );
+    let untagged = &statuses["Network_route[10.205.0.0/24]"];
+    assert_eq!(untagged["skipped"], true, "{untagged}");
+    assert_eq!(untagged["events"], serde_json::json!([]), "{untagged}");
+    let running = r2.vtysh(&["show running-config"]);
+    assert!(
+        running.contains("ip route 10.204.0.0/24 10.0.21.1"),
+        "{running}"
+    );
+    assert!(!running.contains("10.205.0.0"), "{running}");
+
+    // An attribute the type does not have: the compile fails, at its place,
+    // and nothing reaches the device.
+    let bad = s.path().join("bad.pp");
+    std::fs::write(
+        &bad,
+        "network_route { '10.206.0.0/24':\n  gateway   => '10.0.21.1',\n  distance  => 5,\n}\n",
+    )
+    .expect("manifest");
+    let run = apply(&bad, &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let error = &run.only()["value"]["_error"];
+    let msg = error["msg"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("Network_route[10.206.0.0/24]: no parameter named 'distance'")
+            && msg.contains(&format!("(file: {}, line: 3, column: 3)", bad.display())),
+        "{error}"
+    );
+    assert!(!r2.vtysh(&["show running-config"]).contains("10.206.0.0"));
+}
+
+#[test]
+fn a_plans_apply_block_on_a_device_has_the_device_types_built_in() {
+    let _answering = answering();
+    let s = Scratch::new();
+    let inv = inventory(&s, "");
+    let run = with_modules(
+        &s,
+        &inv,
+        &["plan", "run", "netdev::apply_route", "targets=r2"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let status: serde_json::Value = serde_json::from_str(&run.stdout).expect("plan output");
+    assert_eq!(status, "changed", "{run:?}");
+    assert!(
+        routers().routers()[1]
+            .vtysh(&["show running-config"])
+            .contains("ip route 10.207.0.0/24 10.0.21.1 40")
     );
 }

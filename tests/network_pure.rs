@@ -28,6 +28,23 @@
 //! prints it, a `---` line and the CLI lines that push it; or `error: MSG`,
 //! the resource's error. Each is one test, `resources::NAME`.
 //!
+//! Configuration sessions: `tests/network/sessions/NAME.session` replays a
+//! device's side of a whole `device configure` (written from the vendor's
+//! documented CLI sessions): a header (`platform`, `host`, `job: configure`
+//! with `--noop`/`--save`, `outcome: ok|failed`, `message:` the first line
+//! of the result's output or error), a `---` line, then each command ferry
+//! must send, in order, as a `>>> COMMAND` line followed by the device's
+//! reply (its last line the prompt). `NAME.desired` is the desired
+//! configuration. Each is one test, `sessions::NAME`: ferry must send
+//! exactly those commands and end with that outcome.
+//!
+//! Device catalogs: `tests/network/catalogs/NAME.pp`, a manifest compiled
+//! for a device (the device types built in; `NAME.modules/` is the
+//! modulepath when there is one), next to `NAME.expected`: one line per
+//! device resource, `Type[title] {parameters}`, or `error: MSG` (the
+//! compile error, the manifest named by its file name). Each is one test,
+//! `catalogs::NAME`.
+//!
 //! An expected file:
 //!
 //! ```text
@@ -39,7 +56,8 @@
 //! error: % Unknown command: show foo   (optional: the error ferry reports)
 //! sent-as: configure         (optional: the platform table's command this
 //!                             is: paging-off, enable, configure, end,
-//!                             exit-block, commit, save, show-running)
+//!                             exit-block, commit, discard, save,
+//!                             show-running)
 //! ---
 //! the output, echo and prompt stripped
 //! ```
@@ -48,8 +66,11 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+use ferry::run::result::{Outcome, Output};
+use ferry::transport::TransportError;
 use ferry::transport::network::cli::{self, Dialect, Mode, Platform};
-use ferry::transport::network::{config, facts, resources};
+use ferry::transport::network::session::Answer;
+use ferry::transport::network::{DeviceCli, config, facts, resources};
 
 fn dir(kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -82,23 +103,56 @@ fn mode(text: &str) -> Result<Mode, Failed> {
     }
 }
 
-fn cli_case(raw_path: &Path) -> Result<(), Failed> {
-    let raw = std::fs::read(raw_path).map_err(|e| format!("{e}"))?;
-    let expected_path = raw_path.with_extension("expected");
-    let expected = std::fs::read_to_string(&expected_path)
-        .map_err(|e| format!("{}: {e}", expected_path.display()))?;
-    let (header, output) = expected
-        .split_once("---\n")
-        .ok_or("the expected file has no --- line")?;
-    let field = |name: &str| {
-        header
+/// A case passes when it found no problems.
+fn verdict(problems: Vec<String>) -> Result<(), Failed> {
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+/// The text of `path` with its extension made `ext`.
+fn sibling(path: &Path, ext: &str) -> Result<String, Failed> {
+    let p = path.with_extension(ext);
+    std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()).into())
+}
+
+/// A case file: `name: value` header lines, a `---` line, the body.
+struct Headed<'a> {
+    header: &'a str,
+    body: &'a str,
+}
+
+impl<'a> Headed<'a> {
+    fn split(text: &'a str) -> Result<Headed<'a>, Failed> {
+        let (header, body) = text
+            .split_once("---\n")
+            .ok_or("the case file has no --- line")?;
+        Ok(Headed { header, body })
+    }
+
+    fn field(&self, name: &str) -> Option<&'a str> {
+        self.header
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{name}: ")))
-    };
-    let platform: Platform = field("platform")
-        .ok_or("no platform")?
-        .parse()
-        .map_err(|e| format!("{e}"))?;
+    }
+
+    fn platform(&self) -> Result<Platform, Failed> {
+        self.field("platform")
+            .ok_or("no platform")?
+            .parse()
+            .map_err(|e| Failed::from(format!("{e}")))
+    }
+}
+
+fn cli_case(raw_path: &Path) -> Result<(), Failed> {
+    let raw = std::fs::read(raw_path).map_err(|e| format!("{e}"))?;
+    let expected = sibling(raw_path, "expected")?;
+    let case = Headed::split(&expected)?;
+    let output = case.body;
+    let field = |name: &str| case.field(name);
+    let platform = case.platform()?;
     let command = field("command").ok_or("no command")?;
     let entered = mode(field("mode").ok_or("no mode")?)?;
     let prompt = mode(field("prompt").ok_or("no prompt")?)?;
@@ -138,7 +192,8 @@ fn cli_case(raw_path: &Path) -> Result<(), Failed> {
             "end" => vec![profile.end],
             "exit-block" => vec![profile.exit_block],
             "commit" => profile.commit.into_iter().collect(),
-            "save" => vec![profile.save],
+            "save" => profile.save.into_iter().collect(),
+            "discard" => profile.discard.into_iter().collect(),
             "show-running" => vec![profile.show_running],
             other => return Err(format!("unknown sent-as '{other}'").into()),
         };
@@ -148,11 +203,7 @@ fn cli_case(raw_path: &Path) -> Result<(), Failed> {
             ));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
+    verdict(problems)
 }
 
 fn config_case(running_path: &Path) -> Result<(), Failed> {
@@ -185,11 +236,7 @@ fn config_case(running_path: &Path) -> Result<(), Failed> {
     if !itself.is_empty() {
         problems.push(format!("the desired text lacks part of itself:\n{itself}"));
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
+    verdict(problems)
 }
 
 fn facts_case(version_path: &Path) -> Result<(), Failed> {
@@ -272,11 +319,7 @@ fn prompts_case(path: &Path) -> Result<(), Failed> {
             problems.push(format!("{text:?}: {got} (expected {want})"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
+    verdict(problems)
 }
 
 fn errors_case(path: &Path) -> Result<(), Failed> {
@@ -295,11 +338,7 @@ fn errors_case(path: &Path) -> Result<(), Failed> {
             problems.push(format!("{entered} {text:?}: {got} (expected {want})"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
+    verdict(problems)
 }
 
 fn resource_case(json_path: &Path) -> Result<(), Failed> {
@@ -332,36 +371,192 @@ fn resource_case(json_path: &Path) -> Result<(), Failed> {
     }
 }
 
+/// A device that answers from a transcript: each command ferry sends must
+/// be the next one the transcript holds.
+struct Replay {
+    dialect: Dialect,
+    host: String,
+    /// What is left: (command, the device's reply with its prompt last).
+    exchanges: std::sync::Mutex<std::collections::VecDeque<(String, String)>>,
+    mode: std::sync::Mutex<Mode>,
+}
+
+#[async_trait::async_trait]
+impl DeviceCli for Replay {
+    async fn exec(&self, line: &str) -> Result<Answer, TransportError> {
+        let next = self
+            .exchanges
+            .lock()
+            .map_err(|_| fail("poisoned"))?
+            .pop_front();
+        let Some((command, reply)) = next else {
+            return Err(fail(&format!(
+                "ferry sent '{line}' after the transcript's end"
+            )));
+        };
+        if command != line {
+            return Err(fail(&format!(
+                "ferry sent '{line}'; the transcript expects '{command}'"
+            )));
+        }
+        let raw = format!("{line} \r\n{}", reply.replace('\n', "\r\n"));
+        let got = cli::reply(&self.dialect, line, raw.as_bytes(), Some(&self.host))
+            .ok_or_else(|| fail(&format!("the reply to '{line}' ends with no prompt")))?;
+        let mut mode = self.mode.lock().map_err(|_| fail("poisoned"))?;
+        let error = self.dialect.error(&got.output, *mode);
+        *mode = got.prompt.mode;
+        Ok(Answer {
+            output: got.output,
+            error,
+            prompt: got.prompt,
+        })
+    }
+
+    fn cli_dialect(&self) -> Dialect {
+        self.dialect.clone()
+    }
+}
+
+fn fail(why: &str) -> TransportError {
+    TransportError::Command(why.to_string())
+}
+
+fn session_case(path: &Path) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{e}"))?;
+    let desired = sibling(path, "desired")?;
+    let case = Headed::split(&text)?;
+    let script = case.body;
+    let field = |name: &str| case.field(name);
+    let platform = case.platform()?;
+    let job = field("job").ok_or("no job")?;
+    let mut exchanges = std::collections::VecDeque::new();
+    for chunk in script.split(">>> ").filter(|c| !c.is_empty()) {
+        let (command, reply) = chunk.split_once('\n').ok_or("a command with no reply")?;
+        // The prompt is the reply's last, unfinished line.
+        let reply = reply.strip_suffix('\n').unwrap_or(reply);
+        exchanges.push_back((command.to_string(), reply.to_string()));
+    }
+    let replay = Replay {
+        dialect: Dialect::new(platform, None),
+        host: field("host").unwrap_or("r1").to_string(),
+        exchanges: std::sync::Mutex::new(exchanges),
+        mode: std::sync::Mutex::new(Mode::Privileged),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("{e}"))?;
+    let outcome = runtime
+        .block_on(ferry::run::actions::device::configure(
+            &replay,
+            &desired,
+            job.contains("--noop"),
+            job.contains("--save"),
+        ))
+        .map_err(|e| format!("{e}"))?;
+    let (got, value) = match &outcome {
+        Outcome::Ok(Output::Task(v)) => ("ok", v["_output"].clone()),
+        Outcome::Failed(Output::Task(v)) => ("failed", v["_error"]["msg"].clone()),
+        other => return Err(format!("an outcome of another kind: {other:?}").into()),
+    };
+    let message = value.as_str().unwrap_or_default();
+    let mut problems = Vec::new();
+    if Some(got) != field("outcome") {
+        problems.push(format!(
+            "outcome {got} (expected {:?}): {message}",
+            field("outcome")
+        ));
+    }
+    let first = message.lines().next().unwrap_or_default();
+    if Some(first) != field("message") {
+        problems.push(format!(
+            "message '{first}' (expected {:?})",
+            field("message")
+        ));
+    }
+    let left: Vec<String> = replay
+        .exchanges
+        .lock()
+        .map_err(|_| "poisoned")?
+        .iter()
+        .map(|(c, _)| c.clone())
+        .collect();
+    if !left.is_empty() {
+        problems.push(format!("never sent: {left:?}"));
+    }
+    verdict(problems)
+}
+
+fn catalog_case(pp: &Path) -> Result<(), Failed> {
+    let expected = sibling(pp, "expected")?;
+    let modules = pp.with_extension("modules");
+    let request = ferry::catalog::CompileRequest {
+        manifest: ferry::catalog::ManifestSource::File(pp.to_path_buf()),
+        modulepath: ferry::catalog::Modulepath::new(
+            modules.is_dir().then_some(modules).into_iter().collect(),
+        ),
+        facts: serde_json::Map::new(),
+        node: "r1".into(),
+        environment: None,
+    };
+    let options = ferry::catalog::CompileOptions {
+        device_types: true,
+        ..Default::default()
+    };
+    let got = match ferry::catalog::compile_with_options(
+        &request,
+        &ferry::lang::loader::FsLoader,
+        &options,
+    ) {
+        Err(e) => {
+            let name = pp.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            format!(
+                "error: {}\n",
+                e.to_string().replace(&pp.display().to_string(), name)
+            )
+        }
+        Ok(catalog) => catalog
+            .resources
+            .iter()
+            .filter(|r| !matches!(r.type_name.as_str(), "Stage" | "Class"))
+            .map(|r| {
+                format!(
+                    "{}[{}] {}\n",
+                    r.type_name,
+                    r.title,
+                    serde_json::Value::Object(r.parameters.clone())
+                )
+            })
+            .collect(),
+    };
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("got:\n{got}--- expected:\n{expected}").into())
+    }
+}
+
+/// How one case of a kind runs.
+type Case = fn(&Path) -> Result<(), Failed>;
+
 fn main() {
     let args = Arguments::from_args();
+    // (kind, the extension that makes a case, how a case runs)
+    let kinds: [(&str, &str, Case); 8] = [
+        ("cli", "raw", cli_case),
+        ("config", "running", config_case),
+        ("facts", "show_version", facts_case),
+        ("prompts", "prompts", prompts_case),
+        ("errors", "errors", errors_case),
+        ("resources", "json", resource_case),
+        ("catalogs", "pp", catalog_case),
+        ("sessions", "session", session_case),
+    ];
     let mut trials = Vec::new();
-    for (name, path) in cases("cli", "raw") {
-        trials.push(Trial::test(format!("cli::{name}"), move || cli_case(&path)));
-    }
-    for (name, path) in cases("config", "running") {
-        trials.push(Trial::test(format!("config::{name}"), move || {
-            config_case(&path)
-        }));
-    }
-    for (name, path) in cases("facts", "show_version") {
-        trials.push(Trial::test(format!("facts::{name}"), move || {
-            facts_case(&path)
-        }));
-    }
-    for (name, path) in cases("prompts", "prompts") {
-        trials.push(Trial::test(format!("prompts::{name}"), move || {
-            prompts_case(&path)
-        }));
-    }
-    for (name, path) in cases("errors", "errors") {
-        trials.push(Trial::test(format!("errors::{name}"), move || {
-            errors_case(&path)
-        }));
-    }
-    for (name, path) in cases("resources", "json") {
-        trials.push(Trial::test(format!("resources::{name}"), move || {
-            resource_case(&path)
-        }));
+    for (kind, ext, run) in kinds {
+        for (name, path) in cases(kind, ext) {
+            trials.push(Trial::test(format!("{kind}::{name}"), move || run(&path)));
+        }
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -19,70 +19,27 @@ mod agent;
 mod tls;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use agent::{Agent, have_puppet};
-use ferry::server::AppState;
 use serde_json::Value;
-use tls::{Client, Pki, TestServer};
-
-struct Fixture {
-    addr: std::net::SocketAddr,
-    state: Arc<AppState>,
-    rt: tokio::runtime::Handle,
-    pki: Pki,
-    /// Kept for the process's life: the server's cache and store.
-    _dir: tempfile::TempDir,
-}
+use tls::{Background, Client, TestServer};
 
 fn environments() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments")
 }
 
-/// The one server, started on first use on a thread that lives as long as
-/// the test process.
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+/// The one server, started on first use; it lives as long as the test
+/// process.
+fn fixture() -> &'static Background {
+    static FIXTURE: OnceLock<Background> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("ferry-serve".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("runtime");
-                rt.block_on(async move {
-                    let pki = Pki::new();
-                    let dir = tempfile::Builder::new()
-                        .prefix("ferry-agent-server-")
-                        .tempdir()
-                        .expect("dir");
-                    let server = TestServer::start(
-                        &pki,
-                        dir.path(),
-                        &format!(
-                            "allowlist: [client-ok]\nenvironmentpath: {}\nloglevel: warn\n",
-                            environments().display()
-                        ),
-                    )
-                    .await;
-                    let (addr, state) = (server.addr, Arc::clone(&server.state));
-                    let _ = tx.send(Fixture {
-                        addr,
-                        state,
-                        rt: tokio::runtime::Handle::current(),
-                        pki,
-                        _dir: dir,
-                    });
-                    // Serve until the test process ends.
-                    std::future::pending::<()>().await;
-                    drop(server);
-                });
-            })
-            .expect("server thread");
-        rx.recv().expect("the server started")
+        TestServer::in_background(|_| {
+            format!(
+                "allowlist: [client-ok]\nenvironmentpath: {}\nloglevel: warn\n",
+                environments().display()
+            )
+        })
     })
 }
 

@@ -351,6 +351,18 @@ async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
             format!("hello {node} in production on Linux\n")
         );
     }
+    // Each node's facts and report went through the indirections (the
+    // default routes: the store).
+    for node in ["web1", "web2"] {
+        let facts = server.state.store.facts(node).await.expect("facts");
+        let facts = facts.unwrap_or_else(|| panic!("no facts saved for {node}"));
+        assert_eq!(facts.environment, "production");
+        assert!(facts.facts["values"]["os"].is_object(), "{}", facts.facts);
+        let reports = server.state.store.reports(node).await.expect("reports");
+        assert_eq!(reports.len(), 1, "{node}");
+        assert_eq!(reports[0].status, "changed");
+        assert_eq!(reports[0].report["job_id"], job.as_str());
+    }
     let j = client
         .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
         .await

@@ -51,6 +51,24 @@ pub struct ApplyOptions {
     pub job_id: Option<String>,
 }
 
+impl ApplyOptions {
+    /// The tags `--tags` asked for, as resources' tags are compared with
+    /// them: trimmed, lower case.
+    pub fn wanted_tags(&self) -> Vec<String> {
+        self.tags
+            .iter()
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect()
+    }
+}
+
+/// Whether a resource tagged `tags` is applied when `--tags` asked for
+/// `wanted` ([`ApplyOptions::wanted_tags`]): every one is when it asked
+/// for none.
+pub fn is_tagged(wanted: &[String], tags: &[String]) -> bool {
+    wanted.is_empty() || tags.iter().any(|t| wanted.contains(t))
+}
+
 /// Whether a content goes through the target's cache.
 fn cacheable(c: &types::file::Content) -> bool {
     !c.sensitive && c.bytes.len() > INLINE_MAX
@@ -117,21 +135,11 @@ impl Prepared {
                 }
             }
         }
-        let wanted: Vec<String> = options
-            .tags
-            .iter()
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect();
+        let wanted = options.wanted_tags();
         let tagged = order
             .steps
             .iter()
-            .map(|s| {
-                wanted.is_empty()
-                    || catalog.resources[s.resource]
-                        .tags
-                        .iter()
-                        .any(|t| wanted.contains(t))
-            })
+            .map(|s| is_tagged(&wanted, &catalog.resources[s.resource].tags))
             .collect();
         Ok(Prepared {
             catalog,

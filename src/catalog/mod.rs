@@ -55,6 +55,10 @@ pub struct CompileOptions {
     pub modulepath_complete: bool,
     /// What a node classifier (an ENC) gave the node, as Puppet code.
     pub node_code: Option<Arc<NodeCode>>,
+    /// The node is a network device: its catalog's device resource types
+    /// (`device_config`, `network_interface`, `network_route`,
+    /// `bgp_neighbor`) are built in, checked as the compiler reads them.
+    pub device_types: bool,
 }
 
 /// A node's classification as Puppet code: `parameters` runs before the
@@ -115,13 +119,16 @@ pub fn on_compiler_thread<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, Co
 /// Compiles statements already parsed (a plan's `apply` block) into
 /// `node`'s catalog, with `vars` set in the top scope before they run (the
 /// plan's variables and the target's vars, as Bolt makes them visible).
-/// Runs on the caller's thread, which needs the compiler's stack.
+/// With `device`, the device resource types are built in (a network
+/// device target's apply block). Runs on the caller's thread, which needs
+/// the compiler's stack.
 pub fn compile_statements(
     stmts: &[crate::lang::syntax::ast::Expr],
     modulepath: Modulepath,
     node: &str,
     facts: &serde_json::Map<String, serde_json::Value>,
     vars: Vec<(String, crate::lang::values::value::Value)>,
+    device: bool,
 ) -> Result<Catalog, CompileError> {
     let loader = FsLoader;
     let mut ev = Evaluator::new(
@@ -133,6 +140,9 @@ pub fn compile_statements(
         crate::lang::functions::registry(),
     );
     ev.set_trusted_authenticated("remote");
+    if device {
+        ev.enable_device_types();
+    }
     for (name, value) in vars {
         ev.define_top(&name, value);
     }
@@ -205,6 +215,9 @@ fn compile_inner(
     }
     if let Some(name) = &opts.environment_name {
         ev.set_environment(name);
+    }
+    if opts.device_types {
+        ev.enable_device_types();
     }
     let stmts = match &req.manifest {
         ManifestSource::Code(code) => {

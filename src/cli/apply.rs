@@ -128,6 +128,7 @@ pub async fn apply(args: ApplyArgs) -> Result<ExitCode> {
         },
         modulepath: source_path,
         prepared: Default::default(),
+        observer: None,
     };
     let summary = commands::run_action(Action::Apply(Arc::new(job)), &args.run).await?;
     if let Some(dir) = &args.report_dir {

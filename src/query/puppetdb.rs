@@ -1,6 +1,7 @@
 //! A PuppetDB client: queries sent to `/pdb/query/v4` as Bolt sends them
 //! (`POST`, `{"query": ...}`, the query as PQL text or AST passed through
-//! unchanged), over HTTPS checked against `cacert` only (no system roots),
+//! unchanged), and commands (`replace_facts`, `store_report`) submitted to
+//! `/pdb/cmd/v1` as Puppet's PuppetDB termini submit them, over HTTPS checked against `cacert` only (no system roots),
 //! with the client certificate `cert`/`key` or, when there is none, the
 //! token read from the file `token` in `X-Authentication`. Each server URL
 //! in `server_urls` is tried in turn when one cannot be reached or answers
@@ -71,6 +72,14 @@ pub enum PuppetDbError {
     BadAnswer(String),
     #[error("PuppetDB instance '{0}' has not been configured, unable to connect")]
     UnknownInstance(String),
+    /// PuppetDB refused a command (4xx): its message.
+    #[error("PuppetDB refused the {command} command: {message}")]
+    Command { command: String, message: String },
+}
+
+/// Checks a PuppetDB URL (`https://host:port/prefix`); why not, naming it.
+pub fn check_url(url: &str) -> Result<(), String> {
+    parse_url(url).map(|_| ())
 }
 
 /// A URL split: `https://host:port/prefix`.
@@ -283,6 +292,34 @@ impl PuppetDb {
                 Some((name, r.get("facts").cloned().unwrap_or(Value::Null)))
             })
             .collect())
+    }
+
+    /// Submits a command to `/pdb/cmd/v1` (`command`, `version` and
+    /// `certname` in the query string, `payload` the body). PuppetDB
+    /// queues it and answers at once; it is stored a moment later.
+    pub fn submit(
+        &self,
+        command: &str,
+        version: u32,
+        certname: &str,
+        payload: &Value,
+    ) -> Result<(), PuppetDbError> {
+        let enc = |s: &str| {
+            percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+        };
+        let path = format!(
+            "/pdb/cmd/v1?command={}&version={version}&certname={}",
+            enc(command),
+            enc(certname)
+        );
+        match self.post(&path, payload.to_string().as_bytes()) {
+            Ok(_) => Ok(()),
+            Err(PuppetDbError::Query(message)) => Err(PuppetDbError::Command {
+                command: command.to_string(),
+                message,
+            }),
+            Err(e) => Err(e),
+        }
     }
 
     /// `POST` to each server URL in turn until one answers.
@@ -595,6 +632,37 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "Failed to query PuppetDB: PQL parse error at line 1"
+        );
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn a_command_is_posted_to_the_command_api_and_a_refusal_names_it() {
+        let (port, h) = fake("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"uuid\": \"1\"}");
+        let db = PuppetDb::new(&Config::new(vec![format!("http://127.0.0.1:{port}")])).unwrap();
+        db.submit(
+            "replace_facts",
+            5,
+            "web 1",
+            &serde_json::json!({"certname": "web 1"}),
+        )
+        .unwrap();
+        let got = h.join().unwrap();
+        assert!(
+            got.starts_with(
+                "POST /pdb/cmd/v1?command=replace%5Ffacts&version=5&certname=web%201 HTTP/1.1\r\n"
+            ),
+            "{got}"
+        );
+        assert!(got.ends_with(r#"{"certname":"web 1"}"#), "{got}");
+        let (port, h) = fake("HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad payload");
+        let db = PuppetDb::new(&Config::new(vec![format!("http://127.0.0.1:{port}")])).unwrap();
+        let err = db
+            .submit("store_report", 8, "web1", &serde_json::json!({}))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "PuppetDB refused the store_report command: bad payload"
         );
         h.join().unwrap();
     }

@@ -84,13 +84,189 @@ enum Ttl {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Routes {
-    node: Option<Route>,
+    node: Option<RawRoute>,
+    facts: Option<RawRoute>,
+    catalog: Option<RawRoute>,
+    report: Option<RawRoute>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Route {
-    terminus: String,
+struct RawRoute {
+    terminus: Option<String>,
+    cache: Option<String>,
+    /// Seconds, or a duration's text; read by hand so that any bad value
+    /// is an error naming the key.
+    ttl: Option<serde_json::Value>,
+}
+
+/// A terminus of the facts, catalog or report indirection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TerminusKind {
+    /// Files under `cache-dir` in Puppet's layout.
+    Yaml,
+    /// ferry's store (SQLite or PostgreSQL).
+    Store,
+    /// A PuppetDB (`puppetdb-url`).
+    PuppetDb,
+    /// ferry's compiler (catalogs).
+    Compiler,
+}
+
+impl TerminusKind {
+    /// The name in the config.
+    pub fn name(self) -> &'static str {
+        match self {
+            TerminusKind::Yaml => "yaml",
+            TerminusKind::Store => "store",
+            TerminusKind::PuppetDb => "puppetdb",
+            TerminusKind::Compiler => "compiler",
+        }
+    }
+}
+
+/// Default `ttl` of a cache: Puppet's (its `runinterval`, 30 minutes).
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(1800);
+
+/// Where one model is found and saved (`routes: MODEL: {terminus, cache, ttl}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub terminus: TerminusKind,
+    /// The cache terminus in front, if any.
+    pub cache: Option<TerminusKind>,
+    /// How long a cache entry is used (`None`: `unlimited`).
+    pub ttl: Option<Duration>,
+}
+
+/// What each model may be routed to, and the config keys naming its parts.
+struct ModelRoutes {
+    termini: &'static [TerminusKind],
+    caches: &'static [TerminusKind],
+    keys: [&'static str; 3],
+    default: TerminusKind,
+}
+
+const FACTS_ROUTES: ModelRoutes = ModelRoutes {
+    termini: &[
+        TerminusKind::Yaml,
+        TerminusKind::Store,
+        TerminusKind::PuppetDb,
+    ],
+    caches: &[
+        TerminusKind::Yaml,
+        TerminusKind::Store,
+        TerminusKind::PuppetDb,
+    ],
+    keys: [
+        "routes.facts.terminus",
+        "routes.facts.cache",
+        "routes.facts.ttl",
+    ],
+    default: TerminusKind::Store,
+};
+const CATALOG_ROUTES: ModelRoutes = ModelRoutes {
+    termini: &[TerminusKind::Compiler],
+    caches: &[TerminusKind::Store],
+    keys: [
+        "routes.catalog.terminus",
+        "routes.catalog.cache",
+        "routes.catalog.ttl",
+    ],
+    default: TerminusKind::Compiler,
+};
+const REPORT_ROUTES: ModelRoutes = ModelRoutes {
+    termini: &[
+        TerminusKind::Store,
+        TerminusKind::Yaml,
+        TerminusKind::PuppetDb,
+    ],
+    caches: &[],
+    keys: [
+        "routes.report.terminus",
+        "routes.report.cache",
+        "routes.report.ttl",
+    ],
+    default: TerminusKind::Store,
+};
+
+fn names(kinds: &[TerminusKind]) -> String {
+    kinds
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl ModelRoutes {
+    /// The checked route, or the key at fault and why.
+    fn check(&self, raw: Option<RawRoute>) -> Result<Route, (&'static str, String)> {
+        let [t_key, c_key, ttl_key] = self.keys;
+        let Some(raw) = raw else {
+            return Ok(Route {
+                terminus: self.default,
+                cache: None,
+                ttl: None,
+            });
+        };
+        let pick = |name: &str, allowed: &[TerminusKind], key: &'static str| {
+            allowed
+                .iter()
+                .copied()
+                .find(|k| k.name() == name)
+                .ok_or_else(|| {
+                    if allowed.is_empty() {
+                        (key, "is not supported: this model has no cache".to_string())
+                    } else {
+                        (key, format!("'{name}' is not one of {}", names(allowed)))
+                    }
+                })
+        };
+        let terminus = match raw.terminus.as_deref() {
+            None => self.default,
+            Some(t) => pick(t, self.termini, t_key)?,
+        };
+        let cache = match raw.cache.as_deref() {
+            None => None,
+            Some(c) => Some(pick(c, self.caches, c_key)?),
+        };
+        if cache == Some(terminus) {
+            return Err((
+                c_key,
+                format!("cannot be the terminus itself ('{}')", terminus.name()),
+            ));
+        }
+        let ttl = match raw.ttl {
+            None => Some(DEFAULT_CACHE_TTL),
+            Some(ttl) => {
+                if cache.is_none() {
+                    return Err((
+                        ttl_key,
+                        "needs a cache: it is how long cache entries are used".into(),
+                    ));
+                }
+                let parsed = match ttl {
+                    serde_json::Value::Number(n) => n.as_u64().map(Timeout::Seconds),
+                    serde_json::Value::String(t) => Timeout::parse(&t),
+                    _ => None,
+                };
+                match parsed {
+                    Some(Timeout::Seconds(n)) if n > 0 => Some(Duration::from_secs(n)),
+                    Some(Timeout::Unlimited) => None,
+                    _ => {
+                        return Err((
+                            ttl_key,
+                            "must be a number of seconds (at least 1), a duration such as 5m, or unlimited".into(),
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(Route {
+            terminus,
+            cache,
+            ttl,
+        })
+    }
 }
 
 /// Where nodes' classifications come from (`routes: node: {terminus}`).
@@ -184,6 +360,18 @@ struct Raw {
     routes: Option<Routes>,
     classifier_groups: Option<PathBuf>,
     external_nodes: Option<PathBuf>,
+    puppetdb_url: Option<UrlList>,
+    puppetdb_cacert: Option<PathBuf>,
+    puppetdb_cert: Option<PathBuf>,
+    puppetdb_key: Option<PathBuf>,
+}
+
+/// `puppetdb-url`: one URL or a list (tried in turn).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum UrlList {
+    One(String),
+    Many(Vec<String>),
 }
 
 /// The checked configuration.
@@ -238,6 +426,15 @@ pub struct ServerConfig {
     pub external_nodes: Option<PathBuf>,
     /// The Puppet CA this server runs (`/puppet-ca/v1`), when configured.
     pub ca: Option<CaSettings>,
+    /// Where facts are found and saved (`routes: facts`).
+    pub facts_route: Route,
+    /// Where catalogs come from (`routes: catalog`).
+    pub catalog_route: Route,
+    /// Where reports are saved (`routes: report`).
+    pub report_route: Route,
+    /// The PuppetDB of the `puppetdb` termini (`puppetdb-url`, with
+    /// `puppetdb-cacert`, `-cert`, `-key`, by default the server's own).
+    pub puppetdb: Option<crate::query::puppetdb::Config>,
 }
 
 impl ServerConfig {
@@ -399,7 +596,25 @@ impl ServerConfig {
             .map(anchored)
             .unwrap_or_else(|| cache_dir.join(DEFAULT_CLASSIFIER_GROUPS));
         let external_nodes = raw.external_nodes.map(anchored);
-        let node_terminus = match raw.routes.and_then(|r| r.node).map(|n| n.terminus) {
+        let (node_route, facts_route, catalog_route, report_route) = match raw.routes {
+            None => (None, None, None, None),
+            Some(r) => (r.node, r.facts, r.catalog, r.report),
+        };
+        if let Some(n) = &node_route
+            && (n.cache.is_some() || n.ttl.is_some())
+        {
+            return Err(bad(
+                "routes",
+                "node: takes only a terminus (the node indirection has no cache)".into(),
+            ));
+        }
+        let route = |model: &ModelRoutes, raw: Option<RawRoute>| {
+            model.check(raw).map_err(|(key, message)| bad(key, message))
+        };
+        let facts_route = route(&FACTS_ROUTES, facts_route)?;
+        let catalog_route = route(&CATALOG_ROUTES, catalog_route)?;
+        let report_route = route(&REPORT_ROUTES, report_route)?;
+        let node_terminus = match node_route.and_then(|n| n.terminus) {
             None if groups_given => NodeTerminusKind::Classifier,
             None if external_nodes.is_some() => NodeTerminusKind::Exec,
             None => NodeTerminusKind::Plain,
@@ -420,6 +635,52 @@ impl ServerConfig {
                 "routes",
                 "node: terminus exec needs external-nodes (the classifier program)".into(),
             ));
+        }
+        let ssl_cert = required("ssl-cert", raw.ssl_cert)?;
+        let ssl_key = required("ssl-key", raw.ssl_key)?;
+        let ssl_ca_cert = required("ssl-ca-cert", raw.ssl_ca_cert)?;
+        let puppetdb = match raw.puppetdb_url {
+            None => None,
+            Some(urls) => {
+                let urls = match urls {
+                    UrlList::One(u) => vec![u],
+                    UrlList::Many(list) => list,
+                };
+                if urls.is_empty() {
+                    return Err(bad("puppetdb-url", "must name at least one URL".into()));
+                }
+                for u in &urls {
+                    crate::query::puppetdb::check_url(u)
+                        .map_err(|message| bad("puppetdb-url", message))?;
+                }
+                let mut c = crate::query::puppetdb::Config::new(urls);
+                c.cacert = Some(
+                    raw.puppetdb_cacert
+                        .map(anchored)
+                        .unwrap_or_else(|| ssl_ca_cert.clone()),
+                );
+                c.cert = Some(
+                    raw.puppetdb_cert
+                        .map(anchored)
+                        .unwrap_or_else(|| ssl_cert.clone()),
+                );
+                c.key = Some(
+                    raw.puppetdb_key
+                        .map(anchored)
+                        .unwrap_or_else(|| ssl_key.clone()),
+                );
+                Some(c)
+            }
+        };
+        for (route, key) in [
+            (&facts_route, FACTS_ROUTES.keys),
+            (&report_route, REPORT_ROUTES.keys),
+        ] {
+            for (kind, key) in [(Some(route.terminus), key[0]), (route.cache, key[1])] {
+                if kind == Some(TerminusKind::PuppetDb) && puppetdb.is_none() {
+                    return Err(bad(key, "puppetdb needs puppetdb-url".into()));
+                }
+            }
         }
         let ca = match raw.ca {
             None => None,
@@ -457,9 +718,9 @@ impl ServerConfig {
             path: path.to_path_buf(),
             host,
             port: raw.port.unwrap_or(DEFAULT_PORT),
-            ssl_cert: required("ssl-cert", raw.ssl_cert)?,
-            ssl_key: required("ssl-key", raw.ssl_key)?,
-            ssl_ca_cert: required("ssl-ca-cert", raw.ssl_ca_cert)?,
+            ssl_cert,
+            ssl_key,
+            ssl_ca_cert,
             ssl_ca_crls: raw.ssl_ca_crls.map(anchored),
             allowlist: raw.allowlist,
             concurrency,
@@ -481,6 +742,10 @@ impl ServerConfig {
             node_terminus,
             classifier_groups,
             external_nodes,
+            facts_route,
+            catalog_route,
+            report_route,
+            puppetdb,
         })
     }
 
@@ -525,5 +790,123 @@ mod tests {
         assert!(e.to_string().contains("wat"), "{e}");
         let e = ServerConfig::parse("port: 1\n", path).expect_err("no tls");
         assert!(e.to_string().contains("ssl-cert"), "{e}");
+    }
+
+    #[test]
+    fn routes_choose_termini_and_a_bad_one_names_its_key() {
+        let path = Path::new("/etc/ferry/server.yaml");
+        let tls = "ssl-cert: c\nssl-key: k\nssl-ca-cert: ca\n";
+        let parse = |extra: &str| ServerConfig::parse(&format!("{tls}{extra}"), path);
+        let c = parse("").expect("defaults");
+        assert_eq!(c.facts_route.terminus, TerminusKind::Store);
+        assert_eq!(c.facts_route.cache, None);
+        assert_eq!(c.catalog_route.terminus, TerminusKind::Compiler);
+        assert_eq!(c.report_route.terminus, TerminusKind::Store);
+        let c = parse(
+            "routes:\n  facts: {terminus: puppetdb, cache: yaml, ttl: 3600}\n  catalog: {cache: store, ttl: 5m}\n  report: {terminus: yaml}\npuppetdb-url: https://pdb:8081\n",
+        )
+        .expect("routes");
+        assert_eq!(
+            c.facts_route,
+            Route {
+                terminus: TerminusKind::PuppetDb,
+                cache: Some(TerminusKind::Yaml),
+                ttl: Some(Duration::from_secs(3600)),
+            }
+        );
+        assert_eq!(c.catalog_route.cache, Some(TerminusKind::Store));
+        assert_eq!(c.catalog_route.ttl, Some(Duration::from_secs(300)));
+        assert_eq!(c.report_route.terminus, TerminusKind::Yaml);
+        let pdb = c.puppetdb.expect("puppetdb");
+        assert_eq!(pdb.server_urls, vec!["https://pdb:8081".to_string()]);
+        assert_eq!(pdb.cert.as_deref(), Some(Path::new("/etc/ferry/c")));
+        let c = parse("routes: {facts: {cache: yaml, ttl: unlimited}}\n").expect("unlimited");
+        assert_eq!(c.facts_route.ttl, None);
+        for (extra, key, words) in [
+            (
+                "routes: {facts: {terminus: json}}\n",
+                "routes.facts.terminus",
+                "'json' is not one of yaml, store, puppetdb",
+            ),
+            (
+                "routes: {facts: {cache: memory}}\n",
+                "routes.facts.cache",
+                "not one of",
+            ),
+            (
+                "routes: {facts: {cache: store}}\n",
+                "routes.facts.cache",
+                "the terminus itself",
+            ),
+            (
+                "routes: {facts: {cache: yaml, ttl: -1}}\n",
+                "routes.facts.ttl",
+                "number of seconds",
+            ),
+            (
+                "routes: {facts: {cache: yaml, ttl: soon}}\n",
+                "routes.facts.ttl",
+                "number of seconds",
+            ),
+            (
+                "routes: {facts: {cache: yaml, ttl: 0}}\n",
+                "routes.facts.ttl",
+                "at least 1",
+            ),
+            (
+                "routes: {facts: {ttl: 60}}\n",
+                "routes.facts.ttl",
+                "needs a cache",
+            ),
+            (
+                "routes: {catalog: {terminus: store}}\n",
+                "routes.catalog.terminus",
+                "not one of compiler",
+            ),
+            (
+                "routes: {catalog: {cache: yaml}}\n",
+                "routes.catalog.cache",
+                "not one of store",
+            ),
+            (
+                "routes: {report: {terminus: compiler}}\n",
+                "routes.report.terminus",
+                "not one of",
+            ),
+            (
+                "routes: {report: {cache: yaml}}\n",
+                "routes.report.cache",
+                "no cache",
+            ),
+            (
+                "routes: {report: {terminus: puppetdb}}\n",
+                "routes.report.terminus",
+                "puppetdb-url",
+            ),
+            (
+                "routes: {node: {terminus: ldap}}\n",
+                "routes",
+                "node: terminus 'ldap'",
+            ),
+            (
+                "routes: {node: {terminus: plain, cache: yaml}}\n",
+                "routes",
+                "node: takes only a terminus",
+            ),
+            (
+                "routes: {fact: {terminus: yaml}}\n",
+                "fact",
+                "unknown field",
+            ),
+            ("puppetdb-url: ftp://x\n", "puppetdb-url", "https://"),
+            ("puppetdb-url: []\n", "puppetdb-url", "at least one"),
+        ] {
+            let e = parse(extra).expect_err(extra).to_string();
+            assert!(
+                e.contains(&format!("{key}:")) || e.contains(key),
+                "{extra}: {e}"
+            );
+            assert!(e.contains(words), "{extra}: {e}");
+        }
     }
 }

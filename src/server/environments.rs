@@ -344,6 +344,7 @@ pub fn apply_job(env: &Environment, noop: bool) -> Result<ApplyJob, EnvironmentE
         },
         modulepath: env.modulepath.clone().into(),
         prepared: Default::default(),
+        observer: None,
     })
 }
 

@@ -19,7 +19,8 @@
 //! (orchestrator jobs, plan jobs, Puppet runs, their event stream, PQL scopes),
 //! `files` (the file cache, its HTTPS client, per-request scratch
 //! directories), `classifier` (node groups, classification and the node
-//! termini). Beside them: `config` (the YAML file), `environments`
+//! termini), `indirector` (facts, catalogs and reports through their
+//! configured termini and caches). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
 //! executor with a store sink), `scrub` (server paths out of results),
 //! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL).
@@ -32,6 +33,7 @@ pub mod config;
 pub mod environments;
 pub mod files;
 pub mod http;
+pub mod indirector;
 pub mod inventory;
 pub mod jobs;
 pub mod net;
@@ -79,6 +81,8 @@ pub enum ServerError {
     Classifier(#[from] classifier::store::StoreError),
     #[error("ca: {0}")]
     Ca(#[from] ca::CaError),
+    #[error("routes: {0}")]
+    Indirector(#[from] indirector::IndirectorError),
     #[error("cache-dir {path}: {source}")]
     CacheDir {
         path: String,
@@ -90,7 +94,9 @@ pub enum ServerError {
 /// Everything the handlers share.
 pub struct AppState {
     pub config: ServerConfig,
-    pub store: Store,
+    pub store: Arc<Store>,
+    /// Where facts, catalogs and reports are found and saved (`routes`).
+    pub indirector: Arc<indirector::Indirector>,
     pub inventory: Option<Inventory>,
     pub tokens: Option<auth::Tokens>,
     pub metrics: metrics::Metrics,
@@ -143,7 +149,7 @@ impl AppState {
             config.file_cache_ttl,
         ));
         files.spawn_purger();
-        let store = Store::open(&config.store).await?;
+        let store = Arc::new(Store::open(&config.store).await?);
         let failed = store.recover().await?;
         if !failed.is_empty() {
             tracing::warn!("jobs {failed:?} were running when the server stopped; marked failed");
@@ -169,10 +175,15 @@ impl AppState {
             Some(settings) => Some(Arc::new(ca::Ca::open(&settings.dir)?)),
             None => None,
         };
+        let indirector = Arc::new(indirector::Indirector::from_config(
+            &config,
+            Arc::clone(&store),
+        )?);
         let state = Arc::new(AppState {
             ca,
             config,
             store,
+            indirector,
             inventory,
             tokens,
             metrics: metrics::Metrics::new(),

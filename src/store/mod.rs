@@ -3,7 +3,8 @@
 //! backends through sqlx's `Any` driver: an embedded SQLite file (the
 //! default, nothing to set up) or PostgreSQL when the URL says
 //! `postgres://`. The schema is portable migrations (`schema.sql` for jobs,
-//! `puppet.sql` for what Puppet agents send), applied at open. Every change that belongs together (a node's result and
+//! `puppet.sql` for what Puppet agents send, `catalogs.sql` for compiled
+//! catalogs), applied at open. Every change that belongs together (a node's result and
 //! its event, a job's final state and `job_finished`) is written in one
 //! transaction, so a server killed mid-job loses no finished result. A job
 //! is finished once: [`Store::finish_job`] only ends a job that has not
@@ -25,7 +26,7 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
-pub use puppet::{FactsRecord, ReportKey, ReportRecord};
+pub use puppet::{CatalogRecord, FactsRecord, ReportKey, ReportRecord};
 pub use records::{EventRecord, JobRecord, NodeRecord, now};
 pub use states::{EventKind, JobState, NodeState, UnknownValue};
 
@@ -86,6 +87,13 @@ fn migrator() -> Migrator {
                 Cow::Borrowed("puppet reports facts"),
                 MigrationType::Simple,
                 Cow::Borrowed(include_str!("puppet.sql")),
+                false,
+            ),
+            Migration::new(
+                3,
+                Cow::Borrowed("puppet catalogs"),
+                MigrationType::Simple,
+                Cow::Borrowed(include_str!("catalogs.sql")),
                 false,
             ),
         ]),

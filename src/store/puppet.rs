@@ -1,6 +1,6 @@
 //! What Puppet agents send the server, kept beside the jobs: each node's
 //! reports (one per transaction: a report sent again replaces the first)
-//! and its latest facts. Values are kept as the agent sent them (JSON
+//! and its latest facts; and the last catalog compiled for each node. Values are kept as the agent sent them (JSON
 //! text); the columns a listing needs are taken out when they are saved.
 
 use serde_json::Value;
@@ -29,6 +29,17 @@ pub struct FactsRecord {
     pub received_at: String,
     /// `{name, values, timestamp?, expiration?}` as the agent sent it.
     pub facts: Value,
+}
+
+/// A node's stored catalog.
+#[derive(Debug, Clone)]
+pub struct CatalogRecord {
+    pub certname: String,
+    pub environment: String,
+    pub compiled_at: String,
+    /// When a cache stops using it (RFC 3339).
+    pub expiration: Option<String>,
+    pub catalog: Value,
 }
 
 /// What a report says about itself, for its columns.
@@ -146,5 +157,80 @@ impl Store {
             received_at: get("received_at")?,
             facts: parse_json(&get("facts")?, "read facts")?,
         }))
+    }
+
+    /// Forgets a node's facts.
+    pub async fn delete_facts(&self, certname: &str) -> Result<(), StoreError> {
+        let sql = self.sql("DELETE FROM facts WHERE certname = ?");
+        sqlx::query(&sql)
+            .bind(certname)
+            .execute(&self.pool)
+            .await
+            .map_err(query_error("delete facts"))?;
+        Ok(())
+    }
+
+    /// Keeps a node's catalog (replacing the one before).
+    pub async fn save_catalog(
+        &self,
+        certname: &str,
+        environment: &str,
+        expiration: Option<&str>,
+        catalog: &Value,
+    ) -> Result<(), StoreError> {
+        let sql = self.sql(
+            "INSERT INTO catalogs (certname, environment, compiled_at, expiration, catalog) \
+             VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT (certname) DO UPDATE SET environment = excluded.environment, \
+             compiled_at = excluded.compiled_at, expiration = excluded.expiration, \
+             catalog = excluded.catalog",
+        );
+        sqlx::query(&sql)
+            .bind(certname)
+            .bind(environment)
+            .bind(now())
+            .bind(expiration)
+            .bind(json_text(catalog))
+            .execute(&self.pool)
+            .await
+            .map_err(query_error("save a catalog"))?;
+        Ok(())
+    }
+
+    /// A node's stored catalog, if there is one.
+    pub async fn catalog(&self, certname: &str) -> Result<Option<CatalogRecord>, StoreError> {
+        let sql = self.sql(
+            "SELECT certname, environment, compiled_at, expiration, catalog FROM catalogs \
+             WHERE certname = ?",
+        );
+        let row = sqlx::query(&sql)
+            .bind(certname)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(query_error("read a catalog"))?;
+        let Some(r) = row else { return Ok(None) };
+        let get = |c: &str| -> Result<String, StoreError> {
+            r.try_get(c).map_err(query_error("read a catalog"))
+        };
+        Ok(Some(CatalogRecord {
+            certname: get("certname")?,
+            environment: get("environment")?,
+            compiled_at: get("compiled_at")?,
+            expiration: r
+                .try_get::<Option<String>, _>("expiration")
+                .map_err(query_error("read a catalog"))?,
+            catalog: parse_json(&get("catalog")?, "read a catalog")?,
+        }))
+    }
+
+    /// Forgets a node's catalog.
+    pub async fn delete_catalog(&self, certname: &str) -> Result<(), StoreError> {
+        let sql = self.sql("DELETE FROM catalogs WHERE certname = ?");
+        sqlx::query(&sql)
+            .bind(certname)
+            .execute(&self.pool)
+            .await
+            .map_err(query_error("delete a catalog"))?;
+        Ok(())
     }
 }

@@ -272,6 +272,58 @@ impl TestServer {
     }
 }
 
+/// A server started by [`TestServer::in_background`]: it serves until the
+/// test process ends.
+pub struct Background {
+    pub addr: SocketAddr,
+    pub state: Arc<AppState>,
+    /// The server's runtime, for calls on its state (the store's pool
+    /// lives there).
+    pub rt: tokio::runtime::Handle,
+    pub pki: Pki,
+    /// Its cache-dir (and config file).
+    pub dir: TempDir,
+}
+
+impl TestServer {
+    /// A server with a new PKI on a thread and runtime of its own, its
+    /// cache in a new temporary directory; `extra(dir)` gives its config
+    /// lines (as [`TestServer::start`] takes them).
+    pub fn in_background(extra: impl FnOnce(&Path) -> String + Send + 'static) -> Background {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("ferry-serve".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async move {
+                    let pki = Pki::new();
+                    let dir = tempfile::Builder::new()
+                        .prefix("ferry-test-server-")
+                        .tempdir()
+                        .expect("dir");
+                    let config = extra(dir.path());
+                    let server = TestServer::start(&pki, dir.path(), &config).await;
+                    let _ = tx.send(Background {
+                        addr: server.addr,
+                        state: Arc::clone(&server.state),
+                        rt: tokio::runtime::Handle::current(),
+                        pki,
+                        dir,
+                    });
+                    // Serve until the test process ends.
+                    std::future::pending::<()>().await;
+                    drop(server);
+                });
+            })
+            .expect("server thread");
+        rx.recv().expect("the server started")
+    }
+}
+
 /// An HTTPS client trusting the test CA.
 #[derive(Clone)]
 pub struct Client {

@@ -74,6 +74,7 @@ impl<'l> Evaluator<'l> {
             pending_realize: Vec::new(),
             catalog_weight: 0,
             hiera_global: None,
+            device_types: false,
         };
         let mut vars = HashMap::new();
         if let Value::Hash(h) = &facts_v {
@@ -152,6 +153,12 @@ impl<'l> Evaluator<'l> {
         self.hiera_global = hiera_yaml;
     }
 
+    /// Makes the device resource types ([`super::device_types`]) built in,
+    /// for a network device's catalog.
+    pub fn enable_device_types(&mut self) {
+        self.device_types = true;
+    }
+
     /// How the node was authenticated, as `$trusted['authenticated']`
     /// says (`local` by default, as `puppet apply`; `remote` for a node
     /// compiled for an agentless run, as ACE does).
@@ -225,6 +232,7 @@ impl<'l> Evaluator<'l> {
         self.apply_overrides()?;
         self.apply_relationships()?;
         self.validate_builtin_params()?;
+        self.validate_device_params()?;
         self.check_metaparam_refs()
     }
 
@@ -492,6 +500,10 @@ impl<'l> Evaluator<'l> {
                 .type_cache
                 .get(&lower)
                 .and_then(|n| n.clone())
+                .or_else(|| {
+                    self.builtin_device_type(&lower)
+                        .map(|t| t.namevar.to_string())
+                })
                 .unwrap_or_else(|| "name".into()),
         }
     }

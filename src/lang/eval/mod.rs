@@ -15,6 +15,7 @@ mod calls;
 mod classes;
 pub mod control;
 pub mod core_types;
+pub mod device_types;
 pub mod expr;
 pub mod finish;
 pub mod operators;
@@ -221,6 +222,9 @@ pub struct Evaluator<'l> {
     /// The global hiera layer's `hiera.yaml` (consulted before the
     /// environment layer).
     pub(in crate::lang) hiera_global: Option<PathBuf>,
+    /// The compile is a network device's: the device resource types are
+    /// built in ([`device_types`]).
+    pub(in crate::lang) device_types: bool,
 }
 
 /// The parameters a default expression may not read yet.

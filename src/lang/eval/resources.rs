@@ -242,7 +242,7 @@ impl<'l> Evaluator<'l> {
         if self.find_define(name).is_some() {
             return Some(ResKind::Define);
         }
-        if self.module_type_exists(name) {
+        if self.module_type_exists(name) || self.builtin_device_type(name).is_some() {
             return Some(ResKind::Builtin);
         }
         None
@@ -331,6 +331,19 @@ impl<'l> Evaluator<'l> {
                 } else {
                     params.clone()
                 };
+                if kind == ResKind::Builtin
+                    && let Some(device) = self.builtin_device_type(&lower)
+                {
+                    for (name, value) in &params {
+                        let at = b
+                            .ops
+                            .iter()
+                            .find(|o| o.name == *name)
+                            .map_or(loc, |o| &o.loc);
+                        let at = Some(at);
+                        self.check_device_param(device, &cap, &title, name, value, at)?;
+                    }
+                }
                 let container = if lower == "stage" {
                     None
                 } else {

@@ -1398,6 +1398,7 @@ pub fn apply_block(
             &t.name,
             &facts,
             vars,
+            info.transport == "network",
         ) {
             Ok(catalog) => {
                 let job = crate::run::actions::apply::ApplyJob {
@@ -1410,6 +1411,7 @@ pub fn apply_block(
                     },
                     modulepath: lib.modulepath.clone(),
                     prepared: Default::default(),
+                    observer: None,
                 };
                 jobs.push((t, Action::Apply(Arc::new(job))));
             }

@@ -52,6 +52,17 @@ pub struct ApplyJob {
     /// Prepared catalogs shared by the targets whose catalogs and settings
     /// are the same.
     pub prepared: PreparedCache,
+    /// Who hears each target's facts and report as they are made.
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+/// What a caller hears of each target's apply as it goes: the facts
+/// gathered for its compile and the report of its run (the server saves
+/// them through its indirections). It cannot stop the apply.
+#[async_trait::async_trait]
+pub trait Observer: Send + Sync + std::fmt::Debug {
+    async fn facts(&self, target: &str, facts: &Map<String, Value>);
+    async fn report(&self, target: &str, report: &crate::apply::report::Report);
 }
 
 /// A catalog ready to apply and its program.
@@ -348,6 +359,9 @@ pub async fn run(
                 Ok(f) => f,
                 Err(msg) => return Ok(failed("ferry/apply-facts", msg)),
             };
+            if let Some(o) = &job.observer {
+                o.facts(&target.name, &facts).await;
+            }
             let compiled = compile(
                 target,
                 facts,
@@ -481,14 +495,12 @@ pub async fn run(
         finished: finished && protocol_error.is_none(),
         error,
         now: rfc3339(chrono::Utc::now()),
-        tags: job
-            .options
-            .tags
-            .iter()
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect(),
+        tags: job.options.wanted_tags(),
     };
     let report = crate::apply::report::build(&info, &steps, &only_lines);
+    if let Some(o) = &job.observer {
+        o.report(&target.name, &report).await;
+    }
     Ok(
         if report.status == crate::apply::report::RunStatus::Failed {
             Outcome::Failed(Output::Apply(Box::new(report)))

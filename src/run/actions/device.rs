@@ -1,8 +1,12 @@
 //! Actions on network devices, through their CLI session
-//! ([`crate::transport::network::Network`]): `configure` brings the running
+//! ([`crate::transport::network::DeviceCli`], the real one being
+//! [`crate::transport::network::Network`]): `configure` brings the running
 //! configuration to a desired hierarchical text (only the lines it lacks,
-//! each under its parents, in configuration mode; read back and checked;
-//! `write memory` on `save`; with `noop`, only the diff), `backup`
+//! each under its parents, in configuration mode; on a platform with a
+//! candidate configuration (Junos) committed, and thrown away when a line or
+//! the commit is refused; then read back from operational mode and checked;
+//! `write memory` on `save` where a commit does not already save it; with
+//! `noop`, only the diff), `backup`
 //! writes the running configuration to `DIR/<target>.conf`, and `facts`
 //! reads the device's platform, host name, version and interfaces. A line the
 //! device rejects fails that target with the device's message, after the
@@ -16,7 +20,7 @@ use serde_json::json;
 use super::super::result::{Outcome, Output};
 use crate::inventory::Target;
 use crate::transport::TransportError;
-use crate::transport::network::Network;
+use crate::transport::network::DeviceCli;
 use crate::transport::network::cli::Mode;
 use crate::transport::network::config::{self, Change, Step};
 use crate::transport::network::facts;
@@ -70,7 +74,7 @@ pub fn is_facts_task(name: &str) -> bool {
 /// Carries out `job` on the device `dev` (the target `target`).
 pub async fn run(
     target: &Target,
-    dev: &Network,
+    dev: &dyn DeviceCli,
     job: &DeviceJob,
 ) -> Result<Outcome, TransportError> {
     match job {
@@ -93,7 +97,9 @@ fn refused(msg: String, details: serde_json::Value) -> Outcome {
 }
 
 /// The device's running configuration, as text.
-pub(super) async fn running(dev: &Network) -> Result<Result<String, Outcome>, TransportError> {
+pub(super) async fn running(
+    dev: &dyn DeviceCli,
+) -> Result<Result<String, Outcome>, TransportError> {
     let command = dev.cli_dialect().show_running();
     let answer = dev.exec(command).await?;
     Ok(match answer.error {
@@ -105,8 +111,11 @@ pub(super) async fn running(dev: &Network) -> Result<Result<String, Outcome>, Tr
     })
 }
 
-async fn configure(
-    dev: &Network,
+/// Brings the device's running configuration (on a candidate platform,
+/// its committed one) to `desired`: the diff, the push (and commit), then
+/// the configuration read back from operational mode and checked.
+pub async fn configure(
+    dev: &dyn DeviceCli,
     desired: &str,
     noop: bool,
     save: bool,
@@ -145,8 +154,9 @@ async fn configure(
             json!({"diff": diff, "missing": left.to_string()}),
         ));
     }
-    if save {
-        let command = dev.cli_dialect().save();
+    // Where a commit makes a change take effect, it also makes it the
+    // configuration the device starts with: there is nothing more to save.
+    if save && let Some(command) = dev.cli_dialect().save() {
         let answer = dev.exec(command).await?;
         if let Some(e) = answer.error {
             return Ok(refused(
@@ -155,11 +165,13 @@ async fn configure(
             ));
         }
     }
-    let said = format!(
-        "pushed {} line(s){}:\n{diff}",
-        change.added(),
-        if save { " and saved" } else { "" }
-    );
+    let done = match (dev.cli_dialect().commit().is_some(), save) {
+        (true, true) => " and committed (which saves it)",
+        (true, false) => " and committed",
+        (false, true) => " and saved",
+        (false, false) => "",
+    };
+    let said = format!("pushed {} line(s){done}:\n{diff}", change.added());
     Ok(Outcome::Ok(Output::Task(json!({
         "changed": true,
         "noop": false,
@@ -170,10 +182,16 @@ async fn configure(
     }))))
 }
 
-/// Enters configuration mode, sends the change's lines and leaves again;
-/// a line the device rejects is the refusal returned (after leaving).
+/// Enters configuration mode, sends the change's lines, commits them where
+/// the platform keeps a candidate configuration (Junos: nothing takes
+/// effect before `commit`, which checks the whole candidate first and
+/// activates nothing when the check fails), and leaves again. A line the
+/// device rejects, or a commit it refuses, is the refusal returned; on a
+/// candidate platform the uncommitted lines are then discarded (`rollback
+/// 0`) before leaving, so nothing half-made stays behind and leaving asks
+/// no question.
 pub(super) async fn push(
-    dev: &Network,
+    dev: &dyn DeviceCli,
     change: &Change,
 ) -> Result<Option<Outcome>, TransportError> {
     let dialect = dev.cli_dialect();
@@ -214,6 +232,27 @@ pub(super) async fn push(
         }
         context = answer.prompt.context;
     }
+    if refusal.is_none()
+        && let Some(commit) = dialect.commit()
+    {
+        let answer = dev.exec(commit).await?;
+        if let Some(e) = answer.error {
+            // Junos explains a failed check above its error line.
+            let why = match answer.output.trim() {
+                "" => e,
+                all => all.to_string(),
+            };
+            refusal = Some(refused(
+                format!("the device refused to commit the change:\n{why}"),
+                json!({"command": commit, "diff": change.to_string()}),
+            ));
+        }
+    }
+    if refusal.is_some()
+        && let Some(discard) = dialect.discard()
+    {
+        dev.exec(discard).await?;
+    }
     let end = dev.exec(dialect.end()).await?;
     if refusal.is_none() && (end.error.is_some() || end.prompt.mode == Mode::Config) {
         refusal = Some(refused(
@@ -225,7 +264,7 @@ pub(super) async fn push(
 }
 
 /// The outputs of the platform's fact commands, read into facts.
-async fn device_facts(dev: &Network) -> Result<Outcome, TransportError> {
+async fn device_facts(dev: &dyn DeviceCli) -> Result<Outcome, TransportError> {
     let platform = dev.cli_dialect().platform;
     let mut outputs = Vec::new();
     for command in facts::commands(platform) {
@@ -263,7 +302,7 @@ fn without_banner(text: &str) -> String {
 
 async fn backup(
     target: &Target,
-    dev: &Network,
+    dev: &dyn DeviceCli,
     dir: &std::path::Path,
 ) -> Result<Outcome, TransportError> {
     let name = &target.name;

@@ -9,8 +9,13 @@
 //! skipped, as Puppet skips it): the running configuration is read once, each
 //! resource's change (missing lines, lines to remove) is pushed in
 //! configuration mode and read back and checked, as `device configure`
-//! does; with noop nothing is pushed. Containers (classes, stages) are not
-//! applied; any other resource type fails alone. The run is reported in
+//! does; with noop nothing is pushed. A compile for a device has the device
+//! types built in ([`crate::lang::eval::device_types`]); a resource with a
+//! parameter its type does not have (a catalog from a file, a module's
+//! type with more attributes) fails alone, and one with none of the tags
+//! `--tags` asked for is skipped silently, as on a host. Containers
+//! (classes, stages) are not applied; any other resource type fails
+//! alone. The run is reported in
 //! Puppet's report format, with Puppet's metrics
 //! ([`crate::apply::report::metrics`]); a line the device rejects fails its
 //! resource with the device's message, and the others still converge. A
@@ -25,11 +30,12 @@ use serde_json::{Value, json};
 
 use super::apply::{ApplyJob, CatalogSource, compile, failed, rfc3339, uuid};
 use super::device::{self, DeviceJob};
-use crate::apply::ApplyCatalog;
 use crate::apply::catalog::Resource;
 use crate::apply::graph::{self, Step};
 use crate::apply::report::{self, Event, Log, Report, ResourceStatus, RunStatus, Statuses};
+use crate::apply::{ApplyCatalog, is_tagged};
 use crate::inventory::Target;
+use crate::lang::eval::device_types;
 use crate::run::result::{Outcome, Output};
 use crate::transport::TransportError;
 use crate::transport::command::nonce;
@@ -49,6 +55,8 @@ enum Converged {
     Failed(String),
     /// Not applied: these resources upstream of it (catalog indices) failed.
     Skipped(Vec<usize>),
+    /// Not applied, silently: it has none of the tags `--tags` asked for.
+    Untagged,
 }
 
 /// Applies the job's catalog to the device `dev`.
@@ -84,13 +92,18 @@ pub async fn run(
             for (k, v) in &target.facts {
                 facts.insert(k.clone(), v.clone());
             }
-            match compile(target, facts, manifest, modulepath, environment, options).await? {
+            let options = crate::catalog::CompileOptions {
+                device_types: true,
+                ..options.clone()
+            };
+            match compile(target, facts, manifest, modulepath, environment, &options).await? {
                 Ok(c) => c,
                 Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
             }
         }
     };
     let noop = job.options.noop;
+    let wanted_tags = job.options.wanted_tags();
     let platform = dev.cli_dialect().platform;
     let order = match graph::order(&catalog, &|_| false) {
         Ok(o) => o,
@@ -119,8 +132,12 @@ pub async fn run(
             .copied()
             .filter(|u| failures.contains(u))
             .collect();
-        let converged = if !failed_upstream.is_empty() {
+        let converged = if !is_tagged(&wanted_tags, &resource.tags) {
+            Converged::Untagged
+        } else if !failed_upstream.is_empty() {
             Converged::Skipped(failed_upstream)
+        } else if let Some(why) = unknown_param(resource) {
+            Converged::Failed(why)
         } else {
             match resources::desired(
                 &resource.type_name,
@@ -293,6 +310,19 @@ async fn converge(
     Ok(Converged::Changed(diff))
 }
 
+/// A parameter the resource's device type does not have (a catalog from a
+/// file, or one whose type a module declared with more attributes than
+/// ferry converges), as the resource's failure.
+fn unknown_param(resource: &Resource) -> Option<String> {
+    let t = device_types::find(&resource.type_name.to_ascii_lowercase())?;
+    let param = resource.params.keys().find(|p| !t.accepts(p))?;
+    Some(format!(
+        "no parameter named '{param}' ({} takes {})",
+        t.name,
+        t.attribute_list()
+    ))
+}
+
 fn message(refusal: &Outcome) -> String {
     refusal
         .error()
@@ -383,7 +413,7 @@ fn status(
             false,
             true,
         ),
-        Converged::Skipped(_) => (Vec::new(), false, false, false),
+        Converged::Skipped(_) | Converged::Untagged => (Vec::new(), false, false, false),
     };
     ResourceStatus {
         title: resource.title.clone(),
@@ -400,10 +430,39 @@ fn status(
         failed_to_restart: false,
         changed,
         out_of_sync,
-        skipped: matches!(converged, Converged::Skipped(_)),
+        skipped: matches!(converged, Converged::Skipped(_) | Converged::Untagged),
         change_count: u64::from(changed),
         out_of_sync_count: u64::from(out_of_sync),
         events,
         corrective_change: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiler_and_the_device_know_the_same_types() {
+        let compiled: Vec<&str> = device_types::TYPES.iter().map(|t| t.name).collect();
+        assert_eq!(compiled, resources::TYPES);
+    }
+
+    #[test]
+    fn a_parameter_the_type_lacks_fails_its_resource() {
+        // netdev_stdlib's network_interface has `speed`; ferry does not set it.
+        let r = Resource::with_params(
+            "Network_interface",
+            "eth2",
+            &json!({"description": "x", "require": "Device_config[a]", "speed": "10g"}),
+        );
+        assert_eq!(
+            unknown_param(&r).as_deref(),
+            Some(
+                "no parameter named 'speed' (network_interface takes name, description, enable, mtu)"
+            )
+        );
+        let fine = Resource::with_params("Network_interface", "eth2", &json!({"mtu": 9000}));
+        assert_eq!(unknown_param(&fine), None);
     }
 }

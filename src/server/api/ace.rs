@@ -75,9 +75,11 @@ struct AceTarget {
 /// ACE: runs a task from the server's modulepath on one target.
 ///
 /// `{target, task, parameters}`: the target is
-/// bolt-server's SSH target plus ACE's `remote-transport` (only `ssh`, or
+/// bolt-server's SSH target plus ACE's `remote-transport` (`ssh`, or
 /// absent) and `run-on` (accepted and ignored: ferry connects to the target
-/// itself); the answer is Bolt's result, as `/ssh/run_task` gives it.
+/// itself), or a network device (`remote-transport: network`), for which a
+/// remote task runs on the server (`run-on` only `localhost`); the answer
+/// is Bolt's result, as `/ssh/run_task` gives it.
 #[utoipa::path(post, path = "/run_task", request_body = AceRunTask,
     responses((status = 200, description = "Bolt's result, as /ssh/run_task", body = Value)))]
 pub async fn run_task(

@@ -3,7 +3,8 @@
 //! `POST /puppet/v3/catalog/:certname` (the agent's form body: `facts`
 //! percent-encoded JSON, `facts_format`, `environment`,
 //! `transaction_uuid`, ...), `PUT /puppet/v3/report/:certname` and
-//! `PUT /puppet/v3/facts/:certname` (kept in the store),
+//! `PUT /puppet/v3/facts/:certname` (saved through the server's
+//! indirections, `server::indirector`, to the termini `routes:` names),
 //! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node is
 //! classified by the node terminus (`server::classifier`): its
 //! environment is the one classification gives (server-specified), or,
@@ -33,8 +34,8 @@ use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
+use crate::server::indirector::{CatalogRequest, Facts, FindOptions, IndirectorError, Report};
 use crate::server::scrub::Scrub;
-use crate::store::ReportKey;
 
 /// Longest certname taken.
 const MAX_CERTNAME: usize = 255;
@@ -53,6 +54,12 @@ impl From<ApiError> for AgentError {
 impl From<crate::store::StoreError> for AgentError {
     fn from(e: crate::store::StoreError) -> Self {
         AgentError(ApiError::from(e))
+    }
+}
+
+impl From<IndirectorError> for AgentError {
+    fn from(e: IndirectorError) -> Self {
+        AgentError(ApiError::internal(e))
     }
 }
 
@@ -246,7 +253,8 @@ fn json_response(value: &Value) -> Response {
 /// Puppet's node object: the node's name, the environment the server
 /// gives it, its classes and parameters.
 ///
-/// The node is classified with its last stored facts. `?environment=E`
+/// The node is classified with its facts as the facts indirection finds
+/// them (its cache first). `?environment=E`
 /// is the agent's own; it keeps it only when its classification leaves it
 /// free (`agent-specified`) and E is on the environmentpath, else it gets
 /// the classified environment (or `default-environment`).
@@ -261,10 +269,11 @@ pub async fn node(
     check_certname(&certname, "certname")?;
     let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
     let facts = state
-        .store
-        .facts(&certname)
+        .indirector
+        .facts
+        .find(&certname, FindOptions::default())
         .await?
-        .and_then(|r| r.facts.get("values").and_then(Value::as_object).cloned())
+        .map(|f| f.values)
         .unwrap_or_default();
     let classified = classify_node(&state, &certname, facts).await?;
     let env = negotiate(&state, &classified, asked.as_deref()).await?;
@@ -336,7 +345,9 @@ fn request_facts(
 /// is compiled in the environment it is given (as `GET
 /// /puppet/v3/node`) with its classes and parameters, its facts, `$trusted`
 /// (`authenticated: remote`, the certname) and the environment's
-/// `config_version` as its version; the facts are kept in the store.
+/// `config_version` as its version, by the catalog indirection (a fresh
+/// compile, kept in its cache when it has one); the facts are saved
+/// through the facts indirection.
 #[utoipa::path(post, path = "/puppet/v3/catalog/{certname}",
     params(("certname" = String, Path), ("environment" = Option<String>, Query)),
     request_body(content = String, content_type = "application/x-www-form-urlencoded"),
@@ -360,30 +371,32 @@ pub async fn catalog(
     let (facts_doc, mut facts) = request_facts(&fields)?;
     let classified = classify_node(&state, &certname, facts.clone()).await?;
     let loaded = negotiate(&state, &classified, asked.as_deref()).await?;
-    state
-        .store
-        .save_facts(&certname, &loaded.env.name, &facts_doc)
-        .await?;
+    let mut kept = Facts::from_json(&facts_doc, Some(loaded.env.name.clone()))
+        .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
+    kept.name = certname.clone();
+    state.indirector.facts.save(&kept).await?;
     // A node parameter wins over a fact of the same name, as in Puppet.
     for name in classified.parameters.keys() {
         facts.remove(name);
     }
-    let node = certname.clone();
-    let env = Arc::clone(&loaded);
-    let code = node_code(&classified);
-    let compiled = tokio::task::spawn_blocking(move || {
-        let (request, mut options) = environments::compile_request(&env.env, &node, facts);
-        options.trusted_authenticated = Some("remote".into());
-        options.node_code = Some(Arc::new(code));
-        let version = env.config_version();
-        let catalog = crate::catalog::compile_with_options(&request, env.loader.as_ref(), &options);
-        (version, catalog)
-    })
-    .await
-    .map_err(ApiError::internal)?;
+    let request = CatalogRequest {
+        certname: certname.clone(),
+        facts,
+        environment: Arc::clone(&loaded),
+        node_code: Arc::new(node_code(&classified)),
+    };
+    let found = state
+        .indirector
+        .catalog
+        .find(&request, FindOptions { ignore_cache: true })
+        .await;
     let scrub = Scrub::for_server(&state);
-    let catalog = match compiled {
-        (Err(e), _) => {
+    let catalog = match found {
+        Ok(Some(c)) => c.doc,
+        Ok(None) => {
+            return Err(ApiError::not_found(format!("no catalog for {certname}")).into());
+        }
+        Err(e @ (IndirectorError::Compile(_) | IndirectorError::ConfigVersion(_))) => {
             tracing::error!("{certname}: {e}");
             return Err(ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -392,24 +405,7 @@ pub async fn catalog(
             )
             .into());
         }
-        (_, Err(e)) => {
-            return Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "ferry/compile-error",
-                scrub.text(&e.to_string()),
-            )
-            .into());
-        }
-        (Ok(version), Ok(catalog)) => {
-            for m in &catalog.messages {
-                tracing::info!("{certname}: {}", scrub.text(m));
-            }
-            let mut doc = serde_json::to_value(&catalog).map_err(ApiError::internal)?;
-            if let Some(v) = version {
-                doc["version"] = json!(v);
-            }
-            doc
-        }
+        Err(e) => return Err(e.into()),
     };
     Ok(json_response(&catalog))
 }
@@ -417,7 +413,8 @@ pub async fn catalog(
 /// Keeps the node's report of a run.
 ///
 /// The body is Puppet's report (JSON, any report format); its `host`
-/// must be the certname. It is kept in the store, one per transaction.
+/// must be the certname. It is saved through the report indirection (in
+/// the store by default, one per transaction).
 #[utoipa::path(put, path = "/puppet/v3/report/{certname}",
     params(("certname" = String, Path)),
     request_body(content = Value, content_type = "application/json"),
@@ -429,50 +426,17 @@ pub async fn report(
 ) -> Result<Response, AgentError> {
     let RawBody(bytes) = body?;
     check_certname(&certname, "certname")?;
-    let report: Value = crate::server::http::body::parse(&bytes)?;
-    let text = |field: &str| -> Result<String, ApiError> {
-        match report.get(field) {
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(Value::Null) | None => Ok(String::new()),
-            Some(_) => Err(ApiError::bad_field(field, "must be a string")),
-        }
-    };
-    if !report.is_object() {
-        return Err(ApiError::bad_field("", "a report is a JSON object").into());
-    }
-    let host = text("host")?;
-    if host != certname {
-        return Err(ApiError::bad_field(
-            "host",
-            format!("is '{host}', not the report's node '{certname}'"),
-        )
-        .into());
-    }
-    let uuid = text("transaction_uuid")?;
-    if uuid.is_empty() {
-        return Err(ApiError::bad_field("transaction_uuid", "is required").into());
-    }
-    let (environment, status, time) = (text("environment")?, text("status")?, text("time")?);
-    state
-        .store
-        .save_report(
-            &ReportKey {
-                certname: &certname,
-                transaction_uuid: &uuid,
-                environment: &environment,
-                status: &status,
-                time: &time,
-            },
-            &report,
-        )
-        .await?;
+    let doc: Value = crate::server::http::body::parse(&bytes)?;
+    let report =
+        Report::from_json(&certname, doc).map_err(|e| ApiError::bad_field(e.field, e.message))?;
+    state.indirector.report.save(&report).await?;
     Ok(json_response(&json!([])))
 }
 
 /// Keeps the node's facts (as `puppet facts upload` sends them).
 ///
 /// The body is `{name, values, timestamp?, expiration?}`; `name` must be
-/// the certname.
+/// the certname. They are saved through the facts indirection.
 #[utoipa::path(put, path = "/puppet/v3/facts/{certname}",
     params(("certname" = String, Path), ("environment" = Option<String>, Query)),
     request_body(content = Value, content_type = "application/json"),
@@ -497,10 +461,9 @@ pub async fn facts(
         }
     }
     let environment = asked.unwrap_or_else(|| state.config.default_environment.clone());
-    state
-        .store
-        .save_facts(&certname, &environment, &doc)
-        .await?;
+    let facts = Facts::from_json(&doc, Some(environment))
+        .ok_or_else(|| ApiError::bad_field("values", "must be an object"))?;
+    state.indirector.facts.save(&facts).await?;
     Ok(json_response(&json!(null)))
 }
 

@@ -4,7 +4,9 @@
 //! have their catalog compiled from an environment of the server's code
 //! (`server::environments`) for their name, and apply it over SSH; a
 //! node's stored result holds its Puppet report, and its `node_finished`
-//! or `node_failed` event carries that result. `GET
+//! or `node_failed` event carries that result. Each node's gathered facts
+//! and its report are saved through the server's facts and report
+//! indirections (`server::indirector`), as an agent's are. `GET
 //! /orchestrator/v1/jobs/{id}/report` gives every node's run in PE's shape
 //! `{report: [{node, state, timestamp, events, report}]}`, with the
 //! report's resource events named as PuppetDB names them.
@@ -22,11 +24,13 @@ use super::orchestrator::{
     Scope, accepted, job_inventory, job_options, load, path_id, scope_targets,
 };
 use crate::run::Action;
+use crate::run::actions::apply::Observer;
 use crate::server::AppState;
 use crate::server::environments::{self, EnvironmentError};
 use crate::server::http::auth::Identity;
 use crate::server::http::body::{JsonBody, typed};
 use crate::server::http::errors::ApiError;
+use crate::server::indirector::{Facts, Indirector, Report};
 use crate::server::runner::{self, JobSpec};
 use crate::server::scrub::Scrub;
 use crate::store::{JobRecord, NodeRecord};
@@ -93,9 +97,13 @@ pub async fn deploy(
         &state.config.default_environment,
     )
     .map_err(environment_error)?;
-    let job = environments::prepare(&state, &name, req.noop)
+    let mut job = environments::prepare(&state, &name, req.noop)
         .await
         .map_err(environment_error)?;
+    job.observer = Some(Arc::new(Indirected {
+        indirector: Arc::clone(&state.indirector),
+        environment: name.clone(),
+    }));
     let targets = scope_targets(inventory, &req.scope)?;
     let spec = JobSpec {
         kind: "deploy".into(),
@@ -111,6 +119,49 @@ pub async fn deploy(
     };
     let (job, _handle) = runner::launch(&state, spec).await?;
     Ok(accepted(&state, &job))
+}
+
+/// Saves each node's facts and report through the indirections; a save
+/// that fails is logged (the run goes on).
+struct Indirected {
+    indirector: Arc<Indirector>,
+    environment: String,
+}
+
+impl std::fmt::Debug for Indirected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indirected")
+            .field("environment", &self.environment)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Observer for Indirected {
+    async fn facts(&self, target: &str, facts: &serde_json::Map<String, Value>) {
+        let facts = Facts::new(target, facts.clone(), Some(self.environment.clone()));
+        if let Err(e) = self.indirector.facts.save(&facts).await {
+            tracing::warn!("cannot save the facts of {target}: {e}");
+        }
+    }
+
+    async fn report(&self, target: &str, report: &crate::apply::report::Report) {
+        let saved = match serde_json::to_value(report) {
+            Ok(doc) => match Report::from_json(target, doc) {
+                Ok(r) => self
+                    .indirector
+                    .report
+                    .save(&r)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = saved {
+            tracing::warn!("cannot save the report of {target}: {e}");
+        }
+    }
 }
 
 /// The resource events of a stored Puppet report, as PuppetDB names their

@@ -171,9 +171,21 @@ impl Dialect {
         self.profile().show_running
     }
 
-    /// The command that saves the running configuration to startup.
-    pub fn save(&self) -> &'static str {
+    /// The command that saves the running configuration to startup, where
+    /// one is needed.
+    pub fn save(&self) -> Option<&'static str> {
         self.profile().save
+    }
+
+    /// The command that makes configuration lines take effect, on a
+    /// platform with a candidate configuration.
+    pub fn commit(&self) -> Option<&'static str> {
+        self.profile().commit
+    }
+
+    /// The command that throws away an uncommitted candidate.
+    pub fn discard(&self) -> Option<&'static str> {
+        self.profile().discard
     }
 
     /// The prompt `line` (the last, unfinished line the device printed) is,

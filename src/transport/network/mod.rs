@@ -48,6 +48,29 @@ pub struct Network {
     cli: tokio::sync::Mutex<Option<Cli>>,
 }
 
+/// A device's CLI as the device actions drive it: one line at a time, each
+/// answered by the device's reply and the prompt it returned to.
+/// [`Network`] is the real one; a replay of a documented session is
+/// another (tests/network_pure.rs).
+#[async_trait]
+pub trait DeviceCli: Send + Sync {
+    /// Runs one CLI line.
+    async fn exec(&self, line: &str) -> Result<Answer, TransportError>;
+    /// The device's CLI dialect (its platform's commands and prompts).
+    fn cli_dialect(&self) -> Dialect;
+}
+
+#[async_trait]
+impl DeviceCli for Network {
+    async fn exec(&self, line: &str) -> Result<Answer, TransportError> {
+        Network::exec(self, line).await
+    }
+
+    fn cli_dialect(&self) -> Dialect {
+        self.dialect()
+    }
+}
+
 /// What a device target cannot do, as the error a step gets.
 pub fn unsupported(target: &str, what: &str) -> TransportError {
     TransportError::Config(format!(

@@ -64,11 +64,17 @@ pub struct Profile {
     /// Leaves one configuration block.
     pub exit_block: &'static str,
     /// Makes configuration changes take effect, where entering a line does
-    /// not (Junos's candidate configuration).
+    /// not (Junos's candidate configuration). It checks the candidate first
+    /// and activates nothing when the check fails.
     pub commit: Option<&'static str>,
-    /// Saves the running configuration to startup.
-    pub save: &'static str,
-    /// Prints the running configuration.
+    /// Throws away the uncommitted candidate (after a rejected line or a
+    /// refused commit), where there is one.
+    pub discard: Option<&'static str>,
+    /// Saves the running configuration to startup, where a change does not
+    /// survive a restart otherwise (a Junos commit does).
+    pub save: Option<&'static str>,
+    /// Prints the running (Junos: the committed) configuration, from
+    /// operational mode, in the form a desired configuration is written in.
     pub show_running: &'static str,
     /// Starts the CLI when a login lands in a Unix shell instead.
     pub shell_to_cli: Option<&'static str>,
@@ -142,7 +148,8 @@ static PROFILES: [Profile; 5] = [
         end: "end",
         exit_block: "exit",
         commit: None,
-        save: "write memory",
+        discard: None,
+        save: Some("write memory"),
         show_running: "show running-config",
         shell_to_cli: None,
         errors: FRR_ERRORS,
@@ -157,7 +164,8 @@ static PROFILES: [Profile; 5] = [
         end: "end",
         exit_block: "exit",
         commit: None,
-        save: "write memory",
+        discard: None,
+        save: Some("write memory"),
         show_running: "show running-config",
         shell_to_cli: None,
         errors: IOS_ERRORS,
@@ -172,7 +180,8 @@ static PROFILES: [Profile; 5] = [
         end: "end",
         exit_block: "exit",
         commit: None,
-        save: "write memory",
+        discard: None,
+        save: Some("write memory"),
         show_running: "show running-config",
         shell_to_cli: None,
         errors: IOS_ERRORS,
@@ -183,12 +192,17 @@ static PROFILES: [Profile; 5] = [
         paging_off: &["set cli screen-length 0", "set cli screen-width 1024"],
         enable: None,
         disable: None,
-        configure: "configure",
+        // A private candidate: only ferry's own lines are committed, and
+        // Junos refuses it while someone else's changes are uncommitted.
+        configure: "configure private",
         end: "exit configuration-mode",
         exit_block: "up",
         commit: Some("commit"),
-        save: "commit",
-        show_running: "show configuration",
+        discard: Some("rollback 0"),
+        save: None,
+        // As `set` lines: one statement per line, which a desired
+        // configuration is written in and compared with line by line.
+        show_running: "show configuration | display set",
         shell_to_cli: Some("cli"),
         errors: JUNOS_ERRORS,
     },
@@ -202,7 +216,8 @@ static PROFILES: [Profile; 5] = [
         end: "end",
         exit_block: "exit",
         commit: None,
-        save: "write memory",
+        discard: None,
+        save: Some("write memory"),
         show_running: "show running-config",
         shell_to_cli: None,
         errors: IOS_ERRORS,

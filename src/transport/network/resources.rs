@@ -17,8 +17,11 @@
 //!   title), the local `asn`, `remote_as`, `description`, `shutdown`,
 //!   `ensure`.
 //!
-//! A value that would break out of its line (a newline, a control
-//! character) is refused. Junos's `set` CLI is not hierarchical text: the
+//! Which attributes each type has, and their Puppet types, is the
+//! compiler's ([`crate::lang::eval::device_types`]), which checks them as it
+//! compiles a device's catalog; here the values become lines. A value that
+//! would break out of its line (a newline, a control character) is
+//! refused. Junos's `set` CLI is not hierarchical text: the
 //! typed resources are not mapped there.
 
 use std::net::IpAddr;

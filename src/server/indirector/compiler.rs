@@ -1,0 +1,56 @@
+//! The catalog indirection's `compiler` terminus: ferry's compiler on the
+//! blocking pool, in the node's environment (its loader, so a kept
+//! environment compiles its code as first read), with its facts, its
+//! classification's code, `$trusted` as a remote node's, and the
+//! environment's `config_version` as the catalog's version.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::models::{Catalog, CatalogRequest};
+use super::{IndirectorError, Terminus, blocking};
+use crate::server::environments;
+
+/// ferry's compiler.
+pub struct Compiler;
+
+#[async_trait::async_trait]
+impl Terminus<Catalog> for Compiler {
+    fn name(&self) -> &'static str {
+        "compiler"
+    }
+
+    async fn find(&self, r: &CatalogRequest) -> Result<Option<Catalog>, IndirectorError> {
+        let env = Arc::clone(&r.environment);
+        let node = r.certname.clone();
+        let facts = r.facts.clone();
+        let code = Arc::clone(&r.node_code);
+        let (version, compiled) = blocking("compiler", move || {
+            let (request, mut options) = environments::compile_request(&env.env, &node, facts);
+            options.trusted_authenticated = Some("remote".into());
+            options.node_code = Some(code);
+            let version = env.config_version();
+            let compiled =
+                crate::catalog::compile_with_options(&request, env.loader.as_ref(), &options);
+            Ok((version, compiled))
+        })
+        .await?;
+        let compiled = compiled.map_err(|e| IndirectorError::Compile(e.to_string()))?;
+        let version = version?;
+        for m in &compiled.messages {
+            tracing::info!("{}: {m}", r.certname);
+        }
+        let mut doc = serde_json::to_value(&compiled)
+            .map_err(|e| IndirectorError::Compile(format!("cannot write the catalog: {e}")))?;
+        if let Some(v) = version {
+            doc["version"] = json!(v);
+        }
+        Ok(Some(Catalog {
+            certname: r.certname.clone(),
+            environment: r.environment.env.name.clone(),
+            doc,
+            expiration: None,
+        }))
+    }
+}

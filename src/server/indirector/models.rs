@@ -1,0 +1,195 @@
+//! The models the indirector carries: a node's facts (Puppet's
+//! `Puppet::Node::Facts`: name, values, timestamp, expiration, and the
+//! environment they were sent in), a compiled catalog (Puppet's catalog
+//! JSON) and a run's report (Puppet's report JSON, with the fields its
+//! termini file it by taken out and checked).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::indirection::{Model, timestamp};
+use crate::server::environments::Loaded;
+
+/// A node's facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Facts {
+    pub name: String,
+    pub values: Map<String, Value>,
+    /// When they were collected (RFC 3339).
+    pub timestamp: String,
+    /// When a cache stops using them.
+    pub expiration: Option<String>,
+    /// The environment they were sent in, when known.
+    pub environment: Option<String>,
+}
+
+impl Facts {
+    /// Facts collected now.
+    pub fn new(name: &str, values: Map<String, Value>, environment: Option<String>) -> Facts {
+        Facts {
+            name: name.to_string(),
+            values,
+            timestamp: timestamp(chrono::Utc::now()),
+            expiration: None,
+            environment,
+        }
+    }
+
+    /// Puppet's JSON form: `{name, values, timestamp, expiration}`.
+    pub fn to_json(&self) -> Value {
+        let mut doc = json!({
+            "name": self.name,
+            "values": self.values,
+            "timestamp": self.timestamp,
+        });
+        if let Some(e) = &self.expiration {
+            doc["expiration"] = json!(e);
+        }
+        doc
+    }
+
+    /// Facts from Puppet's JSON form (as an agent sends them, as the
+    /// store keeps them); `None` without a `values` object. An old
+    /// `_timestamp` among the values is taken out, as Puppet does.
+    pub fn from_json(doc: &Value, environment: Option<String>) -> Option<Facts> {
+        let mut values = doc.get("values")?.as_object()?.clone();
+        let old = values.remove("_timestamp");
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        Some(Facts {
+            name: text(doc.get("name")).unwrap_or_default(),
+            timestamp: text(doc.get("timestamp"))
+                .or_else(|| text(old.as_ref()))
+                .unwrap_or_else(|| timestamp(chrono::Utc::now())),
+            expiration: text(doc.get("expiration")),
+            values,
+            environment,
+        })
+    }
+}
+
+impl Model for Facts {
+    const NAME: &'static str = "facts";
+    type Request = String;
+    fn request_certname(request: &String) -> &str {
+        request
+    }
+    fn certname(&self) -> &str {
+        &self.name
+    }
+    fn expiration(&self) -> Option<&str> {
+        self.expiration.as_deref()
+    }
+    fn set_expiration(&mut self, at: Option<String>) {
+        self.expiration = at;
+    }
+}
+
+/// A report that cannot be kept: the field at fault and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct BadReport {
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// A run's report.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub certname: String,
+    pub transaction_uuid: String,
+    pub environment: String,
+    pub status: String,
+    /// When the run started.
+    pub time: String,
+    /// Puppet's report, whole.
+    pub doc: Value,
+}
+
+impl Report {
+    /// A report from Puppet's JSON: an object whose `host` is `certname`,
+    /// with a `transaction_uuid`.
+    pub fn from_json(certname: &str, doc: Value) -> Result<Report, BadReport> {
+        let bad = |field, message: String| BadReport { field, message };
+        if !doc.is_object() {
+            return Err(bad("", "a report is a JSON object".into()));
+        }
+        let text = |field: &'static str| -> Result<String, BadReport> {
+            match doc.get(field) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(Value::Null) | None => Ok(String::new()),
+                Some(_) => Err(bad(field, "must be a string".into())),
+            }
+        };
+        let host = text("host")?;
+        if host != certname {
+            return Err(bad(
+                "host",
+                format!("is '{host}', not the report's node '{certname}'"),
+            ));
+        }
+        let transaction_uuid = text("transaction_uuid")?;
+        if transaction_uuid.is_empty() {
+            return Err(bad("transaction_uuid", "is required".into()));
+        }
+        Ok(Report {
+            certname: host,
+            transaction_uuid,
+            environment: text("environment")?,
+            status: text("status")?,
+            time: text("time")?,
+            doc,
+        })
+    }
+}
+
+impl Model for Report {
+    const NAME: &'static str = "report";
+    type Request = String;
+    fn request_certname(request: &String) -> &str {
+        request
+    }
+    fn certname(&self) -> &str {
+        &self.certname
+    }
+    fn expiration(&self) -> Option<&str> {
+        None
+    }
+    fn set_expiration(&mut self, _: Option<String>) {}
+}
+
+/// A compiled catalog.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pub certname: String,
+    pub environment: String,
+    /// Puppet's catalog JSON.
+    pub doc: Value,
+    pub expiration: Option<String>,
+}
+
+/// What a catalog is compiled from: the node, its facts (node parameters
+/// already over them), its environment and its classification's code.
+pub struct CatalogRequest {
+    pub certname: String,
+    pub facts: Map<String, Value>,
+    pub environment: Arc<Loaded>,
+    pub node_code: Arc<crate::catalog::NodeCode>,
+}
+
+impl Model for Catalog {
+    const NAME: &'static str = "catalog";
+    type Request = CatalogRequest;
+    fn request_certname(request: &CatalogRequest) -> &str {
+        &request.certname
+    }
+    fn certname(&self) -> &str {
+        &self.certname
+    }
+    fn expiration(&self) -> Option<&str> {
+        self.expiration.as_deref()
+    }
+    fn set_expiration(&mut self, at: Option<String>) {
+        self.expiration = at;
+    }
+}
