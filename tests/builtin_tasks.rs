@@ -41,6 +41,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Held by every test that changes the machine's packages or services, and
+/// by the one that lists them all (the resources task against Puppet): a
+/// listing taken while another test installs a package or an init script
+/// would see it half made.
+static SYSTEM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn system_lock() -> std::sync::MutexGuard<'static, ()> {
+    SYSTEM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -2,7 +2,6 @@
 //! runs, refusing invalid input, and a real install and uninstall.
 
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -10,7 +9,6 @@ use serde_json::json;
 use crate::{Shell, have, run_task, shells_with_system_tools};
 
 /// apt holds a lock: package tests run one at a time.
-static APT: Mutex<()> = Mutex::new(());
 
 fn dpkg_version(pkg: &str) -> Option<String> {
     let out = Command::new("dpkg-query")
@@ -35,7 +33,7 @@ fn package_status_installed_and_absent() {
     if !apt_machine() {
         return;
     }
-    let _lock = APT.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = crate::system_lock();
     let dpkg = dpkg_version("dpkg").expect("dpkg is installed");
     for shell in shells_with_system_tools() {
         let r = run_task(
@@ -79,7 +77,7 @@ fn package_noop_install_reports_without_installing() {
     if !apt_machine() {
         return;
     }
-    let _lock = APT.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = crate::system_lock();
     let pkg = "cowsay";
     if dpkg_version(pkg).is_some() {
         eprintln!("NOTICE: {pkg} is installed already; skipping the noop install test");
@@ -190,7 +188,7 @@ fn package_install_and_uninstall_for_real() {
     if !apt_machine() {
         return;
     }
-    let _lock = APT.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = crate::system_lock();
     let pkg = "sl";
     let dash = shell_dash();
     if dpkg_version(pkg).is_some() {

@@ -124,6 +124,7 @@ fn package_lifecycle_with_dnf() {
         eprintln!("NOTICE: dnf, rpmbuild or createrepo_c missing; skipping the dnf package test");
         return;
     }
+    let _lock = crate::system_lock();
     let top = tempfile::tempdir().unwrap();
     let repo = top.path().join("repo");
     std::fs::create_dir(&repo).unwrap();

@@ -68,6 +68,7 @@ fn resources_are_described_as_puppet_describes_them() {
         eprintln!("NOTICE: Puppet is not installed; skipping");
         return;
     }
+    let _lock = crate::system_lock();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("f"), "hello\n").unwrap();

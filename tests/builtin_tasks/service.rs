@@ -147,6 +147,7 @@ fn service_sysv_lifecycle() {
         eprintln!("NOTICE: needs root, SysV init and update-rc.d; skipping");
         return;
     }
+    let _lock = crate::system_lock();
     let name = format!("ferry-test-{}", std::process::id());
     let template =
         std::fs::read_to_string(repo().join("tests/builtin_tasks/service/initscript.sh")).unwrap();
