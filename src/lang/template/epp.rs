@@ -22,10 +22,10 @@ fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
         match seg {
             Seg::Text(t) if t.is_empty() => {}
             Seg::Text(t) => prog.push_str(&format!("__tpl_text({})\n", quote(&t))),
-            Seg::Expr(e) => {
+            Seg::Expr(e, _) => {
                 prog.push_str(&format!("__tpl_text(({}))\n", e.trim()));
             }
-            Seg::Code(c) => {
+            Seg::Code(c, _) => {
                 let t = c.trim();
                 if i <= 1 && t.starts_with('|') && t.ends_with('|') && params.is_none() {
                     params = Some(t.to_string());

@@ -2,10 +2,12 @@
 //! `<%= expression %>`, honouring `<%-`/`-%>` trimming and `<%#` comments.
 //! Shared by EPP and ERB, which trim differently.
 
+/// A piece of template text; code and expressions carry the line (from 1)
+/// their code starts on, for error messages.
 pub enum Seg {
     Text(String),
-    Code(String),
-    Expr(String),
+    Code(String, usize),
+    Expr(String, usize),
 }
 
 /// A `<%` without its closing `%>`.
@@ -42,6 +44,14 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
     let mut out = Vec::new();
     let mut rest = src;
     let mut trim_next_nl = false;
+    // Line of `src[seen..]`'s start, counted as the split goes.
+    let (mut seen, mut line) = (0usize, 1usize);
+    let mut line_at = |rest: &str| {
+        let at = src.len() - rest.len();
+        line += src.get(seen..at).map_or(0, |s| s.matches('\n').count());
+        seen = at;
+        line
+    };
     while !rest.is_empty() {
         let Some(i) = rest.find("<%") else {
             let t = if trim_next_nl {
@@ -84,6 +94,7 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
             return Err(UnbalancedTag);
         };
         let mut body = body_all.get(..end).unwrap_or("");
+        let body_line = line_at(body_all);
         trim_next_nl = false;
         if let Some(b) = body.strip_suffix('-') {
             body = b;
@@ -91,9 +102,9 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
         }
         rest = body_all.get(end + 2..).unwrap_or("");
         match kind {
-            '=' => out.push(Seg::Expr(body.to_string())),
+            '=' => out.push(Seg::Expr(body.to_string(), body_line)),
             '#' => {}
-            _ => out.push(Seg::Code(body.to_string())),
+            _ => out.push(Seg::Code(body.to_string(), body_line)),
         }
     }
     Ok(out)
