@@ -32,6 +32,8 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "stdlib_functions",
     "functions_monit_ssh_natives",
     "err_monit_validate_tests",
+    "assert_type_lambda_types",
+    "functions_nexus_parseyaml",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

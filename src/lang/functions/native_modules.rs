@@ -2,7 +2,8 @@
 //! modules call while compiling (see `native.rs` for the first set):
 //! ssh's `ipaddresses` (the addresses of the node's interfaces from its
 //! legacy facts) and monit's `monit_validate_tests` (checks monit test
-//! hashes and adds their `condition` in monit's syntax). Each gives the
+//! hashes and adds their `condition` in monit's syntax), archive's
+//! `assemble_nexus_url` and stdlib's `parseyaml`. Each gives the
 //! results and the messages of its Ruby original, Ruby's own errors
 //! (`undefined method ...`) included where module code reaches them.
 
@@ -21,6 +22,13 @@ pub fn register(b: &mut Builder) {
         sig("Any").rest("args", any()),
         ipaddresses,
     );
+    b.add(
+        &["assemble_nexus_url"],
+        f,
+        sig("String").rest("args", any()),
+        assemble_nexus_url,
+    );
+    b.add(&["parseyaml"], f, sig("Any").rest("args", any()), parseyaml);
     b.add(
         &["monit_validate_tests"],
         f,
@@ -46,6 +54,69 @@ fn ipaddresses(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Array(out))
+}
+
+/// archive's `assemble_nexus_url(url, params)`: the Nexus REST URL of an
+/// artifact, `params` as a query string escaped as Ruby's `CGI.escape` does.
+fn assemble_nexus_url(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let query: Vec<String> = match c.arg(1) {
+        Value::Hash(h) => h
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Str(s) => Ok(format!("{}={}", to_s(k), cgi_escape(s))),
+                other => Err(plain(format!(
+                    "no implicit conversion of {} into String",
+                    class_name(other)
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        Value::Undef => Vec::new(),
+        other => return Err(no_method("to_a", &other).into()),
+    };
+    Ok(Value::Str(format!(
+        "{}/service/local/artifact/maven/content?{}",
+        to_s(&c.arg(0)),
+        query.join("&")
+    )))
+}
+
+/// Ruby's `CGI.escape`: letters, digits and `_.-~` stay, a space is `+`,
+/// every other byte `%XX`.
+fn cgi_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                out.push(char::from(b));
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// stdlib's `parseyaml(text[, default])`: the data the YAML text holds;
+/// the default when it holds nothing (or false) or does not parse.
+fn parseyaml(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(
+            plain("Wrong number of arguments. 1 or 2 arguments should be provided.").into(),
+        );
+    }
+    let default = c.arg(1);
+    let text = to_s(&c.arg(0));
+    let parsed: Result<Ordered, _> = if text.trim().is_empty() {
+        Ok(Ordered(Value::Undef))
+    } else {
+        serde_saphyr::from_str(&text)
+    };
+    match parsed.map(|o| o.0) {
+        Ok(Value::Undef | Value::Bool(false)) => Ok(default),
+        Ok(v) => Ok(v),
+        Err(_) if !default.is_undef() => Ok(default),
+        Err(e) => Err(plain(format!("parseyaml(): {e}")).into()),
+    }
 }
 
 /// Ruby's NoMethodError message for `v.name`.
@@ -373,4 +444,64 @@ fn protocol_test(
         }
     }
     Ok(())
+}
+
+/// YAML data as a Puppet value, mappings in the order they are written
+/// (as Ruby's hashes keep them).
+struct Ordered(Value);
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(OrderedVisitor).map(Ordered)
+    }
+}
+
+struct OrderedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for OrderedVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("YAML data")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Int(i))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
+        Ok(i64::try_from(u).map_or(Value::Float(u as f64), Value::Int))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Float(f))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::str(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Undef)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Undef)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Ordered(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out: Vec<(Value, Value)> = Vec::new();
+        while let Some((Ordered(k), Ordered(v))) = map.next_entry()? {
+            match out.iter_mut().find(|(x, _)| *x == k) {
+                Some(slot) => slot.1 = v,
+                None => out.push((k, v)),
+            }
+        }
+        Ok(Value::Hash(out))
+    }
 }
