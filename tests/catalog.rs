@@ -34,6 +34,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_monit_validate_tests",
     "assert_type_lambda_types",
     "functions_nexus_parseyaml",
+    "err_stdlib_concat_not_array",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -444,14 +444,14 @@ pub fn lex_template(
         match seg {
             Seg::Text(t) if t.is_empty() => {}
             Seg::Text(t) => out.push(tok(Tok::Text(t.clone()), 0)),
-            Seg::Expr(e, line) => {
-                out.push(tok(Tok::OutStart, *line));
-                lex_at(e, *line, &mut out)?;
+            Seg::Expr(e, pos) => {
+                out.push(tok(Tok::OutStart, pos.line));
+                lex_at(e, pos.line, &mut out)?;
                 out.push(tok(Tok::OutEnd, 0));
                 out.push(tok(Tok::Nl, 0));
             }
-            Seg::Code(c, line) => {
-                lex_at(c, *line, &mut out)?;
+            Seg::Code(c, pos) => {
+                lex_at(c, pos.line, &mut out)?;
                 out.push(tok(Tok::Nl, 0));
             }
         }
