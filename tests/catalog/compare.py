@@ -91,7 +91,7 @@ def run_puppet(manifest, extra_args=()):
     for line in p.stdout.splitlines():
         if line.startswith("{"):
             return ("ok", normalize(json.loads(line)))
-    errors = [l for l in (p.stdout + p.stderr).splitlines() if l.startswith("Error: ")]
+    errors = error_messages((p.stdout + p.stderr).splitlines())
     return ("err", normalize_error(errors[0]) if errors else "unknown puppet failure")
 
 
@@ -114,9 +114,23 @@ def run_ferry(template, manifest):
         except ValueError:
             return ("err", "ferry printed invalid JSON")
     lines = [l for l in p.stderr.splitlines() if l.strip()]
-    # A multi-line message compares by its first line, as Puppet's does.
-    errors = [l for l in lines if l.startswith("Error: ")] or lines
+    errors = error_messages(lines) or lines
     return ("err", normalize_error(errors[-1]) if errors else "ferry failed")
+
+
+LOG_PREFIX = re.compile(r"^(Error|Warning|Notice|Info|Debug): ")
+
+
+def error_messages(lines):
+    """The "Error: " messages of a log, each with its continuation lines
+    (a template error's Filepath/Line/Detail lines, parameter lists)."""
+    out = []
+    for line in lines:
+        if line.startswith("Error: "):
+            out.append(line)
+        elif out and not LOG_PREFIX.match(line) and not line.startswith("{"):
+            out[-1] += "\n" + line
+    return out
 
 
 def diff(a, b):

@@ -27,7 +27,7 @@ Puppet.initialize_settings([
   '--confdir', File.join(tmp, 'conf'), '--vardir', File.join(tmp, 'var'),
   '--codedir', File.join(tmp, 'code'), '--environmentpath', File.join(tmp, 'env'),
   '--modulepath', modulepath, '--color', 'false', '--log_level', 'err',
-  '--strict', 'warning', '--storeconfigs', 'false'
+  '--strict', 'warning', '--no-storeconfigs'
 ])
 Puppet::Util::Log.newdestination(:console) if ENV['CORPUS_PUPPET_LOG']
 NODE = 'node1.example.com'.freeze
@@ -66,7 +66,7 @@ File.open(out_file, 'w') do |out|
           row['catalog'] = catalog.to_data_hash
         end
       rescue Exception => e # rubocop:disable Lint/RescueException
-        raise if e.is_a?(Interrupt)
+        raise if e.is_a?(SignalException) # Interrupt, TERM: stop, do not record
         row['status'] = 'err'
         row['message'] = e.message
         row['class'] = e.class.name

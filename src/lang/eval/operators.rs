@@ -196,14 +196,22 @@ impl<'l> Evaluator<'l> {
                         Value::Int(_) | Value::Float(_) => {
                             ". Caused by 'A Numeric is not comparable to non Numeric'."
                         }
+                        Value::Undef | Value::Bool(_) | Value::Array(_) | Value::Hash(_) => {
+                            ". Caused by 'Only Strings, Numbers, Timespans, Timestamps, and Versions are comparable'."
+                        }
                         _ => "",
+                    };
+                    // Puppet labels the operands: undef is an "Undef Value".
+                    let label = |v: &Value| match v {
+                        Value::Undef => "Undef Value".to_string(),
+                        other => other.type_name().to_string(),
                     };
                     return Err(LangError::eval(
                         format!(
                             "Comparison of: {} {} {}, is not possible{cause}",
-                            a.type_name(),
+                            label(&a),
                             op_text(op),
-                            b.type_name()
+                            label(&b)
                         ),
                         loc,
                     )

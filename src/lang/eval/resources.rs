@@ -306,14 +306,9 @@ impl<'l> Evaluator<'l> {
             .iter()
             .filter(|b| !matches!(b.title.kind, ExprKind::Default))
         {
+            // Puppet checks a body's titles before it evaluates its attributes.
             let t = self.eval(&b.title, sc)?;
-            let ops = self.eval_ops(&b.ops, sc)?;
-            let mut params: Vec<(String, Value)> = Vec::new();
-            for (n, op) in defaults.iter().cloned().chain(ops) {
-                set_param(&mut params, n, op.into_value());
-            }
             check_title_types(&t).map_err(|m| LangError::eval(m, &b.title.loc))?;
-            let ts = titles(&t);
             // `[title].flatten` with an undef in it; an empty array declares
             // nothing (gitolite's `package { $packages: }` with `[]`).
             if has_undef_title(&t) {
@@ -322,6 +317,12 @@ impl<'l> Evaluator<'l> {
                     &b.title.loc,
                 )
                 .into());
+            }
+            let ts = titles(&t);
+            let ops = self.eval_ops(&b.ops, sc)?;
+            let mut params: Vec<(String, Value)> = Vec::new();
+            for (n, op) in defaults.iter().cloned().chain(ops) {
+                set_param(&mut params, n, op.into_value());
             }
             let last = ts.len().saturating_sub(1);
             for (i, title) in ts.into_iter().enumerate() {

@@ -249,8 +249,19 @@ fn reverse(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     })
 }
 
+/// stdlib's `concat(array, values...)`: the first argument must be an array.
 fn concat(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let args = &c.args;
+    if args.len() < 2 {
+        return Err(plain(format!(
+            "concat(): Wrong number of arguments given ({} for < 2)",
+            args.len()
+        ))
+        .into());
+    }
+    if !matches!(args.first(), Some(Value::Array(_))) {
+        return Err(plain("concat(): Requires array to work with").into());
+    }
     Ok({
         let mut out = Vec::new();
         for a in args {

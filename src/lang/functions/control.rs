@@ -80,7 +80,9 @@ fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     if types::is_instance(&t, &v) {
         Ok(v)
     } else if let Some(l) = c.lambda {
-        ev.call_lambda(l, vec![Value::Type(t.clone()), v], c.scope)
+        // The lambda gets the expected type and the value's inferred type.
+        let actual = Value::Type(types::infer::infer_type(&v));
+        ev.call_lambda(l, vec![Value::Type(t.clone()), actual], c.scope)
     } else {
         Err(plain(format!("assert_type(): {}", types::mismatch(&t, &v))).into())
     }

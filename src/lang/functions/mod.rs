@@ -18,6 +18,7 @@ pub mod data;
 pub mod external;
 pub mod iteration;
 pub mod native;
+pub mod native_modules;
 pub mod numbers;
 pub mod random;
 pub mod stdlib;
@@ -253,6 +254,7 @@ pub fn registry() -> &'static Registry {
         numbers::register(&mut b);
         conversion::register(&mut b);
         native::register(&mut b);
+        native_modules::register(&mut b);
         external::register(&mut b);
         random::register(&mut b);
         stdlib::register(&mut b);

@@ -38,7 +38,12 @@ fn template(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 fn inline_template(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let mut out = String::new();
     for a in &c.args {
-        out.push_str(&erb::render_erb(ev, &a.to_s(), c.scope, "inline_template")?);
+        out.push_str(&erb::render_erb(
+            ev,
+            &a.to_s(),
+            c.scope,
+            erb::ErbSource::Inline,
+        )?);
     }
     Ok(Value::Str(out))
 }

@@ -7,36 +7,82 @@ use std::sync::Arc;
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
-use crate::lang::template::segments::{Flavor, Seg, segments};
+use crate::lang::template::segments::{Flavor, Pos, Seg, segments};
 use crate::lang::values::value::{Value, hash_get_str};
 
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// The generated program, written so that each piece of template code
+/// stays at its template line and column where it can (errors then point
+/// into the template as Puppet's do).
+struct Program {
+    text: String,
+    line: usize,
+    col: usize,
+}
+
+impl Program {
+    fn push(&mut self, s: &str) {
+        for c in s.chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.col = 1;
+            } else {
+                self.col += 1;
+            }
+        }
+        self.text.push_str(s);
+    }
+
+    /// Move to `pos` (less `lead` columns for text written before the
+    /// code), when it is not behind.
+    fn goto(&mut self, pos: Pos, lead: usize) {
+        while self.line < pos.line {
+            self.push("\n");
+        }
+        if self.line == pos.line {
+            while self.col + lead < pos.col {
+                self.push(" ");
+            }
+        } else {
+            self.push(" ");
+        }
+    }
+}
+
 /// Translate EPP segments to a Puppet program and its parameter list.
 fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
-    let mut prog = String::new();
+    let mut prog = Program {
+        text: String::new(),
+        line: 1,
+        col: 1,
+    };
     let mut params = None;
     for (i, seg) in segs.into_iter().enumerate() {
         match seg {
             Seg::Text(t) if t.is_empty() => {}
-            Seg::Text(t) => prog.push_str(&format!("__tpl_text({})\n", quote(&t))),
-            Seg::Expr(e) => {
-                prog.push_str(&format!("__tpl_text(({}))\n", e.trim()));
+            Seg::Text(t) => prog.push(&format!("__tpl_text({}) ", quote(&t))),
+            Seg::Expr(e, pos) => {
+                let lead = e.len() - e.trim_start().len();
+                prog.goto(pos, "__tpl_text((".len().saturating_sub(lead));
+                prog.push(&format!("__tpl_text(({})) ", e.trim_end()));
             }
-            Seg::Code(c) => {
+            Seg::Code(c, pos) => {
                 let t = c.trim();
                 if i <= 1 && t.starts_with('|') && t.ends_with('|') && params.is_none() {
                     params = Some(t.to_string());
                     continue;
                 }
-                prog.push_str(&c);
-                prog.push('\n');
+                prog.goto(pos, 0);
+                prog.push(&c);
+                // A line break only where a comment must end.
+                prog.push(if c.contains('#') { "\n" } else { " " });
             }
         }
     }
-    Ok((prog, params))
+    Ok((prog.text, params))
 }
 
 fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> EvalResult<String> {

@@ -50,7 +50,16 @@ pub fn render_erb_file(
         .loader
         .read(&path)
         .map_err(|e| LangError::eval(format!("Could not read template '{reference}': {e}"), loc))?;
-    erb::render_erb(ev, &src, sc, &path.display().to_string())
+    let path = path.display().to_string();
+    erb::render_erb(
+        ev,
+        &src,
+        sc,
+        erb::ErbSource::File {
+            reference,
+            path: &path,
+        },
+    )
 }
 
 /// Render the EPP template `reference` with `params`, as `epp()` does.

@@ -2,10 +2,19 @@
 //! `<%= expression %>`, honouring `<%-`/`-%>` trimming and `<%#` comments.
 //! Shared by EPP and ERB, which trim differently.
 
+/// A piece of template text; code and expressions carry where their code
+/// starts in the template, for error messages.
 pub enum Seg {
     Text(String),
-    Code(String),
-    Expr(String),
+    Code(String, Pos),
+    Expr(String, Pos),
+}
+
+/// A place in a template: line and column, both from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
 }
 
 /// A `<%` without its closing `%>`.
@@ -42,6 +51,19 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
     let mut out = Vec::new();
     let mut rest = src;
     let mut trim_next_nl = false;
+    // Line of `src[seen..]`'s start, counted as the split goes.
+    let (mut seen, mut line) = (0usize, 1usize);
+    let mut pos_at = |rest: &str| {
+        let at = src.len() - rest.len();
+        line += src.get(seen..at).map_or(0, |s| s.matches('\n').count());
+        seen = at;
+        let line_start = src
+            .get(..at)
+            .and_then(|s| s.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let col = src.get(line_start..at).map_or(0, |s| s.chars().count()) + 1;
+        Pos { line, col }
+    };
     while !rest.is_empty() {
         let Some(i) = rest.find("<%") else {
             let t = if trim_next_nl {
@@ -84,6 +106,7 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
             return Err(UnbalancedTag);
         };
         let mut body = body_all.get(..end).unwrap_or("");
+        let body_pos = pos_at(body_all);
         trim_next_nl = false;
         if let Some(b) = body.strip_suffix('-') {
             body = b;
@@ -91,9 +114,9 @@ pub fn segments(src: &str, flavor: Flavor) -> Result<Vec<Seg>, UnbalancedTag> {
         }
         rest = body_all.get(end + 2..).unwrap_or("");
         match kind {
-            '=' => out.push(Seg::Expr(body.to_string())),
+            '=' => out.push(Seg::Expr(body.to_string(), body_pos)),
             '#' => {}
-            _ => out.push(Seg::Code(body.to_string())),
+            _ => out.push(Seg::Code(body.to_string(), body_pos)),
         }
     }
     Ok(out)

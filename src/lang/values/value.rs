@@ -161,6 +161,10 @@ impl Value {
                 format!("{{{}}}", items.join(", "))
             }
             Value::Type(PType::Resource(Some(t), Some(title))) => format!("{t}['{title}']"),
+            // An alias in a string is spelled out, as Puppet's `to_s` does.
+            Value::Type(t @ PType::Alias(..)) => {
+                crate::lang::values::types::format::alias_expanded(t)
+            }
             Value::Type(t) => t.to_string(),
             Value::Sensitive(_) => "Sensitive [value redacted]".into(),
             Value::Iterator(a) => Value::Array(a.clone()).to_inspect(quote),

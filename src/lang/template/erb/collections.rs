@@ -304,7 +304,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             },
             _ => {
                 return fail(format!(
-                    "undefined method '{name}' for {}:Array",
+                    "undefined method `{name}' for {}:Array",
                     inspect(&Value::Array(a))
                 ));
             }
@@ -405,7 +405,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             "invert" => Value::Hash(h.into_iter().map(|(k, v)| (v, k)).collect()),
             _ => {
                 return fail(format!(
-                    "undefined method '{name}' for {}:Hash",
+                    "undefined method `{name}' for {}:Hash",
                     inspect(&Value::Hash(h))
                 ));
             }
@@ -532,7 +532,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             _ => {
                 return fail(format!(
-                    "undefined method '{op}' for {}:{}",
+                    "undefined method `{op}' for {}:{}",
                     inspect(&l),
                     class_name(&l)
                 ));

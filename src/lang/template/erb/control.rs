@@ -1,5 +1,5 @@
-//! Non-local exits of the ERB interpreter: an error, or `next`/`break`
-//! out of a block with its value, as one enum threaded through every
+//! Non-local exits of the ERB interpreter: an error, `next`/`break`
+//! out of a block or `return` out of a method, with its value, as one enum threaded through every
 //! evaluation step's `Result`.
 
 use crate::lang::error::{LangError, plain};
@@ -10,6 +10,8 @@ pub enum Ctl {
     Err(LangError),
     Next(Value),
     Break(Value),
+    /// `return` out of a template-defined method.
+    Return(Value),
 }
 
 impl From<LangError> for Ctl {

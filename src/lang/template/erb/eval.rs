@@ -7,12 +7,13 @@
 //! values are in `erb_methods.rs`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::lang::error::plain;
 use crate::lang::error::{LangError, Loc};
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::erb::control::{Ctl, R, fail};
-use crate::lang::template::erb::parse::{Block, RExpr, RStr};
+use crate::lang::template::erb::parse::{Block, MethodDef, RExpr, RStr};
 use crate::lang::template::erb::value::{class_name, inspect, ruby_eq, to_s};
 use crate::lang::values::regex::compile_regex;
 use crate::lang::values::value::Value;
@@ -22,8 +23,58 @@ fn is_mutator(name: &str) -> bool {
     name.ends_with('!')
         || matches!(
             name,
-            "<<" | "push" | "append" | "concat" | "unshift" | "prepend" | "update" | "clear"
+            "<<" | "push"
+                | "append"
+                | "concat"
+                | "unshift"
+                | "prepend"
+                | "update"
+                | "clear"
+                | "delete"
+                | "shift"
+                | "pop"
         )
+}
+
+/// `h.delete(k)`, `a.delete(x)`, `a.shift`, `a.pop` on a Hash or Array:
+/// the receiver without the element, and the element removed (nil when
+/// there was none), as Ruby's methods that change their receiver return.
+pub fn removed(old: &Value, name: &str, arg: Option<&Value>) -> R<(Value, Value)> {
+    let key = arg.cloned().unwrap_or(Value::Undef);
+    Ok(match (old, name) {
+        (Value::Hash(h), "delete") => {
+            let mut h = h.clone();
+            let ret = match h.iter().position(|(k, _)| ruby_eq(k, &key)) {
+                Some(i) => h.remove(i).1,
+                None => Value::Undef,
+            };
+            (Value::Hash(h), ret)
+        }
+        (Value::Array(a), "delete") => {
+            let kept: Vec<Value> = a.iter().filter(|x| !ruby_eq(x, &key)).cloned().collect();
+            let ret = if kept.len() == a.len() {
+                Value::Undef
+            } else {
+                key
+            };
+            (Value::Array(kept), ret)
+        }
+        (Value::Array(a), "shift") => {
+            let mut a = a.clone();
+            let ret = if a.is_empty() {
+                Value::Undef
+            } else {
+                a.remove(0)
+            };
+            (Value::Array(a), ret)
+        }
+        (Value::Array(a), "pop") => {
+            let mut a = a.clone();
+            let ret = a.pop().unwrap_or(Value::Undef);
+            (Value::Array(a), ret)
+        }
+        (other, _) => return fail(format!("undefined method `{name}' for {}", inspect(other))),
+    })
 }
 
 /// Evaluation steps allowed for one template (bounds loops over ranges).
@@ -45,7 +96,16 @@ pub struct Interp<'a, 'l> {
     pub last_match: Option<Vec<Value>>,
     pub out: String,
     steps: usize,
+    /// The template line being run (0: unknown), for error messages.
+    pub line: usize,
+    /// Methods the template defined with `def`.
+    methods: HashMap<String, Arc<MethodDef>>,
+    /// Nesting of template-defined method calls (bounded: recursion).
+    call_depth: usize,
 }
+
+/// Deepest nesting of template-defined method calls.
+const MAX_CALL_DEPTH: usize = 100;
 
 impl<'a, 'l> Interp<'a, 'l> {
     pub fn new(ev: &'a mut Evaluator<'l>, sc: ScopeId, loc: Loc) -> Self {
@@ -59,6 +119,9 @@ impl<'a, 'l> Interp<'a, 'l> {
             last_match: None,
             out: String::new(),
             steps: 0,
+            line: 0,
+            methods: HashMap::new(),
+            call_depth: 0,
         }
     }
 
@@ -82,7 +145,11 @@ impl<'a, 'l> Interp<'a, 'l> {
             RExpr::IVar(n) => self.ivar(n),
             other => self.eval(other)?,
         };
-        if !matches!(old, Value::Array(_) | Value::Hash(_) | Value::Str(_)) {
+        let keeps_string = matches!(name, "delete" | "shift" | "pop");
+        if !matches!(old, Value::Array(_) | Value::Hash(_) | Value::Str(_))
+            || (keeps_string && matches!(old, Value::Str(_)))
+        {
+            // `String#delete` makes a new string; others are not mutators here.
             let base = name.trim_end_matches('!');
             return self.call_method(old, base, args, block);
         }
@@ -116,6 +183,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 let new = self.call_method(old.clone(), "merge", args, block)?;
                 (new.clone(), new)
             }
+            "delete" | "shift" | "pop" => removed(&old, name, args.first())?,
             "clear" => {
                 let new = match &old {
                     Value::Array(_) => Value::Array(Vec::new()),
@@ -206,6 +274,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             Err(Ctl::Next(_) | Ctl::Break(_)) => {
                 Err(plain("Invalid next/break outside of a block"))
             }
+            Err(Ctl::Return(_)) => Err(plain("Invalid return outside of a method")),
         }
     }
 
@@ -246,6 +315,43 @@ impl<'a, 'l> Interp<'a, 'l> {
         self.frames.pop();
         match r {
             Err(Ctl::Next(v)) => Ok(v),
+            other => other,
+        }
+    }
+
+    /// The template-defined method `name`, if there is one.
+    pub fn defined_method(&self, name: &str) -> Option<Arc<MethodDef>> {
+        self.methods.get(name).cloned()
+    }
+
+    /// Call a template-defined method: a fresh local scope holding its
+    /// parameters; `return` ends it with a value.
+    pub fn call_defined(&mut self, m: &MethodDef, args: Vec<Value>) -> R {
+        if args.len() != m.params.len() {
+            return fail(format!(
+                "wrong number of arguments (given {}, expected {})",
+                args.len(),
+                m.params.len()
+            ));
+        }
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return fail("stack level too deep");
+        }
+        let frame: HashMap<String, Value> = m.params.iter().cloned().zip(args).collect();
+        let frames = std::mem::replace(&mut self.frames, vec![frame]);
+        let shared = std::mem::take(&mut self.shared);
+        let line = self.line;
+        self.call_depth += 1;
+        let r = self.block_body(&m.body);
+        self.call_depth -= 1;
+        self.frames = frames;
+        self.shared = shared;
+        if r.is_ok() || matches!(r, Err(Ctl::Return(_))) {
+            // An error keeps the method's line, as Ruby's backtrace does.
+            self.line = line;
+        }
+        match r {
+            Err(Ctl::Return(v)) => Ok(v),
             other => other,
         }
     }
@@ -516,6 +622,21 @@ impl<'a, 'l> Interp<'a, 'l> {
                     _ => return fail("only integer ranges are supported"),
                 }
             }
+            RExpr::Line(n) => {
+                self.line = *n;
+                Value::Undef
+            }
+            RExpr::Def(m) => {
+                self.methods.insert(m.name.clone(), m.clone());
+                Value::Str(m.name.clone())
+            }
+            RExpr::Return(v) => {
+                let v = match v {
+                    Some(v) => self.eval(v)?,
+                    None => Value::Undef,
+                };
+                return Err(Ctl::Return(v));
+            }
             RExpr::Text(t) => {
                 self.emit(t)?;
                 Value::Undef
@@ -663,7 +784,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 .iter()
                 .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()]))
                 .collect(),
-            other => return fail(format!("undefined method 'each' for {}", inspect(other))),
+            other => return fail(format!("undefined method `each' for {}", inspect(other))),
         })
     }
 }

@@ -55,6 +55,8 @@ pub enum Tok {
 pub struct Token {
     pub tok: Tok,
     pub space: bool,
+    /// The template line it is on (0: not from a template, e.g. `#{}` code).
+    pub line: usize,
 }
 
 const OPS: &[&str] = &[
@@ -92,9 +94,26 @@ fn closing(c: char) -> char {
 
 /// Lex one code fragment, appending to `out`.
 pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
+    lex_at(src, 0, out)
+}
+
+/// Lex one code fragment that starts on template line `first_line` (0:
+/// not from a template), appending to `out`.
+pub fn lex_at(src: &str, first_line: usize, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
     let chars: Vec<char> = src.chars().collect();
     let mut i = 0;
     let mut space = true;
+    // The line of `chars[counted]`, counted as tokens are made.
+    let (mut counted, mut line) = (0usize, first_line);
+    let mut line_of = |start: usize| {
+        if first_line > 0 {
+            line += chars
+                .get(counted..start)
+                .map_or(0, |s| s.iter().filter(|c| **c == '\n').count());
+            counted = start;
+        }
+        line
+    };
     let at = |i: usize| chars.get(i).copied();
     while let Some(c) = at(i) {
         if c == ' ' || c == '\t' || c == '\r' {
@@ -114,6 +133,7 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
             continue;
         }
         let start = i;
+        let tok_line = line_of(start);
         let tok = if c == '\n' || c == ';' {
             i += 1;
             Tok::Nl
@@ -203,6 +223,7 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
                     out.push(Token {
                         tok: Tok::Sym(name),
                         space,
+                        line: tok_line,
                     });
                     space = true;
                     Tok::Op("=>")
@@ -330,7 +351,11 @@ pub fn lex(src: &str, out: &mut Vec<Token>) -> Result<(), ErbSyntaxError> {
             i += op.chars().count();
             Tok::Op(op)
         };
-        out.push(Token { tok, space });
+        out.push(Token {
+            tok,
+            space,
+            line: tok_line,
+        });
         space = matches!(out.last().map(|t| &t.tok), Some(Tok::Nl));
     }
     Ok(())
@@ -411,19 +436,23 @@ pub fn lex_template(
     use crate::lang::template::segments::Seg;
     let mut out = Vec::new();
     for seg in segs {
-        let tok = |tok| Token { tok, space: true };
+        let tok = |tok, line| Token {
+            tok,
+            space: true,
+            line,
+        };
         match seg {
             Seg::Text(t) if t.is_empty() => {}
-            Seg::Text(t) => out.push(tok(Tok::Text(t.clone()))),
-            Seg::Expr(e) => {
-                out.push(tok(Tok::OutStart));
-                lex(e, &mut out)?;
-                out.push(tok(Tok::OutEnd));
-                out.push(tok(Tok::Nl));
+            Seg::Text(t) => out.push(tok(Tok::Text(t.clone()), 0)),
+            Seg::Expr(e, pos) => {
+                out.push(tok(Tok::OutStart, pos.line));
+                lex_at(e, pos.line, &mut out)?;
+                out.push(tok(Tok::OutEnd, 0));
+                out.push(tok(Tok::Nl, 0));
             }
-            Seg::Code(c) => {
-                lex(c, &mut out)?;
-                out.push(tok(Tok::Nl));
+            Seg::Code(c, pos) => {
+                lex_at(c, pos.line, &mut out)?;
+                out.push(tok(Tok::Nl, 0));
             }
         }
     }

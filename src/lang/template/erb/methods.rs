@@ -39,6 +39,9 @@ fn int_of(v: &Value) -> i64 {
 impl<'a, 'l> Interp<'a, 'l> {
     /// A call without receiver: Kernel functions and `scope`.
     pub fn call_bare(&mut self, name: &str, args: Vec<Value>, block: Option<&Block>) -> R {
+        if let Some(m) = self.defined_method(name) {
+            return self.call_defined(&m, args);
+        }
         let a0 = args.first().cloned().unwrap_or(Value::Undef);
         Ok(match name {
             "scope" => Value::str(SCOPE),
@@ -72,10 +75,10 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             _ if block.is_none() && args.is_empty() => {
                 return fail(format!(
-                    "undefined local variable or method '{name}' for template"
+                    "undefined local variable or method `{name}' for template"
                 ));
             }
-            _ => return fail(format!("undefined method '{name}' for template")),
+            _ => return fail(format!("undefined method `{name}' for template")),
         })
     }
 
@@ -117,7 +120,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 };
                 self.puppet_function(name.trim_start_matches("function_"), fargs)?
             }
-            _ => return fail(format!("undefined method '{name}' for scope")),
+            _ => return fail(format!("undefined method `{name}' for scope")),
         })
     }
 
@@ -155,7 +158,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 "name" | "to_s" => Ok(Value::Str(s.trim_start_matches("\u{0}class:").into())),
                 "new" if s.ends_with(":Hash") => Ok(Value::Hash(Vec::new())),
                 "new" if s.ends_with(":Array") => Ok(Value::Array(Vec::new())),
-                _ => fail(format!("undefined method '{name}' for {s}")),
+                _ => fail(format!("undefined method `{name}' for {s}")),
             },
             Value::Str(s) => self.string_method(s, name, &args, block),
             Value::Regex(_) if matches!(name, "match" | "match?" | "=~") => {
@@ -169,6 +172,10 @@ impl<'a, 'l> Interp<'a, 'l> {
                 }
                 self.string_method(&subject, name, std::slice::from_ref(&recv), None)
             }
+            Value::Array(_) | Value::Hash(_) if matches!(name, "delete" | "shift" | "pop") => {
+                // On a temporary: the element removed (the receiver is gone).
+                Ok(crate::lang::template::erb::eval::removed(&recv, name, args.first())?.1)
+            }
             Value::Array(a) => self.array_method(a.clone(), name, args, block),
             Value::Hash(h) => self.hash_method(h.clone(), name, args, block),
             Value::Int(n) if name == "times" => {
@@ -181,19 +188,19 @@ impl<'a, 'l> Interp<'a, 'l> {
                 "to_i" => Ok(Value::Int(0)),
                 "to_f" => Ok(Value::Float(0.0)),
                 "&" => Ok(Value::Bool(false)),
-                _ => fail(format!("undefined method '{name}' for nil:NilClass")),
+                _ => fail(format!("undefined method `{name}' for nil:NilClass")),
             },
             Value::Bool(b) => match name {
                 "&" => Ok(Value::Bool(*b && a0.truthy())),
                 "|" => Ok(Value::Bool(*b || a0.truthy())),
                 "!" => Ok(Value::Bool(!b)),
                 _ => fail(format!(
-                    "undefined method '{name}' for {b}:{}",
+                    "undefined method `{name}' for {b}:{}",
                     class_name(&recv)
                 )),
             },
             other => fail(format!(
-                "undefined method '{name}' for {}",
+                "undefined method `{name}' for {}",
                 class_name(other)
             )),
         }
@@ -341,6 +348,30 @@ impl<'a, 'l> Interp<'a, 'l> {
                         .collect(),
                 )
             }
+            "delete" => {
+                // A character set: `a-z` ranges, `^` negates.
+                let spec: Vec<char> = str_arg(args, 0).chars().collect();
+                let (neg, spec) = match spec.split_first() {
+                    Some(('^', rest)) if !rest.is_empty() => (true, rest),
+                    _ => (false, spec.as_slice()),
+                };
+                let mut ranges = Vec::new();
+                let mut i = 0;
+                while let Some(&c) = spec.get(i) {
+                    match (spec.get(i + 1), spec.get(i + 2)) {
+                        (Some('-'), Some(&hi)) => {
+                            ranges.push((c, hi));
+                            i += 3;
+                        }
+                        _ => {
+                            ranges.push((c, c));
+                            i += 1;
+                        }
+                    }
+                }
+                let hit = |c: char| ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != neg;
+                Value::Str(s.chars().filter(|c| !hit(*c)).collect())
+            }
             "ljust" | "rjust" | "center" => {
                 let w = usize::try_from(int_of(&a0)).unwrap_or(0).min(1 << 20);
                 let n = s.chars().count();
@@ -371,7 +402,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             "<=>" => ruby_cmp(&Value::str(s), &a0).map_or(Value::Undef, |o| Value::Int(o as i64)),
             _ => {
                 return fail(format!(
-                    "undefined method '{name}' for {}:String",
+                    "undefined method `{name}' for {}:String",
                     inspect(&Value::str(s))
                 ));
             }
@@ -411,7 +442,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
             _ => {
                 return fail(format!(
-                    "undefined method '{name}' for {}:{}",
+                    "undefined method `{name}' for {}:{}",
                     to_s(n),
                     class_name(n)
                 ));

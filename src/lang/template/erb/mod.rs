@@ -21,14 +21,29 @@ use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::template::segments::{Flavor, segments};
 
+/// Where ERB text comes from, for Puppet's error messages.
+#[derive(Debug, Clone, Copy)]
+pub enum ErbSource<'a> {
+    /// `template('mod/x.erb')`: the reference as written and the file found.
+    File { reference: &'a str, path: &'a str },
+    /// `inline_template(...)`.
+    Inline,
+}
+
 /// Render ERB text with the Ruby-subset interpreter ;
-/// instance variables resolve from the calling scope.
+/// instance variables resolve from the calling scope. A Ruby error while
+/// it runs is reported as Puppet reports it: for a file, "Failed to parse
+/// template REF:" with the file, the template line and the Ruby message.
 pub fn render_erb(
     ev: &mut Evaluator<'_>,
     src: &str,
     sc: ScopeId,
-    what: &str,
+    source: ErbSource<'_>,
 ) -> EvalResult<String> {
+    let what = match source {
+        ErbSource::File { path, .. } => path,
+        ErbSource::Inline => "inline_template",
+    };
     let segs = segments(src, Flavor::Erb).map_err(|m| plain(format!("{what}: {m}")))?;
     let toks = lex::lex_template(&segs)
         .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
@@ -42,7 +57,13 @@ pub fn render_erb(
     let mut interp = eval::Interp::new(ev, sc, loc);
     interp.run(&prog).map_err(|e| match e.kind {
         crate::lang::error::ErrorKind::Evaluation if e.loc.is_none() => {
-            plain(format!("Failed to evaluate template {what}: {}", e.message))
+            plain(match source {
+                ErbSource::File { reference, path } => format!(
+                    "Failed to parse template {reference}:\n  Filepath: {path}\n  Line: {}\n  Detail: {}\n",
+                    interp.line, e.message
+                ),
+                ErbSource::Inline => format!("Failed to parse inline template: {}", e.message),
+            })
         }
         _ => e,
     })?;

@@ -9,6 +9,8 @@
 //! blocks; keyword forms include `next`/`break`, `defined?` and
 //! `begin ... end`.
 
+use std::sync::Arc;
+
 use crate::lang::template::erb::lex::{ErbSyntaxError, StrPart, Tok, Token, lex};
 
 /// Maximum nesting of Ruby expressions in a template (chains such as
@@ -58,14 +60,29 @@ pub enum RExpr {
     Break(Option<Box<RExpr>>),
     Defined(Box<RExpr>),
     Range(Box<RExpr>, Box<RExpr>, bool),
+    /// `def name(params) ... end`: a method of the template object.
+    Def(Arc<MethodDef>),
+    /// `return [value]` out of a `def` method.
+    Return(Option<Box<RExpr>>),
     Text(String),
     Out(Box<RExpr>),
+    /// The statements that follow start on this template line.
+    Line(usize),
 }
 
 #[derive(Debug, Clone)]
 pub enum RStr {
     Lit(String),
     Code(RExpr),
+}
+
+/// A method the template defines (`def bool2str(v) ... end`): its body
+/// sees its parameters and instance variables, not the caller's locals.
+#[derive(Debug)]
+pub struct MethodDef {
+    pub name: String,
+    pub params: Vec<String>,
+    pub body: Vec<RExpr>,
 }
 
 #[derive(Debug, Clone)]
@@ -195,8 +212,21 @@ impl Parser {
     /// Statements up to one of the keywords in `stop` (not consumed) or `}`.
     fn stmts(&mut self, stop: &[&str]) -> PResult<Vec<RExpr>> {
         let mut out = Vec::new();
+        let mut last_line = 0;
         loop {
             self.skip_nl();
+            let line = self.toks.get(self.pos).map_or(0, |t| t.line);
+            if line > 0 && line != last_line && !matches!(self.peek(), Some(Tok::Text(_))) {
+                let stops = match self.peek() {
+                    Some(Tok::Ident(i)) => stop.contains(&i.as_str()),
+                    Some(Tok::Op("}")) => stop.contains(&"}"),
+                    _ => false,
+                };
+                if !stops {
+                    out.push(RExpr::Line(line));
+                    last_line = line;
+                }
+            }
             match self.peek() {
                 None => return Ok(out),
                 Some(Tok::Ident(i)) if stop.contains(&i.as_str()) => return Ok(out),
@@ -829,11 +859,7 @@ impl Parser {
                 RExpr::For(vars, Box::new(iter), body)
             }
             "next" | "break" => {
-                let v = match self.peek() {
-                    None | Some(Tok::Nl | Tok::OutEnd | Tok::Op("}")) => None,
-                    Some(Tok::Ident(i)) if i == "if" || i == "unless" || i == "end" => None,
-                    _ => Some(Box::new(self.expr()?)),
-                };
+                let v = self.exit_value()?;
                 if n == "next" {
                     RExpr::Next(v)
                 } else {
@@ -848,6 +874,8 @@ impl Parser {
                 }
                 RExpr::Defined(Box::new(e))
             }
+            "def" => self.method_def()?,
+            "return" => RExpr::Return(self.exit_value()?),
             "begin" => {
                 let body = self.stmts(&["end"])?;
                 self.expect_kw("end")?;
@@ -859,5 +887,66 @@ impl Parser {
             _ if self.is_local(&n) && (self.space_before() || !self.is_op("(")) => RExpr::Local(n),
             _ => self.call_rest(None, n)?,
         })
+    }
+}
+
+impl Parser {
+    /// The value after `next`, `break` or `return`, if one follows.
+    fn exit_value(&mut self) -> PResult<Option<Box<RExpr>>> {
+        Ok(match self.peek() {
+            None | Some(Tok::Nl | Tok::OutEnd | Tok::Op("}")) => None,
+            Some(Tok::Ident(i)) if i == "if" || i == "unless" || i == "end" => None,
+            _ => Some(Box::new(self.expr()?)),
+        })
+    }
+
+    /// `def name(a, b) ... end` or `def name a, b ... end` (after `def`).
+    fn method_def(&mut self) -> PResult<RExpr> {
+        let name = match self.bump() {
+            Some(Tok::Ident(n) | Tok::Const(n)) => n,
+            other => {
+                return Err(ErbSyntaxError(format!(
+                    "expected a method name after 'def', found {}",
+                    describe(other.as_ref())
+                )));
+            }
+        };
+        let mut params = Vec::new();
+        let paren = self.is_op("(") && !self.space_before();
+        if paren {
+            self.pos += 1;
+        }
+        loop {
+            match self.peek() {
+                Some(Tok::Ident(p)) => {
+                    params.push(p.clone());
+                    self.pos += 1;
+                }
+                Some(Tok::Op(")")) if paren => {
+                    self.pos += 1;
+                    break;
+                }
+                _ if !paren => break,
+                other => {
+                    return Err(ErbSyntaxError(format!(
+                        "bad method parameter {}",
+                        describe(other)
+                    )));
+                }
+            }
+            if !self.eat_op(",") {
+                if paren {
+                    self.expect_op(")")?;
+                }
+                break;
+            }
+        }
+        // A method body sees its parameters only, not the template's locals.
+        let outer = std::mem::replace(&mut self.locals, vec![params.clone()]);
+        let body = self.stmts(&["end"]);
+        self.locals = outer;
+        let body = body?;
+        self.expect_kw("end")?;
+        Ok(RExpr::Def(Arc::new(MethodDef { name, params, body })))
     }
 }

@@ -32,6 +32,14 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             let e = alias_expanded(t);
             format!("expects {} {e} value, got {}", article(&e), v.type_name())
         }
+        // Puppet's PatternMismatch names the alias with its definition.
+        PType::Alias(_, inner) if matches!(inner.as_ref(), PType::Enum(_) | PType::Pattern(_)) => {
+            let got = match v {
+                Value::Str(s) => format!("'{s}'"),
+                _ => v.type_name(),
+            };
+            format!("expects a match for {}, got {got}", alias_expanded(t))
+        }
         PType::Alias(_, inner) => mismatch(inner, v),
         // Puppet's PatternMismatch, whatever the value's type.
         PType::Enum(_) | PType::Pattern(_) => {
@@ -161,11 +169,11 @@ impl fmt::Display for PType {
                 write!(f, "Enum[{}]", q.join(", "))
             }
             PType::Pattern(v) => {
-                let q: Vec<String> = v.iter().map(|s| format!("/{s}/")).collect();
+                let q: Vec<String> = v.iter().map(|s| regexp_inspect(s)).collect();
                 write!(f, "Pattern[{}]", q.join(", "))
             }
             PType::Regexp(None) => write!(f, "Regexp"),
-            PType::Regexp(Some(r)) => write!(f, "Regexp[/{r}/]"),
+            PType::Regexp(Some(r)) => write!(f, "Regexp[{}]", regexp_inspect(r)),
             PType::Array(t, a, b) => {
                 if **t == PType::Any && *a == 0 && *b == MAXI {
                     write!(f, "Array")
@@ -247,12 +255,38 @@ impl fmt::Display for PType {
     }
 }
 
+/// A regexp as Ruby's `Regexp#inspect` writes it, as Puppet prints the
+/// regexps of `Pattern` and `Regexp` types: between slashes, a slash the
+/// source does not escape escaped (`'^[^/]+'` is `/^[^\/]+/`).
+fn regexp_inspect(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 2);
+    out.push('/');
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '/' => out.push_str("\\/"),
+            _ => out.push(c),
+        }
+    }
+    out.push('/');
+    out
+}
+
 /// A type written with its aliases spelled out, `Name = Definition`
 /// (Puppet's `to_alias_expanded_s`), as type mismatches print an alias.
 pub fn alias_expanded(t: &PType) -> String {
     let list = |ts: &[PType]| ts.iter().map(alias_expanded).collect::<Vec<_>>().join(", ");
     match t {
-        PType::Alias(name, inner) => format!("{name} = {}", alias_expanded(inner)),
+        // (`type()`'s display names such as `Boolean[true]` are no aliases.)
+        PType::Alias(name, inner) if !name.contains('[') => {
+            format!("{name} = {}", alias_expanded(inner))
+        }
         PType::Variant(ts) => format!("Variant[{}]", list(ts)),
         PType::Optional(inner) => format!("Optional[{}]", alias_expanded(inner)),
         PType::NotUndef(inner) => format!("NotUndef[{}]", alias_expanded(inner)),
