@@ -8,8 +8,6 @@ use serde_json::json;
 
 use crate::{Shell, have, run_task, shells_with_system_tools};
 
-/// apt holds a lock: package tests run one at a time.
-
 fn dpkg_version(pkg: &str) -> Option<String> {
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${db:Status-Abbrev}|${Version}", pkg])
