@@ -22,7 +22,8 @@
 //! termini). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
 //! executor with a store sink), `scrub` (server paths out of results),
-//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL).
+//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL),
+//! `program` (running a configured program: ENC, autosign policy).
 //! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
@@ -34,6 +35,7 @@ pub mod files;
 pub mod http;
 pub mod jobs;
 pub mod net;
+pub mod program;
 pub mod runner;
 pub mod scrub;
 
@@ -50,6 +52,7 @@ pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
 use api::ca as ca_api;
+use api::ca_admin;
 use api::classifier as classifier_api;
 use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
@@ -250,6 +253,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
     ("PUT", "/puppet-ca/v1/certificate_request/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_request/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("PUT", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("DELETE", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_statuses/{any}"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -322,6 +329,16 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(ca_api::request)
                 .put(ca_api::submit)
                 .layer(DefaultBodyLimit::max(ca_api::MAX_CSR_BYTES.min(limit))),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_status/{certname}",
+            get(ca_admin::status)
+                .put(ca_admin::change)
+                .delete(ca_admin::delete),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_statuses/{any}",
+            get(ca_admin::statuses),
         )
         .route(
             "/ssh/check_node_connections",
