@@ -248,6 +248,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("PUT", "/classifier-api/v1/groups/{id}"),
     ("POST", "/classifier-api/v1/groups/{id}"),
     ("DELETE", "/classifier-api/v1/groups/{id}"),
+    ("POST", "/classifier-api/v1/groups/{id}/pin"),
+    ("POST", "/classifier-api/v1/groups/{id}/unpin"),
     ("POST", "/classifier-api/v1/classified/nodes/{name}"),
     ("GET", "/puppet-ca/v1/certificate/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
@@ -311,6 +313,14 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .put(classifier_api::replace)
                 .post(classifier_api::update)
                 .delete(classifier_api::delete),
+        )
+        .route(
+            "/classifier-api/v1/groups/{id}/pin",
+            post(classifier_api::pin),
+        )
+        .route(
+            "/classifier-api/v1/groups/{id}/unpin",
+            post(classifier_api::unpin),
         )
         .route(
             "/classifier-api/v1/classified/nodes/{name}",

@@ -75,6 +75,8 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         classifier::replace,
         classifier::update,
         classifier::delete,
+        classifier::pin,
+        classifier::unpin,
         classifier::classified,
         ca::certificate,
         ca::crl,
