@@ -10,8 +10,14 @@
 //! writes it, made here with `openssl`) signs and revokes, checked with
 //! `openssl verify`. One in-process server for the binary, whose CA and
 //! TLS files it makes itself on first start (`ca:` in its config, no
-//! `ssl-*` keys). Without `puppet` (or `openssl`) those tests are skipped
-//! with a message.
+//! `ssl-*` keys). The `certificate_status` API signs, revokes and deletes
+//! for the operator (an allowlisted certificate, a `ca:admin` token) and
+//! refuses a node's certificate; an agent asking for `--dns_alt_names`
+//! waits (even on the autosign list) until `ferry ca sign
+//! --allow-dns-alt-names`, and gets the names in its certificate; a
+//! second server autosigns through a policy script that gets the CSR on
+//! stdin. Without `puppet` (or `openssl`) those tests are skipped with a
+//! message.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -36,10 +42,28 @@ struct Fixture {
     _dir: tempfile::TempDir,
 }
 
-/// The shared server: autosign for `auto-*.test`.
+/// A token with `ca:admin`, and one without it.
+const CA_TOKEN: &str = "ca-admin-token";
+const OTHER_TOKEN: &str = "classifier-reader-token";
+
+/// The shared server: autosign for `auto-*.test`; a tokens file.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| start("autosign: ['auto-*.test']", |_| {}))
+    FIXTURE.get_or_init(|| {
+        start("autosign: ['auto-*.test']", |dir| {
+            let hash = |t: &str| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(t.as_bytes()));
+            std::fs::write(
+                dir.join("tokens.yaml"),
+                format!(
+                    "tokens:\n  - name: ca\n    sha256: {}\n    actions: [ca:admin]\n  - name: other\n    sha256: {}\n    actions: [classifier:read]\n",
+                    hash(CA_TOKEN),
+                    hash(OTHER_TOKEN)
+                ),
+            )
+            .expect("tokens");
+            "tokens-file: tokens.yaml\n".to_string()
+        })
+    })
 }
 
 /// A server whose autosign is a policy executable (`policy` in its
@@ -61,13 +85,14 @@ fn policy_fixture() -> &'static Fixture {
             .expect("policy");
             std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
                 .expect("chmod");
+            String::new()
         })
     })
 }
 
 /// A server in a thread of its own, with `ca:` `autosign` lines; `prepare`
-/// runs in its directory before it starts.
-fn start(autosign: &str, prepare: impl FnOnce(&Path) + Send + 'static) -> Fixture {
+/// runs in its directory before it starts and gives more config lines.
+fn start(autosign: &str, prepare: impl FnOnce(&Path) -> String + Send + 'static) -> Fixture {
     let autosign = autosign.to_string();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
@@ -83,14 +108,14 @@ fn start(autosign: &str, prepare: impl FnOnce(&Path) + Send + 'static) -> Fixtur
                     .prefix("ferry-ca-server-")
                     .tempdir()
                     .expect("dir");
-                prepare(dir.path());
+                let extra = prepare(dir.path());
                 let environments =
                     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments");
                 let server = TestServer::start_with_tls(
                     "",
                     dir.path(),
                     &format!(
-                        "environmentpath: {}\nloglevel: warn\nca:\n  dir: ca\n  {autosign}\n  server-names: [localhost, 127.0.0.1]\n",
+                        "{extra}environmentpath: {}\nloglevel: warn\nca:\n  dir: ca\n  {autosign}\n  server-names: [localhost, 127.0.0.1]\n",
                         environments.display()
                     ),
                 )
@@ -604,6 +629,21 @@ fn certificate_status_signs_revokes_and_deletes_for_the_operator_only() {
         })
         .collect();
     assert!(names.contains(&"status1.test".to_string()), "{names:?}");
+    // A token with ca:admin reads it too; one without it may not.
+    let token = send(
+        &anonymous().with_bearer(CA_TOKEN),
+        "GET",
+        "/puppet-ca/v1/certificate_status/status1.test",
+        None,
+    );
+    assert_eq!(token.status, 200, "{}", token.text());
+    let other = send(
+        &anonymous().with_bearer(OTHER_TOKEN),
+        "GET",
+        "/puppet-ca/v1/certificate_status/status1.test",
+        None,
+    );
+    assert_eq!(other.status, 403, "{}", other.text());
     let bad_state = send(
         &operator(),
         "GET",
