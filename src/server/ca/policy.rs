@@ -5,8 +5,10 @@
 //! the CSR (PEM) on its standard input, never on a command line, and exit
 //! status 0 means sign; anything else (another status, a signal, not
 //! finishing within `ca.autosign-timeout`, not starting) means the CSR
-//! waits for `ferry ca sign`. Its failures are logged with the certname,
-//! the exit status and its standard error's first line, never the CSR.
+//! waits for `ferry ca sign`. Its failures are logged with the certname
+//! and the exit status; neither the CSR nor what the policy printed is
+//! (a CSR may carry a challenge password the policy checks, and a policy
+//! may echo it), only how many bytes it wrote to standard error.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,12 +66,6 @@ fn run_policy(program: &std::path::Path, timeout: Duration, certname: &str, pem:
             return false;
         }
     };
-    let first_error_line = String::from_utf8_lossy(&done.stderr)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .escape_default()
-        .to_string();
     if done.status.success() {
         tracing::info!(certname = %name, "autosign policy {shown} approved the request");
         return true;
@@ -78,11 +74,13 @@ fn run_policy(program: &std::path::Path, timeout: Duration, certname: &str, pem:
         Some(code) => format!("exited with {code}"),
         None => "was killed by a signal".to_string(),
     };
-    if first_error_line.is_empty() {
-        tracing::info!(certname = %name, "autosign policy {shown} {status}: the request waits for `ferry ca sign`");
-    } else {
-        tracing::info!(certname = %name, "autosign policy {shown} {status} ({first_error_line}): the request waits for `ferry ca sign`");
-    }
+    let said = match done.stderr.len() {
+        0 => String::new(),
+        n => format!(
+            " (it wrote {n} bytes to standard error, not logged: they may hold the request's secrets)"
+        ),
+    };
+    tracing::info!(certname = %name, "autosign policy {shown} {status}{said}: the request waits for `ferry ca sign`");
     false
 }
 
