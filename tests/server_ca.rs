@@ -10,8 +10,14 @@
 //! writes it, made here with `openssl`) signs and revokes, checked with
 //! `openssl verify`. One in-process server for the binary, whose CA and
 //! TLS files it makes itself on first start (`ca:` in its config, no
-//! `ssl-*` keys). Without `puppet` (or `openssl`) those tests are skipped
-//! with a message.
+//! `ssl-*` keys). The `certificate_status` API signs, revokes and deletes
+//! for the operator (an allowlisted certificate, a `ca:admin` token) and
+//! refuses a node's certificate; an agent asking for `--dns_alt_names`
+//! waits (even on the autosign list) until `ferry ca sign
+//! --allow-dns-alt-names`, and gets the names in its certificate; a
+//! second server autosigns through a policy script that gets the CSR on
+//! stdin. Without `puppet` (or `openssl`) those tests are skipped with a
+//! message.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -36,52 +42,101 @@ struct Fixture {
     _dir: tempfile::TempDir,
 }
 
+/// A token with `ca:admin`, and one without it.
+const CA_TOKEN: &str = "ca-admin-token";
+const OTHER_TOKEN: &str = "classifier-reader-token";
+
+/// The shared server: autosign for `auto-*.test`; a tokens file.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("ferry-serve".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("runtime");
-                rt.block_on(async move {
-                    let dir = tempfile::Builder::new()
-                        .prefix("ferry-ca-server-")
-                        .tempdir()
-                        .expect("dir");
-                    let environments =
-                        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments");
-                    let server = TestServer::start_with_tls(
-                        "",
-                        dir.path(),
-                        &format!(
-                            "environmentpath: {}\nloglevel: warn\nca:\n  dir: ca\n  autosign: ['auto-*.test']\n  server-names: [localhost, 127.0.0.1]\n",
-                            environments.display()
-                        ),
-                    )
-                    .await;
-                    let ca_dir = dir.path().join("ca");
-                    let ca_pem =
-                        std::fs::read_to_string(ca_dir.join("ca_crt.pem")).expect("the CA made");
-                    let _ = tx.send(Fixture {
-                        addr: server.addr,
-                        rt: tokio::runtime::Handle::current(),
-                        config: dir.path().join("server.yaml"),
-                        ca_dir,
-                        ca_pem,
-                        _dir: dir,
-                    });
-                    std::future::pending::<()>().await;
-                    drop(server);
-                });
-            })
-            .expect("server thread");
-        rx.recv().expect("the server started")
+        start("autosign: ['auto-*.test']", |dir| {
+            let hash = |t: &str| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(t.as_bytes()));
+            std::fs::write(
+                dir.join("tokens.yaml"),
+                format!(
+                    "tokens:\n  - name: ca\n    sha256: {}\n    actions: [ca:admin]\n  - name: other\n    sha256: {}\n    actions: [classifier:read]\n",
+                    hash(CA_TOKEN),
+                    hash(OTHER_TOKEN)
+                ),
+            )
+            .expect("tokens");
+            "tokens-file: tokens.yaml\n".to_string()
+        })
     })
+}
+
+/// A server whose autosign is a policy executable (`policy` in its
+/// directory: it keeps what it read on stdin in `policy-stdin-<name>`,
+/// approves names starting `yes-`, refuses others saying why on stderr).
+fn policy_fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        start("autosign: policy\n  autosign-timeout: 20", |dir| {
+            use std::os::unix::fs::PermissionsExt;
+            let script = dir.join("policy");
+            std::fs::write(
+                &script,
+                format!(
+                    "#!/bin/sh\ncat > {dir}/policy-stdin-\"$1\"\ncase \"$1\" in\n  yes-*) exit 0 ;;\n  *) echo \"not approving $1\" >&2; exit 7 ;;\nesac\n",
+                    dir = dir.display()
+                ),
+            )
+            .expect("policy");
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+            String::new()
+        })
+    })
+}
+
+/// A server in a thread of its own, with `ca:` `autosign` lines; `prepare`
+/// runs in its directory before it starts and gives more config lines.
+fn start(autosign: &str, prepare: impl FnOnce(&Path) -> String + Send + 'static) -> Fixture {
+    let autosign = autosign.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("ferry-serve".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let dir = tempfile::Builder::new()
+                    .prefix("ferry-ca-server-")
+                    .tempdir()
+                    .expect("dir");
+                let extra = prepare(dir.path());
+                let environments =
+                    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/environments");
+                let server = TestServer::start_with_tls(
+                    "",
+                    dir.path(),
+                    &format!(
+                        "{extra}environmentpath: {}\nloglevel: warn\nca:\n  dir: ca\n  {autosign}\n  server-names: [localhost, 127.0.0.1]\n",
+                        environments.display()
+                    ),
+                )
+                .await;
+                let ca_dir = dir.path().join("ca");
+                let ca_pem =
+                    std::fs::read_to_string(ca_dir.join("ca_crt.pem")).expect("the CA made");
+                let _ = tx.send(Fixture {
+                    addr: server.addr,
+                    rt: tokio::runtime::Handle::current(),
+                    config: dir.path().join("server.yaml"),
+                    ca_dir,
+                    ca_pem,
+                    _dir: dir,
+                });
+                std::future::pending::<()>().await;
+                drop(server);
+            });
+        })
+        .expect("server thread");
+    rx.recv().expect("the server started")
 }
 
 fn have(program: &str) -> bool {
@@ -138,9 +193,50 @@ fn anonymous() -> Client {
 }
 
 fn send(client: &Client, method: &str, path: &str, body: Option<Vec<u8>>) -> tls::Resp {
-    let f = fixture();
+    send_at(fixture(), client, method, path, body)
+}
+
+fn send_at(
+    f: &Fixture,
+    client: &Client,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+) -> tls::Resp {
     f.rt.block_on(client.send(f.addr, method, path, body))
         .expect("request")
+}
+
+/// The shared server's operator: a certificate for `client-ok` (on its
+/// allowlist), signed by its CA.
+fn operator() -> Client {
+    static CERT: OnceLock<ClientCert> = OnceLock::new();
+    let f = fixture();
+    let cert = CERT.get_or_init(|| {
+        let ca = ferry::server::ca::Ca::open(&f.ca_dir).expect("the CA");
+        let (cert_pem, key_pem) = ca.issue(&["client-ok".to_string()]).expect("issue");
+        ClientCert { cert_pem, key_pem }
+    });
+    Client::trusting(&f.ca_pem, Some(cert))
+}
+
+/// `certificate_status` of `name` as the operator sees it.
+fn status_of(name: &str) -> tls::Resp {
+    send(
+        &operator(),
+        "GET",
+        &format!("/puppet-ca/v1/certificate_status/{name}"),
+        None,
+    )
+}
+
+fn put_state(name: &str, body: &str) -> tls::Resp {
+    send(
+        &operator(),
+        "PUT",
+        &format!("/puppet-ca/v1/certificate_status/{name}"),
+        Some(body.as_bytes().to_vec()),
+    )
 }
 
 /// A CSR for `cn` (rcgen, ECDSA), PEM.
@@ -481,4 +577,270 @@ fn existing_puppet_ca_material_signs_and_revokes() {
     // The key was never printed, and keeps its mode.
     let key = std::fs::read_to_string(d.join("ca_key.pem")).expect("key");
     assert!(!ca(&["list", "--all"]).contains(key.lines().nth(1).unwrap_or("-")));
+}
+
+#[test]
+fn certificate_status_signs_revokes_and_deletes_for_the_operator_only() {
+    if !have("puppet") {
+        return;
+    }
+    let agent = Agent::empty("status1.test");
+    let first = run_agent(&agent, &["--waitforcert", "0"]);
+    assert_eq!(first.code, 1, "{}", first.output);
+
+    let pending = status_of("status1.test");
+    assert_eq!(pending.status, 200, "{}", pending.text());
+    let j = pending.json();
+    assert_eq!(j["name"], "status1.test");
+    assert_eq!(j["state"], "requested");
+    let fingerprint = j["fingerprint"].as_str().unwrap_or_default().to_string();
+    assert_eq!(fingerprint.len(), 32 * 3 - 1, "{j}");
+    assert_eq!(j["fingerprints"]["SHA256"], j["fingerprint"]);
+    assert_eq!(j["fingerprints"]["default"], j["fingerprint"]);
+    assert_eq!(
+        j["fingerprints"]["SHA1"].as_str().map(str::len),
+        Some(20 * 3 - 1)
+    );
+    assert_eq!(
+        j["fingerprints"]["SHA512"].as_str().map(str::len),
+        Some(64 * 3 - 1)
+    );
+    assert_eq!(j["dns_alt_names"], serde_json::json!([]));
+    assert!(
+        j.get("serial_number").is_none(),
+        "a request has no serial: {j}"
+    );
+    // The list, filtered by state.
+    let requested = send(
+        &operator(),
+        "GET",
+        "/puppet-ca/v1/certificate_statuses/any?state=requested",
+        None,
+    );
+    assert_eq!(requested.status, 200, "{}", requested.text());
+    let names: Vec<String> = requested
+        .json()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            assert_eq!(e["state"], "requested", "{e}");
+            e["name"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(names.contains(&"status1.test".to_string()), "{names:?}");
+    // A token with ca:admin reads it too; one without it may not.
+    let token = send(
+        &anonymous().with_bearer(CA_TOKEN),
+        "GET",
+        "/puppet-ca/v1/certificate_status/status1.test",
+        None,
+    );
+    assert_eq!(token.status, 200, "{}", token.text());
+    let other = send(
+        &anonymous().with_bearer(OTHER_TOKEN),
+        "GET",
+        "/puppet-ca/v1/certificate_status/status1.test",
+        None,
+    );
+    assert_eq!(other.status, 403, "{}", other.text());
+    let bad_state = send(
+        &operator(),
+        "GET",
+        "/puppet-ca/v1/certificate_statuses/any?state=lost",
+        None,
+    );
+    assert_eq!(bad_state.status, 400, "{}", bad_state.text());
+    assert_eq!(bad_state.json()["details"]["field"], "state");
+
+    // Bad changes: a 400 naming the field, a 409 saying why, nothing changed.
+    let odd = put_state("status1.test", r#"{"desired_state":"lost"}"#);
+    assert_eq!(odd.status, 400, "{}", odd.text());
+    assert_eq!(odd.json()["details"]["field"], "desired_state");
+    let none = put_state("status1.test", r#"{}"#);
+    assert_eq!(none.status, 400, "{}", none.text());
+    let not_json = put_state("status1.test", "desired_state=signed");
+    assert_eq!(not_json.status, 400, "{}", not_json.text());
+    let early = put_state("status1.test", r#"{"desired_state":"revoked"}"#);
+    assert_eq!(early.status, 409, "{}", early.text());
+    assert_eq!(
+        early.json()["message"],
+        "Cannot revoke certificate for host status1.test without a signed certificate"
+    );
+    let unknown = put_state("nobody.test", r#"{"desired_state":"signed"}"#);
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    assert_eq!(status_of("nobody.test").status, 404);
+
+    // Signed through the API, the agent gets its certificate and runs.
+    let signed = put_state("status1.test", r#"{"desired_state":"signed"}"#);
+    assert_eq!(signed.status, 204, "{}", signed.text());
+    let second = run_agent(&agent, &[]);
+    assert_eq!(second.code, 2, "{}", second.output);
+    assert!(
+        second.says("Downloaded certificate for status1.test"),
+        "{}",
+        second.output
+    );
+    let j = status_of("status1.test").json();
+    assert_eq!(j["state"], "signed", "{j}");
+    assert!(j["serial_number"].as_u64().is_some_and(|n| n >= 2), "{j}");
+    assert!(
+        j["not_after"].as_str().is_some_and(|t| t.ends_with("UTC")),
+        "{j}"
+    );
+    assert_ne!(j["fingerprint"].as_str(), Some(fingerprint.as_str()));
+    let again = put_state("status1.test", r#"{"desired_state":"signed"}"#);
+    assert_eq!(again.status, 409, "nothing to sign: {}", again.text());
+
+    // The node's own certificate is not an operator's.
+    let node = Client::trusting(&fixture().ca_pem, Some(&cert(&agent)));
+    for (method, path, body) in [
+        ("GET", "/puppet-ca/v1/certificate_status/status1.test", None),
+        ("GET", "/puppet-ca/v1/certificate_statuses/x", None),
+        (
+            "PUT",
+            "/puppet-ca/v1/certificate_status/status1.test",
+            Some(br#"{"desired_state":"revoked"}"#.to_vec()),
+        ),
+        (
+            "DELETE",
+            "/puppet-ca/v1/certificate_status/status1.test",
+            None,
+        ),
+    ] {
+        let r = send(&node, method, path, body);
+        assert_eq!(r.status, 403, "{method} {path}: {}", r.text());
+    }
+
+    // Revoked through the API: listed so, and the node is refused.
+    let revoked = put_state("status1.test", r#"{"desired_state":"revoked"}"#);
+    assert_eq!(revoked.status, 204, "{}", revoked.text());
+    assert_eq!(status_of("status1.test").json()["state"], "revoked");
+    let listed = send(
+        &operator(),
+        "GET",
+        "/puppet-ca/v1/certificate_statuses/any?state=revoked",
+        None,
+    );
+    assert!(
+        listed
+            .json()
+            .as_array()
+            .is_some_and(|l| l.iter().any(|e| e["name"] == "status1.test")),
+        "{}",
+        listed.text()
+    );
+    let third = run_agent(&agent, &[]);
+    assert_ne!(third.code, 0, "{}", third.output);
+
+    // Deleted: the CA knows nothing of the name, which may ask again.
+    let deleted = send(
+        &operator(),
+        "DELETE",
+        "/puppet-ca/v1/certificate_status/status1.test",
+        None,
+    );
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
+    assert_eq!(status_of("status1.test").status, 404);
+    assert!(!fixture().ca_dir.join("signed/status1.test.pem").exists());
+}
+
+#[test]
+fn an_agent_asking_for_dns_alt_names_waits_for_the_operator_to_allow_them() {
+    if !have("puppet") {
+        return;
+    }
+    // On the autosign list, but alternative names hold it back.
+    let agent = Agent::empty("auto-alt.test");
+    let first = run_agent(
+        &agent,
+        &[
+            "--waitforcert",
+            "0",
+            "--dns_alt_names",
+            "puppet-alt.test,alt2.test",
+        ],
+    );
+    assert_eq!(first.code, 1, "{}", first.output);
+    let j = status_of("auto-alt.test").json();
+    assert_eq!(j["state"], "requested", "{j}");
+    assert_eq!(
+        j["dns_alt_names"],
+        serde_json::json!(["DNS:alt2.test", "DNS:auto-alt.test", "DNS:puppet-alt.test"])
+    );
+    let (code, _) = ferry_ca(&["list"]);
+    assert_eq!(code, 0);
+    let (_, list) = ferry_ca(&["list"]);
+    assert!(
+        list.contains(
+            "(alt names: \"DNS:alt2.test\", \"DNS:auto-alt.test\", \"DNS:puppet-alt.test\")"
+        ),
+        "{list}"
+    );
+    let (code, refused) = ferry_ca(&["sign", "auto-alt.test"]);
+    assert_eq!(code, 1, "{refused}");
+    assert!(
+        refused.contains("CSR 'auto-alt.test' contains subject alternative names (DNS:alt2.test, DNS:auto-alt.test, DNS:puppet-alt.test), which are disallowed"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("--allow-dns-alt-names auto-alt.test"),
+        "{refused}"
+    );
+    let api = put_state("auto-alt.test", r#"{"desired_state":"signed"}"#);
+    assert_eq!(api.status, 409, "{}", api.text());
+    assert!(api.text().contains("disallowed"), "{}", api.text());
+
+    let (code, signed) = ferry_ca(&["sign", "--allow-dns-alt-names", "auto-alt.test"]);
+    assert_eq!(code, 0, "{signed}");
+    let run = run_agent(&agent, &[]);
+    assert_eq!(run.code, 2, "{}", run.output);
+    // The names are in the certificate the agent holds.
+    let pem = std::fs::read(agent.path("ssl/certs/auto-alt.test.pem")).expect("cert");
+    let (_, block) = x509_parser::pem::parse_x509_pem(&pem).expect("pem");
+    let (_, parsed) = x509_parser::parse_x509_certificate(&block.contents).expect("cert");
+    let san = parsed
+        .subject_alternative_name()
+        .expect("ext")
+        .expect("san");
+    let mut names: Vec<String> = san
+        .value
+        .general_names
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "DNSName(alt2.test)",
+            "DNSName(auto-alt.test)",
+            "DNSName(puppet-alt.test)"
+        ]
+    );
+    assert_eq!(status_of("auto-alt.test").json()["state"], "signed");
+}
+
+#[test]
+fn an_autosign_policy_executable_decides_with_the_csr_on_its_stdin() {
+    if !have("puppet") {
+        return;
+    }
+    let f = policy_fixture();
+    let approved = Agent::empty("yes-1.test");
+    let run = approved.run(f.addr.port(), None, &["--waitforcert", "0"]);
+    assert_eq!(run.code, 2, "approved, signed and run: {}", run.output);
+    assert!(approved.path("ssl/certs/yes-1.test.pem").is_file());
+    let dir = f.ca_dir.parent().expect("server dir");
+    let seen = std::fs::read_to_string(dir.join("policy-stdin-yes-1.test")).expect("stdin");
+    assert!(
+        seen.starts_with("-----BEGIN CERTIFICATE REQUEST-----"),
+        "{seen}"
+    );
+
+    let refused = Agent::empty("no-1.test");
+    let run = refused.run(f.addr.port(), None, &["--waitforcert", "0"]);
+    assert_eq!(run.code, 1, "waits: {}", run.output);
+    assert!(f.ca_dir.join("requests/no-1.test.pem").is_file());
+    assert!(dir.join("policy-stdin-no-1.test").is_file(), "it was asked");
 }

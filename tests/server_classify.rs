@@ -611,3 +611,105 @@ fn node_terminus_keys_are_checked_and_a_bad_groups_file_stops_the_server() {
         "{e}"
     );
 }
+
+#[test]
+fn pinned_nodes_get_their_groups_config_data_before_the_environments() {
+    if !have_puppet() {
+        return;
+    }
+    let f = fixture();
+    let group = json!({
+        "name": "Pinned data", "parent": "00000000-0000-4000-8000-000000000000",
+        "classes": {"role::data": {}},
+        "config_data": {"role::data": {"motd": "from the classifier"}}
+    });
+    let (status, _) = call(
+        f,
+        "PUT",
+        "/classifier-api/v1/groups/pinned-data",
+        Some(group),
+    );
+    assert_eq!(status, 201);
+    // No rule yet: the node is not in the group.
+    let before = agent(f, "pinned.test", "", &[]);
+    assert!(!before.says("role::data"), "{}", before.output);
+
+    let pin = json!({"nodes": ["pinned.test", "other.test"]});
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/groups/pinned-data/pin",
+        Some(pin),
+    );
+    assert_eq!(status, 204, "{doc}");
+    let (_, shown) = call(f, "GET", "/classifier-api/v1/groups/pinned-data", None);
+    assert_eq!(
+        shown["rule"],
+        json!([
+            "or",
+            ["=", "name", "pinned.test"],
+            ["=", "name", "other.test"]
+        ])
+    );
+    let on_disk = groups_on_disk(f);
+    assert!(
+        on_disk.as_array().is_some_and(|l| l
+            .iter()
+            .any(|g| g["id"] == "pinned-data" && g["rule"] == shown["rule"])),
+        "written: {on_disk}"
+    );
+    let (_, classified) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/classified/nodes/pinned.test",
+        Some(json!({})),
+    );
+    assert_eq!(
+        classified["config_data"],
+        json!({"role::data": {"motd": "from the classifier"}})
+    );
+    let pinned = agent(f, "pinned.test", "", &[]);
+    assert_eq!(pinned.code, 2, "{}", pinned.output);
+    assert!(
+        pinned.says("role::data motd=from the classifier source=the environment"),
+        "{}",
+        pinned.output
+    );
+
+    // Bad pin requests name the field and change nothing.
+    for (body, field) in [
+        (json!({}), "nodes"),
+        (json!({"nodes": []}), "nodes"),
+        (json!({"nodes": ["Bad Name"]}), "nodes[0]"),
+        (json!({"nodes": ["a.test"], "extra": 1}), "extra"),
+    ] {
+        let (status, doc) = call(
+            f,
+            "POST",
+            "/classifier-api/v1/groups/pinned-data/pin",
+            Some(body.clone()),
+        );
+        assert_eq!(status, 400, "{body}: {doc}");
+        assert_eq!(doc["details"]["field"], field, "{body}: {doc}");
+    }
+    let (status, _) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/groups/no-such-group/pin",
+        Some(json!({"nodes": ["a.test"]})),
+    );
+    assert_eq!(status, 404);
+
+    let unpin = json!({"nodes": ["pinned.test"]});
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/groups/pinned-data/unpin",
+        Some(unpin),
+    );
+    assert_eq!(status, 204, "{doc}");
+    let (_, shown) = call(f, "GET", "/classifier-api/v1/groups/pinned-data", None);
+    assert_eq!(shown["rule"], json!(["or", ["=", "name", "other.test"]]));
+    let after = agent(f, "pinned.test", "", &[]);
+    assert!(!after.says("role::data"), "{}", after.output);
+}

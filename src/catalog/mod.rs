@@ -63,11 +63,14 @@ pub struct CompileOptions {
 
 /// A node's classification as Puppet code: `parameters` runs before the
 /// main manifest (top-scope variables), `classes` after it (the node's
-/// classes), as Puppet's compiler takes an ENC's node.
+/// classes), as Puppet's compiler takes an ENC's node; `data` (its
+/// groups' config data, `class::param` → value) is the hiera layer
+/// consulted before all others.
 #[derive(Debug, Clone, Default)]
 pub struct NodeCode {
     pub parameters: String,
     pub classes: String,
+    pub data: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A compilation failure, rendered Puppet-style:
@@ -210,6 +213,9 @@ fn compile_inner(
         crate::lang::functions::registry(),
     );
     ev.set_global_hiera(opts.hiera_config.clone());
+    if let Some(code) = &opts.node_code {
+        ev.set_classifier_data(&code.data);
+    }
     if let Some(how) = &opts.trusted_authenticated {
         ev.set_trusted_authenticated(how);
     }

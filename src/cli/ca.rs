@@ -37,6 +37,11 @@ pub enum CaAction {
         /// The certnames.
         #[arg(required = true)]
         names: Vec<String>,
+        /// Sign requests that ask for subject alternative names (an
+        /// agent's dns_alt_names), copying the names into the
+        /// certificates; without it such requests are refused.
+        #[arg(long)]
+        allow_dns_alt_names: bool,
         #[command(flatten)]
         dir: CaDir,
     },
@@ -107,8 +112,12 @@ pub fn execute(action: CaAction) -> Result<ExitCode> {
     match action {
         CaAction::Setup { dir } => setup(&dir),
         CaAction::List { all, dir } => list(&dir.open()?, all),
-        CaAction::Sign { names, dir } => each(&dir.open()?, &names, |ca, name| {
-            ca.sign(name)?;
+        CaAction::Sign {
+            names,
+            allow_dns_alt_names,
+            dir,
+        } => each(&dir.open()?, &names, |ca, name| {
+            ca.sign(name, allow_dns_alt_names)?;
             println!("Successfully signed certificate request for {name}");
             Ok(())
         }),
@@ -198,11 +207,21 @@ fn list(ca: &Ca, all: bool) -> Result<ExitCode> {
         println!("{title}:");
         for e in these {
             let until = e
-                .not_after
-                .as_deref()
-                .map(|d| format!("  (expires {d})"))
+                .issued
+                .as_ref()
+                .and_then(|i| chrono::DateTime::from_timestamp(i.not_after, 0))
+                .map(|d| format!("  (expires {})", d.format("%Y-%m-%d")))
                 .unwrap_or_default();
-            println!("    {:width$}  (SHA256)  {}{until}", e.name, e.fingerprint);
+            let alt = if e.alt_names.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<String> = e.alt_names.iter().map(|n| format!("\"{n}\"")).collect();
+                format!("  (alt names: {})", names.join(", "))
+            };
+            println!(
+                "    {:width$}  (SHA256)  {}{alt}{until}",
+                e.name, e.fingerprint
+            );
         }
     };
     section("Requested Certificates", State::Requested);

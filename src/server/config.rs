@@ -282,12 +282,14 @@ pub enum NodeTerminusKind {
 
 /// The node groups file when `classifier-groups` is not set.
 pub const DEFAULT_CLASSIFIER_GROUPS: &str = "classifier-groups.json";
-/// `ca.autosign`: `true`, `false`, or a list of certname globs.
+/// `ca.autosign`: `true`, `false`, a list of certname globs, or the path
+/// of an autosign policy executable.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum RawAutosign {
     Flag(bool),
     Globs(Vec<String>),
+    Policy(PathBuf),
 }
 
 /// `ca`: the Puppet CA the server runs.
@@ -296,6 +298,7 @@ enum RawAutosign {
 struct RawCa {
     dir: PathBuf,
     autosign: Option<RawAutosign>,
+    autosign_timeout: Option<u64>,
     server_names: Option<Vec<String>>,
 }
 
@@ -694,6 +697,32 @@ impl ServerConfig {
                         }
                         Autosign::Matching(globs)
                     }
+                    Some(RawAutosign::Policy(program)) => {
+                        use std::os::unix::fs::PermissionsExt;
+                        let program = anchored(program);
+                        let executable = std::fs::metadata(&program)
+                            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+                        if !executable {
+                            return Err(bad(
+                                "ca.autosign",
+                                format!(
+                                    "{} is not an executable file (an autosign policy program; or give true, false or a list of globs)",
+                                    program.display()
+                                ),
+                            ));
+                        }
+                        let timeout = match c.autosign_timeout {
+                            None => crate::server::ca::policy::DEFAULT_POLICY_TIMEOUT,
+                            Some(0) => {
+                                return Err(bad(
+                                    "ca.autosign-timeout",
+                                    "must be at least 1 second".into(),
+                                ));
+                            }
+                            Some(secs) => std::time::Duration::from_secs(secs),
+                        };
+                        Autosign::Policy { program, timeout }
+                    }
                 };
                 let server_names = c
                     .server_names
@@ -778,10 +807,30 @@ mod tests {
         assert_eq!(c.ssl_cert, Path::new("/etc/ferry/ca/server_crt.pem"));
         let c = ServerConfig::parse("ca: {dir: /x, autosign: true}\n", path).expect("config");
         assert_eq!(c.ca.expect("ca").autosign, Autosign::Always);
+        let c = ServerConfig::parse(
+            "ca: {dir: /x, autosign: /bin/true, autosign-timeout: 5}\n",
+            path,
+        )
+        .expect("config");
+        assert_eq!(
+            c.ca.expect("ca").autosign,
+            Autosign::Policy {
+                program: "/bin/true".into(),
+                timeout: Duration::from_secs(5)
+            }
+        );
         for (text, key) in [
             ("ca: {dir: /x, autosign: ['']}\n", "ca.autosign"),
             ("ca: {dir: /x, server-names: []}\n", "ca.server-names"),
             ("ca: {dir: /x, server-names: [Upper]}\n", "ca.server-names"),
+            (
+                "ca: {dir: /x, autosign: /nonexistent/policy}\n",
+                "ca.autosign",
+            ),
+            (
+                "ca: {dir: /x, autosign: /bin/true, autosign-timeout: 0}\n",
+                "ca.autosign-timeout",
+            ),
         ] {
             let e = ServerConfig::parse(text, path).expect_err(text).to_string();
             assert!(e.contains(key), "{text}: {e}");

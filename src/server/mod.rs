@@ -23,7 +23,8 @@
 //! configured termini and caches). Beside them: `config` (the YAML file), `environments`
 //! (where the Puppet code applies come from), `runner` (a job on the
 //! executor with a store sink), `scrub` (server paths out of results),
-//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL).
+//! `ca` (the Puppet CA agents bootstrap with: its directory, CSRs, CRL),
+//! `program` (running a configured program: ENC, autosign policy).
 //! File-system work is done off the async threads (`spawn_blocking`).
 
 pub mod api;
@@ -37,6 +38,7 @@ pub mod indirector;
 pub mod inventory;
 pub mod jobs;
 pub mod net;
+pub mod program;
 pub mod runner;
 pub mod scrub;
 
@@ -53,6 +55,7 @@ pub use config::{ConfigError, ServerConfig};
 pub use net::listen::Server;
 
 use api::ca as ca_api;
+use api::ca_admin;
 use api::classifier as classifier_api;
 use api::{ace, bolt, fileserver, listing, metrics, openapi, puppet};
 use files::{cache, client, scratch};
@@ -257,11 +260,17 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("PUT", "/classifier-api/v1/groups/{id}"),
     ("POST", "/classifier-api/v1/groups/{id}"),
     ("DELETE", "/classifier-api/v1/groups/{id}"),
+    ("POST", "/classifier-api/v1/groups/{id}/pin"),
+    ("POST", "/classifier-api/v1/groups/{id}/unpin"),
     ("POST", "/classifier-api/v1/classified/nodes/{name}"),
     ("GET", "/puppet-ca/v1/certificate/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
     ("PUT", "/puppet-ca/v1/certificate_request/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_request/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("PUT", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("DELETE", "/puppet-ca/v1/certificate_status/{certname}"),
+    ("GET", "/puppet-ca/v1/certificate_statuses/{any}"),
 ];
 
 /// The answer to a path no endpoint serves, as bolt-server words it.
@@ -318,6 +327,14 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .delete(classifier_api::delete),
         )
         .route(
+            "/classifier-api/v1/groups/{id}/pin",
+            post(classifier_api::pin),
+        )
+        .route(
+            "/classifier-api/v1/groups/{id}/unpin",
+            post(classifier_api::unpin),
+        )
+        .route(
             "/classifier-api/v1/classified/nodes/{name}",
             post(classifier_api::classified),
         )
@@ -334,6 +351,16 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(ca_api::request)
                 .put(ca_api::submit)
                 .layer(DefaultBodyLimit::max(ca_api::MAX_CSR_BYTES.min(limit))),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_status/{certname}",
+            get(ca_admin::status)
+                .put(ca_admin::change)
+                .delete(ca_admin::delete),
+        )
+        .route(
+            "/puppet-ca/v1/certificate_statuses/{any}",
+            get(ca_admin::statuses),
         )
         .route(
             "/ssh/check_node_connections",

@@ -1,4 +1,6 @@
-//! Hiera 5 data lookup: global layer (a `hiera.yaml` given with
+//! Hiera 5 data lookup: the node classifier's config data (PE's
+//! classifier data: `class::param` keys a node's groups give, consulted
+//! first), global layer (a `hiera.yaml` given with
 //! `CompileOptions::hiera_config`), environment layer (`<env>/hiera.yaml`,
 //! default `data/common.yaml`) and module layer (`<module>/hiera.yaml`), YAML and
 //! JSON data, `%{}` interpolation in paths and values, merge strategies
@@ -14,6 +16,10 @@ use crate::lang::syntax::ast::Lambda;
 use crate::lang::values::regex::compile_regex;
 use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::{Value, hash_get_str, hash_set};
+
+/// The "file" the node classifier's config data is kept as (a NUL
+/// cannot be in a real path).
+const CLASSIFIER_DATA: &str = "\0classifier config_data";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Merge {
@@ -299,10 +305,25 @@ impl<'l> Evaluator<'l> {
         })
     }
 
-    /// All values found for `key`, in priority order.
+    /// The node classifier's config data (`class::param` → value):
+    /// consulted before every other layer, as PE's classifier data is.
+    /// It is kept as a data file that cannot exist on disk.
+    pub fn set_classifier_data(&mut self, data: &serde_json::Map<String, serde_json::Value>) {
+        if !data.is_empty() {
+            self.hiera_cache.insert(
+                PathBuf::from(CLASSIFIER_DATA),
+                Some(Value::from_json(&serde_json::Value::Object(data.clone()))),
+            );
+        }
+    }
+
     /// Data files consulted for `key`, highest priority first.
     fn data_files(&mut self, key: &str) -> EvalResult<Vec<PathBuf>> {
         let mut files = Vec::new();
+        let classifier = PathBuf::from(CLASSIFIER_DATA);
+        if self.hiera_cache.contains_key(&classifier) {
+            files.push(classifier);
+        }
         if let Some(cfg) = self.hiera_global.clone() {
             let root = cfg.parent().map(Path::to_path_buf).unwrap_or_default();
             files.extend(self.hierarchy_of(&cfg, &root, false)?);

@@ -7,8 +7,8 @@
 //! and a signed certificate (`certificate/:certname`, 404 until signed).
 //! They need no client certificate (an agent has none yet: `http::auth`
 //! lets them through); what they change is the CSR queue only, and
-//! signing is the operator's (`ferry ca sign`) unless the name is on
-//! the autosign list. Answers are PEM text; errors are ferry's JSON with
+//! signing is the operator's (`ferry ca sign`, `ca_admin`) unless
+//! autosign approves the request. Answers are PEM text; errors are ferry's JSON with
 //! Puppet's `message` (`puppet::AgentError`), a refused CSR a 400 naming
 //! why. The CA's files are read and written off the async threads.
 
@@ -33,7 +33,7 @@ fn pem(bytes: Vec<u8>) -> Response {
 
 /// The CA error as the agent sees it: the request's fault is a 400 or
 /// 404 saying why; the CA's own trouble a 500 (the detail is logged).
-fn ca_error(e: CaError) -> AgentError {
+pub(crate) fn ca_error(e: CaError) -> AgentError {
     AgentError(match e {
         CaError::BadName(_) => ApiError::bad_field("certname", e.to_string()),
         CaError::Csr(_) | CaError::AlreadySigned(_) | CaError::AlreadyRequested(_) => {
@@ -50,7 +50,7 @@ fn ca_error(e: CaError) -> AgentError {
 }
 
 /// The CA, or a 404 on a server that runs none.
-fn ca(state: &AppState) -> Result<Arc<Ca>, AgentError> {
+pub(crate) fn ca(state: &AppState) -> Result<Arc<Ca>, AgentError> {
     state.ca.clone().ok_or_else(|| {
         AgentError(ApiError::not_found(
             "this server runs no CA (set `ca` in its config)",
@@ -59,7 +59,7 @@ fn ca(state: &AppState) -> Result<Arc<Ca>, AgentError> {
 }
 
 /// Runs CA file work on the blocking pool.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, CaError> + Send + 'static,
 ) -> Result<T, AgentError> {
     tokio::task::spawn_blocking(work)
@@ -131,9 +131,11 @@ pub async fn crl(
 }
 
 /// Submits a CSR (PEM) for `certname`: kept until `ferry ca sign`, or
-/// signed at once when autosign allows the name. A CSR whose CN is not
-/// `certname`, that does not parse or verify, asks for alternative names,
-/// or comes for a name that already has a certificate is a 400 saying why.
+/// signed at once when autosign approves it and it asks for no
+/// alternative names (one that does waits for the operator). A CSR whose
+/// CN is not `certname`, that does not parse or verify, asks for
+/// extensions the CA does not sign, or comes for a name that already has
+/// a certificate is a 400 saying why.
 #[utoipa::path(put, path = "/puppet-ca/v1/certificate_request/{certname}",
     params(("certname" = String, Path)),
     request_body(content = String, content_type = "text/plain"),
@@ -169,6 +171,9 @@ pub async fn submit(
         }
         Ok(Submitted::Signed) => {
             tracing::info!(certname = %certname.escape_default(), "certificate request autosigned");
+        }
+        Ok(Submitted::HeldForAltNames) => {
+            tracing::warn!(certname = %certname.escape_default(), "certificate request asks for subject alternative names: not autosigned; `ferry ca sign --allow-dns-alt-names` signs it");
         }
         Err(e) => {
             tracing::info!(certname = %certname.escape_default(), "certificate request refused: {}", e.0.msg);

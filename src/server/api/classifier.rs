@@ -4,8 +4,10 @@
 //! `PUT` (create or replace), `POST` (change: the keys given replace the
 //! group's, `classes`, `variables` and `config_data` merged into it with
 //! `null` deleting, as PE's update does) and `DELETE` `/groups/:id`, and
-//! `POST /classified/nodes/:name` (`{fact, trusted}` → the node's
-//! classification). A bad group, an unknown parent or a cycle is a 400
+//! `POST /groups/:id/pin` and `/unpin` (`{"nodes": [...]}`: pinned nodes
+//! are `["=", "name", NODE]` in the rule's top-level `or`, as PE writes
+//! them), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
+//! node's classification). A bad group, an unknown parent or a cycle is a 400
 //! naming the field and changes nothing; a change is written to the groups
 //! file before it is answered (`classifier::store`). These are operators'
 //! endpoints: a certificate that is only a node's never reaches them
@@ -311,6 +313,95 @@ pub async fn delete(
     })
     .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `{"nodes": [certname, ...]}`: at least one, each a certname.
+fn pin_nodes(body: Result<RawBody, ApiError>) -> Result<Vec<String>, ApiError> {
+    let doc = body_json(body)?;
+    if let Some(k) = doc
+        .as_object()
+        .and_then(|m| m.keys().find(|k| *k != "nodes"))
+    {
+        return Err(ApiError::bad_field(
+            k,
+            "is not a key of a pin request (nodes)",
+        ));
+    }
+    let Some(list) = doc.get("nodes").and_then(Value::as_array) else {
+        return Err(ApiError::bad_field(
+            "nodes",
+            "is required: a list of certnames",
+        ));
+    };
+    if list.is_empty() {
+        return Err(ApiError::bad_field("nodes", "must name at least one node"));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let name = v.as_str().unwrap_or_default();
+            crate::server::ca::check_certname(name)
+                .map(|()| name.to_string())
+                .map_err(|e| ApiError::bad_field(&format!("nodes[{i}]"), e.to_string()))
+        })
+        .collect()
+}
+
+/// Rewrites group `id`'s rule with `edit`; 204.
+async fn edit_rule(
+    state: &Arc<AppState>,
+    id: String,
+    nodes: Vec<String>,
+    edit: fn(&Value, &[String]) -> Value,
+) -> Result<Response, ApiError> {
+    let st = Arc::clone(state);
+    blocking(move || {
+        st.groups
+            .change(|set| {
+                let old = set.get(&id).ok_or_else(|| not_found(&id))?;
+                let mut doc = old.to_json();
+                doc["rule"] = edit(&old.rule_json, &nodes);
+                let group = Group::from_json(&doc, Some(&id)).map_err(bad_group)?;
+                let mut groups = set.groups().to_vec();
+                for g in groups.iter_mut().filter(|g| g.id == id) {
+                    *g = group.clone();
+                }
+                Ok::<_, ApiError>((groups, ()))
+            })
+            .map_err(store_error)?
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Pins nodes to a group (`{"nodes": [...]}`; 204): each becomes a
+/// `["=", "name", NODE]` in the rule's top-level `or`, as PE writes it.
+#[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/pin",
+    params(("id" = String, Path)),
+    request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
+    responses((status = 204, description = "Pinned")))]
+pub async fn pin(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, ApiError> {
+    let nodes = pin_nodes(body)?;
+    edit_rule(&state, id, nodes, crate::server::classifier::pin::pin).await
+}
+
+/// Unpins nodes from a group (`{"nodes": [...]}`; 204): their
+/// comparisons leave the rule's top-level `or`.
+#[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/unpin",
+    params(("id" = String, Path)),
+    request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
+    responses((status = 204, description = "Unpinned")))]
+pub async fn unpin(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, ApiError> {
+    let nodes = pin_nodes(body)?;
+    edit_rule(&state, id, nodes, crate::server::classifier::pin::unpin).await
 }
 
 /// The classification as PE shows it.

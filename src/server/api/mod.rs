@@ -6,12 +6,14 @@
 //! (`metrics`), and Puppet's agent API (`puppet`: node, catalog, report,
 //! facts, environments, status; `fileserver`: file metadata and content
 //! for pluginsync and file sources; `ca`: the Puppet CA's bootstrap
-//! endpoints, `/puppet-ca/v1`), and PE's node classifier API
+//! endpoints, `/puppet-ca/v1`; `ca_admin`: its `certificate_status`
+//! administration), and PE's node classifier API
 //! (`classifier`: node groups, classification).
 
 pub mod ace;
 pub mod bolt;
 pub mod ca;
+pub mod ca_admin;
 pub mod classifier;
 pub mod fileserver;
 pub mod listing;

@@ -18,7 +18,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Ref, ResponseBuilder};
 
 use crate::server::AppState;
-use crate::server::api::{ace, bolt, ca, classifier, fileserver, listing, metrics, puppet};
+use crate::server::api::{
+    ace, bolt, ca, ca_admin, classifier, fileserver, listing, metrics, puppet,
+};
 use crate::server::http::auth::action_for;
 use crate::server::http::errors::ErrorBody;
 use crate::server::jobs::{deploy, orchestrator, plans, sse};
@@ -73,11 +75,17 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         classifier::replace,
         classifier::update,
         classifier::delete,
+        classifier::pin,
+        classifier::unpin,
         classifier::classified,
         ca::certificate,
         ca::crl,
         ca::submit,
         ca::request,
+        ca_admin::status,
+        ca_admin::statuses,
+        ca_admin::change,
+        ca_admin::delete,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Ferry)

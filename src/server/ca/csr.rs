@@ -4,9 +4,14 @@
 //! sent it holds the key), and it asks for no extension the CA will not
 //! put in a certificate. Puppet's own extension arcs (`pp_*`: registered,
 //! private and authorisation extensions under 1.3.6.1.4.1.34380.1) are
-//! copied into the certificate; subject alternative names are refused
-//! (a node's certificate names the node only), as Puppet Server does by
-//! default; anything else is refused naming its OID.
+//! copied into the certificate; subject alternative names (DNS names and
+//! IP addresses, as an agent's `dns_alt_names` asks for them) are kept
+//! with the request, and signing refuses them unless the operator allows
+//! them (`ferry ca sign --allow-dns-alt-names`, Puppet's behaviour): a
+//! node's certificate names the node only by default. A single SAN that
+//! is the certname itself needs no allowing (Puppet Server's rule). Any
+//! other extension, or another kind of alternative name, is refused
+//! naming it.
 
 use sha2::{Digest, Sha256};
 use x509_parser::certification_request::X509CertificationRequest;
@@ -30,9 +35,13 @@ pub enum CsrError {
     )]
     BadSignature,
     #[error(
-        "CSR '{name}' contains subject alternative names ({names}), which are disallowed: a node's certificate names only the node"
+        "CSR '{name}' contains subject alternative names ({names}), which are disallowed. To allow them, sign with `ferry ca sign --allow-dns-alt-names {name}`"
     )]
     SubjectAltNames { name: String, names: String },
+    #[error(
+        "CSR '{name}' asks for an alternative name of a kind the CA does not sign ({kind}): only DNS names and IP addresses"
+    )]
+    AltNameKind { name: String, kind: String },
     #[error("CSR '{name}' asks for extensions that are not permitted: {oids}")]
     Extensions { name: String, oids: String },
 }
@@ -42,6 +51,23 @@ pub enum CsrError {
 const PUPPET_ARC: [u64; 8] = [1, 3, 6, 1, 4, 1, 34380, 1];
 /// subjectAltName.
 const SAN: [u64; 4] = [2, 5, 29, 17];
+
+/// A subject alternative name a CSR asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AltName {
+    Dns(String),
+    Ip(std::net::IpAddr),
+}
+
+impl std::fmt::Display for AltName {
+    /// As Puppet shows one: `DNS:puppet.example.com`, `IP:192.0.2.1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AltName::Dns(d) => write!(f, "DNS:{d}"),
+            AltName::Ip(ip) => write!(f, "IP:{ip}"),
+        }
+    }
+}
 
 /// An extension copied from the CSR into the certificate.
 #[derive(Clone, Debug)]
@@ -62,6 +88,8 @@ pub struct Csr {
     pub spki: Vec<u8>,
     /// Puppet's extensions it asks for.
     pub extensions: Vec<Extension>,
+    /// The subject alternative names it asks for.
+    pub alt_names: Vec<AltName>,
 }
 
 impl Csr {
@@ -97,7 +125,7 @@ impl Csr {
         req.verify_signature().map_err(|_| CsrError::BadSignature)?;
         let mut extensions = Vec::new();
         let mut refused = Vec::new();
-        let mut sans = Vec::new();
+        let mut alt_names = Vec::new();
         for attr in info.iter_attributes() {
             let ParsedCriAttribute::ExtensionRequest(request) = attr.parsed_attribute() else {
                 continue;
@@ -111,24 +139,22 @@ impl Csr {
                         value: ext.value.to_vec(),
                     });
                 } else if oid == SAN {
-                    if let ParsedExtension::SubjectAlternativeName(san) = ext.parsed_extension() {
-                        sans.extend(san.general_names.iter().map(|n| match n {
-                            GeneralName::DNSName(d) => format!("DNS:{d}"),
-                            other => other.to_string(),
-                        }));
-                    } else {
-                        sans.push("?".into());
+                    let ParsedExtension::SubjectAlternativeName(san) = ext.parsed_extension()
+                    else {
+                        return Err(CsrError::Malformed(
+                            "its subjectAltName extension does not parse".into(),
+                        ));
+                    };
+                    for general in &san.general_names {
+                        alt_names.push(alt_name(general).ok_or_else(|| CsrError::AltNameKind {
+                            name: name.clone(),
+                            kind: general.to_string(),
+                        })?);
                     }
                 } else {
                     refused.push(ext.oid.to_id_string());
                 }
             }
-        }
-        if !sans.is_empty() {
-            return Err(CsrError::SubjectAltNames {
-                name,
-                names: sans.join(", "),
-            });
         }
         if !refused.is_empty() {
             return Err(CsrError::Extensions {
@@ -141,6 +167,33 @@ impl Csr {
             der: der.to_vec(),
             spki: info.subject_pki.raw.to_vec(),
             extensions,
+            alt_names,
+        })
+    }
+
+    /// The alternative names signing must be allowed for: all of them,
+    /// unless the only one is the certname itself (Puppet Server takes
+    /// that one without asking).
+    pub fn extra_alt_names(&self) -> Vec<&AltName> {
+        match self.alt_names.as_slice() {
+            [AltName::Dns(d)] if *d == self.name => Vec::new(),
+            all => all.iter().collect(),
+        }
+    }
+
+    /// Refused unless `allow`: the CSR asks for alternative names.
+    pub fn check_alt_names(&self, allow: bool) -> Result<(), CsrError> {
+        let extra = self.extra_alt_names();
+        if allow || extra.is_empty() {
+            return Ok(());
+        }
+        Err(CsrError::SubjectAltNames {
+            name: self.name.clone(),
+            names: extra
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
     }
 
@@ -153,6 +206,23 @@ impl Csr {
     /// (`AB:CD:...`).
     pub fn fingerprint(&self) -> String {
         fingerprint(&self.der)
+    }
+}
+
+/// A DNS name or an IP address (4 or 16 bytes); `None` for other kinds.
+pub fn alt_name(general: &GeneralName<'_>) -> Option<AltName> {
+    match general {
+        GeneralName::DNSName(d) => Some(AltName::Dns(d.to_string())),
+        GeneralName::IPAddress(bytes) => match bytes.len() {
+            4 => <[u8; 4]>::try_from(*bytes)
+                .ok()
+                .map(|b| AltName::Ip(std::net::IpAddr::from(b))),
+            16 => <[u8; 16]>::try_from(*bytes)
+                .ok()
+                .map(|b| AltName::Ip(std::net::IpAddr::from(b))),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -218,8 +288,28 @@ mod tests {
                 "evil.test".try_into().expect("dns"),
             )];
         });
-        let e = Csr::from_pem(with_san.as_bytes()).expect_err("sans");
+        let csr = Csr::from_pem(with_san.as_bytes()).expect("kept with its names");
+        assert_eq!(csr.alt_names, [AltName::Dns("evil.test".into())]);
+        let e = csr.check_alt_names(false).expect_err("not allowed");
         assert!(e.to_string().contains("DNS:evil.test"), "{e}");
+        assert!(
+            e.to_string().contains("--allow-dns-alt-names n.test"),
+            "{e}"
+        );
+        csr.check_alt_names(true).expect("allowed");
+        let own = request("n.test", |p| {
+            p.subject_alt_names = vec![rcgen::SanType::DnsName("n.test".try_into().expect("dns"))];
+        });
+        let csr = Csr::from_pem(own.as_bytes()).expect("csr");
+        csr.check_alt_names(false)
+            .expect("its own name alone needs no allowing");
+        let email = request("n.test", |p| {
+            p.subject_alt_names = vec![rcgen::SanType::Rfc822Name(
+                "a@b.test".try_into().expect("email"),
+            )];
+        });
+        let e = Csr::from_pem(email.as_bytes()).expect_err("an e-mail SAN");
+        assert!(matches!(e, CsrError::AltNameKind { .. }), "{e}");
         let pp = request("n.test", |p| {
             p.custom_extensions = vec![rcgen::CustomExtension::from_oid_content(
                 &[1, 3, 6, 1, 4, 1, 34380, 1, 1, 1],

@@ -8,16 +8,23 @@
 //! (pending CSRs). `ferry ca setup` (or `ferry serve` with `ca:`
 //! configured, on first start) makes one with a new ECDSA P-256 key.
 //!
-//! A CSR is checked (`csr`), kept until signed (`ferry ca sign`) or signed
-//! at once when its name is on the autosign list; a certificate is
-//! revoked by adding its serial to the CRL, which the server reads again
-//! when it changes (`net::crls`), so a revoked node's next connection is
-//! refused. Files are written atomically under one lock (`disk`); the CA
-//! key is `0600` and never printed. Signing is rcgen's; reading
-//! certificates, CSRs and CRLs is x509-parser's.
+//! A CSR is checked (`csr`), kept until signed (`ferry ca sign`, or `PUT
+//! certificate_status`) or signed at once when the autosign setting
+//! approves it (`policy`: a list of globs or a policy executable); one
+//! asking for subject alternative names is only signed when the operator
+//! allows them, and then they are copied into the certificate. A
+//! certificate is revoked by adding its serial to the CRL, which the
+//! server reads again when it changes (`net::crls`), so a revoked node's
+//! next connection is refused. What the CA holds for a name is reported
+//! as Puppet Server's `certificate_status` shows it (`status`). Files are
+//! written atomically under one lock (`disk`); the CA key is `0600` and
+//! never printed. Signing is rcgen's; reading certificates, CSRs and CRLs
+//! is x509-parser's.
 
 pub mod csr;
 pub mod disk;
+pub mod policy;
+pub mod status;
 
 use std::path::{Path, PathBuf};
 
@@ -28,8 +35,10 @@ use rcgen::{
 };
 use x509_parser::time::ASN1Time;
 
-pub use csr::{Csr, CsrError};
+pub use csr::{AltName, Csr, CsrError};
 use disk::{KEY_MODE, Lock, PUBLIC_MODE};
+pub use policy::Autosign;
+pub use status::{Entry, State};
 
 /// What went wrong with the CA.
 #[derive(Debug, thiserror::Error)]
@@ -72,30 +81,6 @@ pub enum CaError {
     Sign(#[from] rcgen::Error),
 }
 
-/// Which CSRs are signed as soon as they come (`ca.autosign`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Autosign {
-    /// Every one waits for `ferry ca sign` (the default).
-    #[default]
-    Never,
-    /// Every one (`autosign: true`: for test labs only).
-    Always,
-    /// Those whose certname matches one of these globs (`*`, `?`).
-    Matching(Vec<String>),
-}
-
-impl Autosign {
-    pub fn allows(&self, certname: &str) -> bool {
-        match self {
-            Autosign::Never => false,
-            Autosign::Always => true,
-            Autosign::Matching(globs) => globs
-                .iter()
-                .any(|g| wildmatch::WildMatch::new(g).matches(certname)),
-        }
-    }
-}
-
 /// Most pending CSRs kept at once: anyone may submit one, so their
 /// number (and so the directory's size, at most 64 KiB each) is bounded.
 pub const MAX_PENDING: usize = 10_000;
@@ -133,37 +118,9 @@ pub enum Submitted {
     Pending,
     /// Signed at once (autosign).
     Signed,
-}
-
-/// A certificate's or request's state, for `ferry ca list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Requested,
-    Signed,
-    Revoked,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Requested => "requested",
-            State::Signed => "signed",
-            State::Revoked => "revoked",
-        }
-    }
-}
-
-/// One line of `ferry ca list`.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub name: String,
-    pub state: State,
-    /// SHA-256 of the request's or certificate's DER.
-    pub fingerprint: String,
-    /// The certificate's serial (hex), when signed.
-    pub serial: Option<String>,
-    /// The certificate's last day (`YYYY-MM-DD`), when signed.
-    pub not_after: Option<String>,
+    /// Autosign approved it, but it asks for subject alternative names:
+    /// kept until an operator signs it allowing them.
+    HeldForAltNames,
 }
 
 /// A CA directory.
@@ -311,7 +268,9 @@ impl Ca {
 
     /// Takes a CSR submitted for `certname`: checked, refused when the
     /// name already has a certificate (or a pending request with another
-    /// key), then kept, or signed at once when `autosign` allows it.
+    /// key), then kept, or signed at once when `autosign` approves it (a
+    /// policy executable runs before the CA's lock is taken) and it asks
+    /// for no subject alternative names.
     pub fn submit(
         &self,
         certname: &str,
@@ -327,6 +286,11 @@ impl Ca {
             }
             .into());
         }
+        if self.signed_path(certname).exists() {
+            return Err(CaError::AlreadySigned(certname.to_string()));
+        }
+        let approved = autosign.approves(certname, csr.pem().as_bytes());
+        let held = approved && csr.check_alt_names(false).is_err();
         let _lock = Lock::take(&self.dir)?;
         if self.signed_path(certname).exists() {
             return Err(CaError::AlreadySigned(certname.to_string()));
@@ -336,27 +300,32 @@ impl Ca {
         {
             return Err(CaError::AlreadyRequested(certname.to_string()));
         }
-        if !self.request_path(certname).exists()
-            && !autosign.allows(certname)
-            && pem_names(&self.path("requests"))?.len() >= MAX_PENDING
-        {
-            return Err(CaError::TooManyRequests(MAX_PENDING));
-        }
-        if autosign.allows(certname) {
+        if approved && !held {
             self.sign_locked(&csr, &[])?;
             disk::remove(&self.request_path(certname))?;
             return Ok(Submitted::Signed);
+        }
+        if !self.request_path(certname).exists()
+            && pem_names(&self.path("requests"))?.len() >= MAX_PENDING
+        {
+            return Err(CaError::TooManyRequests(MAX_PENDING));
         }
         disk::write_atomic(
             &self.request_path(certname),
             csr.pem().as_bytes(),
             PUBLIC_MODE,
         )?;
-        Ok(Submitted::Pending)
+        Ok(if held {
+            Submitted::HeldForAltNames
+        } else {
+            Submitted::Pending
+        })
     }
 
     /// Signs `certname`'s pending request; returns the certificate, PEM.
-    pub fn sign(&self, certname: &str) -> Result<String, CaError> {
+    /// A request asking for subject alternative names is refused unless
+    /// `allow_alt_names`; with it, they are copied into the certificate.
+    pub fn sign(&self, certname: &str, allow_alt_names: bool) -> Result<String, CaError> {
         check_certname(certname)?;
         let _lock = Lock::take(&self.dir)?;
         let pem = disk::read_optional(&self.request_path(certname))?
@@ -372,6 +341,7 @@ impl Ca {
         if self.signed_path(certname).exists() {
             return Err(CaError::AlreadySigned(certname.to_string()));
         }
+        csr.check_alt_names(allow_alt_names)?;
         let cert = self.sign_locked(&csr, &[])?;
         disk::remove(&self.request_path(certname))?;
         Ok(cert)
@@ -389,6 +359,7 @@ impl Ca {
             der: Vec::new(),
             spki: rcgen::PublicKeyData::subject_public_key_info(&key),
             extensions: Vec::new(),
+            alt_names: Vec::new(),
         };
         let _lock = Lock::take(&self.dir)?;
         let cert = self.sign_locked(&csr, names)?;
@@ -396,7 +367,9 @@ impl Ca {
     }
 
     /// Signs with the next serial and records the certificate in
-    /// `signed/` and `inventory.txt`. The caller holds the lock.
+    /// `signed/` and `inventory.txt`: the CSR's alternative names (the
+    /// caller allowed them) and `sans` (names or addresses) are its SANs.
+    /// The caller holds the lock.
     fn sign_locked(&self, csr: &Csr, sans: &[String]) -> Result<String, CaError> {
         let issuer = self.issuer()?;
         let spki = rcgen::SubjectPublicKeyInfo::from_der(&csr.spki)?;
@@ -420,10 +393,22 @@ impl Ca {
             ExtendedKeyUsagePurpose::ClientAuth,
         ];
         params.use_authority_key_identifier_extension = true;
-        for name in sans {
-            params.subject_alt_names.push(match name.parse() {
-                Ok(ip) => SanType::IpAddress(ip),
-                Err(_) => SanType::DnsName(name.as_str().try_into()?),
+        let mut names: Vec<AltName> = sans
+            .iter()
+            .map(|name| match name.parse() {
+                Ok(ip) => AltName::Ip(ip),
+                Err(_) => AltName::Dns(name.clone()),
+            })
+            .collect();
+        for n in &csr.alt_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        for name in names {
+            params.subject_alt_names.push(match name {
+                AltName::Ip(ip) => SanType::IpAddress(ip),
+                AltName::Dns(d) => SanType::DnsName(d.as_str().try_into()?),
             });
         }
         params.custom_extensions = csr
@@ -439,15 +424,10 @@ impl Ca {
         let pem = cert.pem();
         disk::write_atomic(&self.signed_path(&csr.name), pem.as_bytes(), PUBLIC_MODE)?;
         self.set_serial(serial + 1)?;
-        let day = |secs: i64| {
-            chrono::DateTime::from_timestamp(secs, 0)
-                .map(|t| t.format("%Y-%m-%dT%H:%M:%SUTC").to_string())
-                .unwrap_or_default()
-        };
         let line = format!(
             "0x{serial:04x} {} {} /CN={}\n",
-            day(now - BACKDATE_SECS),
-            day(now + CERT_TTL_SECS),
+            status::puppet_time(now - BACKDATE_SECS),
+            status::puppet_time(now + CERT_TTL_SECS),
             csr.name
         );
         let inventory = self.path("inventory.txt");
@@ -574,24 +554,49 @@ impl Ca {
         Ok(a || b)
     }
 
+    /// Removes `certname`'s certificate and pending request without
+    /// revoking anything (Puppet Server's `DELETE certificate_status`);
+    /// `false` when there was neither.
+    pub fn delete(&self, certname: &str) -> Result<bool, CaError> {
+        check_certname(certname)?;
+        let _lock = Lock::take(&self.dir)?;
+        let a = disk::remove(&self.signed_path(certname))?;
+        let b = disk::remove(&self.request_path(certname))?;
+        Ok(a || b)
+    }
+
+    /// What the CA holds for `certname`: its certificate (signed or
+    /// revoked) when it has one, else its pending request.
+    pub fn status(&self, certname: &str) -> Result<Option<Entry>, CaError> {
+        check_certname(certname)?;
+        let (revoked, _) = self.revoked()?;
+        if let Some(pem) = self.certificate(certname)? {
+            return Ok(self.certificate_entry(certname, &pem, &revoked));
+        }
+        Ok(self
+            .request(certname)?
+            .and_then(|pem| request_entry(certname, &pem)))
+    }
+
+    fn certificate_entry(&self, name: &str, pem: &[u8], revoked: &[Revocation]) -> Option<Entry> {
+        let (_, block) = x509_parser::pem::parse_x509_pem(pem).ok()?;
+        Entry::of_certificate(name.to_string(), &block.contents, |serial| {
+            revoked.iter().any(|(s, _)| strip(s) == serial)
+        })
+    }
+
     /// Pending requests, and with `all` signed and revoked certificates,
-    /// by name.
+    /// by name. Files that do not parse are left out (and logged).
     pub fn list(&self, all: bool) -> Result<Vec<Entry>, CaError> {
         let mut out = Vec::new();
         for name in pem_names(&self.path("requests"))? {
             let Some(pem) = self.request(&name)? else {
                 continue;
             };
-            let fingerprint = x509_parser::pem::parse_x509_pem(&pem)
-                .map(|(_, b)| csr::fingerprint(&b.contents))
-                .unwrap_or_else(|_| "unreadable".into());
-            out.push(Entry {
-                name,
-                state: State::Requested,
-                fingerprint,
-                serial: None,
-                not_after: None,
-            });
+            match request_entry(&name, &pem) {
+                Some(e) => out.push(e),
+                None => tracing::warn!("requests/{name}.pem: not a certificate request"),
+            }
         }
         if all {
             let (revoked, _) = self.revoked()?;
@@ -599,29 +604,10 @@ impl Ca {
                 let Some(pem) = self.certificate(&name)? else {
                     continue;
                 };
-                let Ok((_, block)) = x509_parser::pem::parse_x509_pem(&pem) else {
-                    continue;
-                };
-                let Ok((_, cert)) = x509_parser::parse_x509_certificate(&block.contents) else {
-                    continue;
-                };
-                let serial = cert.raw_serial();
-                let state = if revoked.iter().any(|(s, _)| strip(s) == strip(serial)) {
-                    State::Revoked
-                } else {
-                    State::Signed
-                };
-                out.push(Entry {
-                    name,
-                    state,
-                    fingerprint: csr::fingerprint(&block.contents),
-                    serial: Some(hex::encode_upper(strip(serial))),
-                    not_after: chrono::DateTime::from_timestamp(
-                        cert.validity().not_after.timestamp(),
-                        0,
-                    )
-                    .map(|t| t.format("%Y-%m-%d").to_string()),
-                });
+                match self.certificate_entry(&name, &pem, &revoked) {
+                    Some(e) => out.push(e),
+                    None => tracing::warn!("signed/{name}.pem: not a certificate"),
+                }
             }
         }
         out.sort_by(|a, b| {
@@ -631,6 +617,12 @@ impl Ca {
         });
         Ok(out)
     }
+}
+
+/// A request file's entry.
+fn request_entry(name: &str, pem: &[u8]) -> Option<Entry> {
+    let (_, block) = x509_parser::pem::parse_x509_pem(pem).ok()?;
+    Entry::of_request(name.to_string(), &block.contents)
 }
 
 /// Makes the configured CA when its directory has none (`ferry serve`'s
@@ -668,7 +660,7 @@ pub fn bootstrap(
 type Revocation = (Vec<u8>, i64);
 
 /// A serial without its leading zero bytes, for comparing.
-fn strip(serial: &[u8]) -> &[u8] {
+pub(crate) fn strip(serial: &[u8]) -> &[u8] {
     let start = serial.iter().position(|b| *b != 0).unwrap_or(serial.len());
     &serial[start..]
 }
@@ -756,6 +748,7 @@ fn der_len(n: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn csr_pem(cn: &str) -> String {
         let key = KeyPair::generate().expect("key");
@@ -792,15 +785,18 @@ mod tests {
                 .expect("submit"),
             Submitted::Signed
         );
-        ca.sign("a.test").expect("sign");
-        assert!(matches!(ca.sign("a.test"), Err(CaError::NoRequest(_))));
+        ca.sign("a.test", false).expect("sign");
+        assert!(matches!(
+            ca.sign("a.test", false),
+            Err(CaError::NoRequest(_))
+        ));
         assert!(matches!(
             ca.submit("a.test", csr_pem("a.test").as_bytes(), &never),
             Err(CaError::AlreadySigned(_))
         ));
         // b.auto got serial 2, a.test 3; the serial file says 4 next.
         let entries = ca.list(true).expect("list");
-        let serials: Vec<_> = entries.iter().filter_map(|e| e.serial.clone()).collect();
+        let serials: Vec<_> = entries.iter().filter_map(Entry::serial_hex).collect();
         assert_eq!(
             serials,
             ["03", "02"],
@@ -855,7 +851,7 @@ mod tests {
             ca.submit("../x", b"", &Autosign::Always),
             Err(CaError::BadName(_))
         ));
-        assert!(matches!(ca.sign(".lock"), Err(CaError::BadName(_))));
+        assert!(matches!(ca.sign(".lock", false), Err(CaError::BadName(_))));
     }
 
     #[test]
@@ -895,13 +891,50 @@ mod tests {
     }
 
     #[test]
-    fn autosign_globs() {
-        let a = Autosign::Matching(vec!["*.example.com".into(), "db?".into()]);
-        assert!(a.allows("web1.example.com"));
-        assert!(a.allows("db1"));
-        assert!(!a.allows("example.com.evil"));
-        assert!(!Autosign::Never.allows("x"));
-        assert!(Autosign::Always.allows("x"));
+    fn alternative_names_wait_for_the_operator_and_reach_the_certificate() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (ca, _) = Ca::setup(dir.path(), "t").expect("setup");
+        let key = KeyPair::generate().expect("key");
+        let mut p = CertificateParams::default();
+        p.distinguished_name = DistinguishedName::new();
+        p.distinguished_name.push(DnType::CommonName, "alt.test");
+        p.subject_alt_names = vec![
+            SanType::DnsName("alt.test".try_into().expect("dns")),
+            SanType::DnsName("puppet.test".try_into().expect("dns")),
+            SanType::IpAddress("192.0.2.7".parse().expect("ip")),
+        ];
+        let pem = p.serialize_request(&key).expect("csr").pem().expect("pem");
+        assert_eq!(
+            ca.submit("alt.test", pem.as_bytes(), &Autosign::Always)
+                .expect("submit"),
+            Submitted::HeldForAltNames
+        );
+        let pending = ca.status("alt.test").expect("status").expect("pending");
+        assert_eq!(pending.state, State::Requested);
+        assert_eq!(
+            pending.to_json()["subject_alt_names"],
+            json!(["DNS:alt.test", "DNS:puppet.test", "IP:192.0.2.7"])
+        );
+        let e = ca.sign("alt.test", false).expect_err("not allowed");
+        assert!(
+            e.to_string()
+                .contains("(DNS:alt.test, DNS:puppet.test, IP:192.0.2.7)"),
+            "{e}"
+        );
+        ca.sign("alt.test", true).expect("allowed");
+        let signed = ca.status("alt.test").expect("status").expect("signed");
+        let j = signed.to_json();
+        assert_eq!(j["state"], "signed");
+        assert_eq!(
+            j["dns_alt_names"],
+            json!(["DNS:alt.test", "DNS:puppet.test"])
+        );
+        assert_eq!(j["subject_alt_names"].as_array().map(Vec::len), Some(3));
+        assert_eq!(j["serial_number"], 2);
+        assert!(j["not_after"].as_str().is_some_and(|t| t.ends_with("UTC")));
+        assert!(ca.delete("alt.test").expect("delete"));
+        assert!(ca.status("alt.test").expect("status").is_none());
+        assert!(!ca.delete("alt.test").expect("nothing left"));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! literals (single-quoted strings with `\\` and `\'` escaped, numbers,
 //! booleans, `undef`, arrays, hashes with quoted keys), and names were
 //! checked when the classification was made, so nothing a group holds can
-//! become code of its own.
+//! become code of its own. The groups' config data goes with it as hiera
+//! data keyed `class::param` (PE's classifier data), not as code.
 
 use serde_json::{Map, Value};
 
@@ -104,9 +105,16 @@ pub fn node_code(c: &Classification) -> NodeCode {
             classes.push('\n');
         }
     }
+    let mut data = Map::new();
+    for (class, params) in &c.config_data {
+        for (param, value) in params {
+            data.insert(format!("{class}::{param}"), value.clone());
+        }
+    }
     NodeCode {
         parameters,
         classes,
+        data,
     }
 }
 
@@ -150,10 +158,19 @@ mod tests {
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
-            config_data: Default::default(),
+            config_data: [(
+                "ntp".to_string(),
+                json!({"servers": ["b"]})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            )]
+            .into_iter()
+            .collect(),
         };
         let code = node_code(&c);
         assert_eq!(code.parameters, "$tier = 'gold'\n");
+        assert_eq!(json!(code.data), json!({"ntp::servers": ["b"]}));
         assert_eq!(
             code.classes,
             "class { 'ntp':\n  iburst => true,\n  servers => ['a'],\n}\ninclude 'motd'\n"

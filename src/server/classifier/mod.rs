@@ -3,7 +3,8 @@
 //! the groups and their tree; `rule`: the rule grammar), classifying a
 //! node against them (`classify`: inheritance down the tree, the most
 //! specific groups, environment trumping, conflicts naming the groups),
-//! the groups file and its atomic changes (`store`), the node termini
+//! pinning nodes to a group through its rule (`pin`), the groups file
+//! and its atomic changes (`store`), the node termini
 //! `plain`, `classifier` and `exec` behind one small trait (`terminus`),
 //! and a classification as the Puppet code a compile starts and ends with
 //! (`code`). Pure but for `store` (the groups file) and the `exec`
@@ -13,6 +14,7 @@
 pub mod classify;
 pub mod code;
 pub mod group;
+pub mod pin;
 pub mod rule;
 pub mod store;
 pub mod terminus;

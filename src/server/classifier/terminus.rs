@@ -10,11 +10,9 @@
 //! node is not found). Each is a [`NodeTerminus`]; `find` does blocking
 //! work (a process, file reads): call it off the async threads.
 
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -118,61 +116,23 @@ impl NodeTerminus for Exec {
 
 /// Runs the program with the certname as its only argument (no shell);
 /// its standard output, or why not. Its standard error goes to the log.
-fn run(program: &PathBuf, certname: &str) -> Result<String, String> {
-    let mut child = Command::new(program)
-        .arg(certname)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("the external node classifier could not start: {e}"))?;
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(s) = stdout {
-            let _ = s.take(ENC_MAX_OUTPUT).read_to_end(&mut out);
-        }
-        out
-    });
-    let errors = std::thread::spawn(move || {
-        let mut err = Vec::new();
-        if let Some(s) = stderr {
-            let _ = s.take(64 * 1024).read_to_end(&mut err);
-        }
-        err
-    });
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > ENC_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "the external node classifier did not finish within {} seconds",
-                    ENC_TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(e.to_string()),
-        }
-    };
-    let out = reader.join().unwrap_or_default();
-    let err = errors.join().unwrap_or_default();
-    if !err.is_empty() {
+fn run(program: &Path, certname: &str) -> Result<String, String> {
+    let done = crate::server::program::run(program, &[certname], None, ENC_MAX_OUTPUT, ENC_TIMEOUT)
+        .map_err(|e| format!("the external node classifier {e}"))?;
+    if !done.stderr.is_empty() {
         tracing::warn!(
             "external node classifier for {certname}: {}",
-            String::from_utf8_lossy(&err).trim()
+            String::from_utf8_lossy(&done.stderr).trim()
         );
     }
-    if !status.success() {
-        return Err(match status.code() {
+    if !done.status.success() {
+        return Err(match done.status.code() {
             Some(code) => format!("the external node classifier exited with {code}"),
             None => "the external node classifier was killed by a signal".to_string(),
         });
     }
-    String::from_utf8(out).map_err(|_| "the external node classifier printed non-UTF-8".into())
+    String::from_utf8(done.stdout)
+        .map_err(|_| "the external node classifier printed non-UTF-8".into())
 }
 
 /// The ENC's YAML: `classes` (a list, or a hash of class → parameters or

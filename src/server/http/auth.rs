@@ -8,7 +8,9 @@
 //! and nothing else. Anyone else is refused: 401 when unauthenticated,
 //! 403 when not allowed. A token lets through only what one of its
 //! actions covers (HEAD counts as GET); a request no action covers needs
-//! a token with `*`. On a server that runs a Puppet CA, its bootstrap
+//! a token with `*`. The CA's administration (`certificate_status`,
+//! action `ca:admin`) is an operator's only. On a server that runs a
+//! Puppet CA, its bootstrap
 //! endpoints ([`ca_public`]) are open to every client, with or without a
 //! certificate: an agent asks for its first certificate there.
 
@@ -95,6 +97,7 @@ pub const ACTIONS: &[&str] = &[
     "puppet:agent",
     "classifier:read",
     "classifier:edit",
+    "ca:admin",
 ];
 
 impl Tokens {
@@ -171,6 +174,9 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
     }
     if ca_public(method, path) {
         return Some(CA_PUBLIC);
+    }
+    if under("/puppet-ca/v1/certificate_status") || under("/puppet-ca/v1/certificate_statuses") {
+        return Some("ca:admin");
     }
     let action = match path {
         "/check" if post => "check",
