@@ -12,7 +12,8 @@
 //!   through the [`eval::Library`] trait.
 //!
 //! [`error`] and [`loader`] are shared by all layers; everything reads files
-//! only through [`loader::Loader`].
+//! only through [`loader::Loader`]. [`parsed`] keeps what templates and hiera
+//! data parse to, for the process.
 
 pub mod error;
 pub mod eval;
@@ -20,6 +21,7 @@ pub mod functions;
 pub mod hiera;
 pub mod loader;
 pub mod modulepath;
+pub mod parsed;
 pub mod syntax;
 pub mod template;
 pub mod values;

@@ -373,6 +373,36 @@ impl<'l> Evaluator<'l> {
 
     /// Bind declared parameters from `given` (consumed), hiera (classes only),
     /// or defaults; type-check. Returns the bound (name, value) list.
+    /// Evaluates the defaults of the parameters still without a value,
+    /// in order, under the installed [`ParamGuard`](crate::lang::eval::ParamGuard).
+    fn eval_param_defaults(
+        &mut self,
+        def: &Definition,
+        scope: ScopeId,
+        values: &mut [Option<Value>],
+    ) -> EvalResult<()> {
+        for (i, p) in def.params.iter().enumerate() {
+            if values.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            let Some(d) = &p.default else { continue };
+            if let Some(g) = self.param_guard.as_mut() {
+                g.current.clone_from(&p.name);
+            }
+            let v = self.eval(d, scope)?;
+            if let Some(s) = self.scopes.get_mut(scope) {
+                s.vars.insert(p.name.clone(), v.clone());
+            }
+            if let Some(slot) = self.param_guard.as_mut().and_then(|g| g.params.get_mut(i)) {
+                slot.1 = true;
+            }
+            if let Some(slot) = values.get_mut(i) {
+                *slot = Some(v);
+            }
+        }
+        Ok(())
+    }
+
     pub(in crate::lang) fn bind_definition_params(
         &mut self,
         def: &Definition,
@@ -401,7 +431,10 @@ impl<'l> Evaluator<'l> {
             }
             values.push(v);
         }
-        let mut guard = crate::lang::eval::ParamGuard {
+        // The guard stays installed while the defaults are evaluated (and
+        // is updated in place: cloning it per default would be quadratic in
+        // the parameters, and apache::vhost has hundreds).
+        let guard = crate::lang::eval::ParamGuard {
             scope,
             callee: what.to_string(),
             params: def
@@ -412,26 +445,10 @@ impl<'l> Evaluator<'l> {
                 .collect(),
             current: String::new(),
         };
-        for (i, p) in def.params.iter().enumerate() {
-            if values.get(i).is_some_and(Option::is_some) {
-                continue;
-            }
-            let Some(d) = &p.default else { continue };
-            guard.current = p.name.clone();
-            let saved = self.param_guard.replace(guard.clone());
-            let r = self.eval(d, scope);
-            self.param_guard = saved;
-            let v = r?;
-            if let Some(s) = self.scopes.get_mut(scope) {
-                s.vars.insert(p.name.clone(), v.clone());
-            }
-            if let Some(slot) = guard.params.get_mut(i) {
-                slot.1 = true;
-            }
-            if let Some(slot) = values.get_mut(i) {
-                *slot = Some(v);
-            }
-        }
+        let outer = self.param_guard.replace(guard);
+        let defaults = self.eval_param_defaults(def, scope, &mut values);
+        self.param_guard = outer;
+        defaults?;
         // Unknown parameters come first in Puppet's list.
         let mut errors: Vec<String> = given
             .iter()

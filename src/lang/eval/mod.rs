@@ -205,7 +205,7 @@ pub struct Evaluator<'l> {
     pub(in crate::lang) relationships: Vec<(RelEnd, RelEnd, &'static str, Loc)>,
     pub(in crate::lang) depth: usize,
     pub(in crate::lang) messages: Vec<String>,
-    pub(in crate::lang) hiera_cache: HashMap<PathBuf, Option<Value>>,
+    pub(in crate::lang) hiera_cache: HashMap<PathBuf, Option<Arc<Value>>>,
     pub(in crate::lang) main_index: ResId,
     pub(in crate::lang) stage_index: ResId,
     pub(in crate::lang) node_scope: Option<ScopeId>,

@@ -7,11 +7,13 @@
 //! (first, unique, hash, deep) and the `lookup`/`hiera*` functions.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::lang::error::{LangError, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
 use crate::lang::loader;
+use crate::lang::parsed::Parsed;
 use crate::lang::syntax::ast::Lambda;
 use crate::lang::values::regex::compile_regex;
 use crate::lang::values::types::{self, PType};
@@ -134,8 +136,33 @@ fn deep_merge_value(low: Value, high: Value, o: &DeepOpts) -> Value {
     }
 }
 
+/// Data files parsed so far in this process (see [`crate::lang::parsed`]).
+static PARSED_DATA: Parsed<Value> = Parsed::new();
+
+fn parse_data_cached(path: &Path, text: &str) -> EvalResult<Arc<Value>> {
+    PARSED_DATA.get_or_parse(&path.to_string_lossy(), text, || parse_data(path, text))
+}
+
+/// A data file's text as a value: JSON for `.json`, YAML otherwise.
+fn parse_data(path: &Path, text: &str) -> EvalResult<Value> {
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let j: serde_json::Value = if is_json {
+        serde_json::from_str(text)
+            .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+    } else if text.trim().is_empty() || text.trim() == "---" {
+        serde_json::Value::Object(Default::default())
+    } else {
+        serde_saphyr::from_str(text)
+            .map_err(|e| LangError::load(format!("Unable to parse {}: {e}", path.display())))?
+    };
+    Ok(Value::from_json(&j))
+}
+
 impl<'l> Evaluator<'l> {
-    fn read_data_file(&mut self, path: &Path) -> EvalResult<Option<Value>> {
+    /// A data file (or hiera.yaml) as a value, `None` when there is no
+    /// such file. Kept for the compile, and shared, never copied whole: a
+    /// lookup reads every file of its hierarchy.
+    fn read_data_file(&mut self, path: &Path) -> EvalResult<Option<Arc<Value>>> {
         if let Some(v) = self.hiera_cache.get(path) {
             return Ok(v.clone());
         }
@@ -144,19 +171,7 @@ impl<'l> Evaluator<'l> {
                 .loader
                 .read(path)
                 .map_err(|e| LangError::load(format!("Unable to read {}: {e}", path.display())))?;
-            let is_json = path.extension().is_some_and(|e| e == "json");
-            let j: serde_json::Value = if is_json {
-                serde_json::from_str(&text).map_err(|e| {
-                    LangError::load(format!("Unable to parse {}: {e}", path.display()))
-                })?
-            } else if text.trim().is_empty() || text.trim() == "---" {
-                serde_json::Value::Object(Default::default())
-            } else {
-                serde_saphyr::from_str(&text).map_err(|e| {
-                    LangError::load(format!("Unable to parse {}: {e}", path.display()))
-                })?
-            };
-            Some(Value::from_json(&j))
+            Some(parse_data_cached(path, &text)?)
         } else {
             None
         };
@@ -178,21 +193,21 @@ impl<'l> Evaluator<'l> {
         default_common: bool,
     ) -> EvalResult<Vec<PathBuf>> {
         let cfg = self.read_data_file(cfg_path)?;
-        let Some(Value::Hash(cfg)) = cfg else {
+        let Some(Value::Hash(cfg)) = cfg.as_deref() else {
             return Ok(if default_common {
                 vec![root.join("data/common.yaml")]
             } else {
                 Vec::new()
             });
         };
-        let defaults = match hash_get_str(&cfg, "defaults") {
+        let defaults = match hash_get_str(cfg, "defaults") {
             Some(Value::Hash(d)) => d.clone(),
             _ => Vec::new(),
         };
         let default_dir =
             hash_get_str(&defaults, "datadir").map_or("data".to_string(), |v| v.to_s());
         let mut out = Vec::new();
-        let Some(Value::Array(levels)) = hash_get_str(&cfg, "hierarchy").cloned() else {
+        let Some(Value::Array(levels)) = hash_get_str(cfg, "hierarchy").cloned() else {
             return Ok(out);
         };
         for level in levels {
@@ -312,7 +327,9 @@ impl<'l> Evaluator<'l> {
         if !data.is_empty() {
             self.hiera_cache.insert(
                 PathBuf::from(CLASSIFIER_DATA),
-                Some(Value::from_json(&serde_json::Value::Object(data.clone()))),
+                Some(Arc::new(Value::from_json(&serde_json::Value::Object(
+                    data.clone(),
+                )))),
             );
         }
     }
@@ -375,10 +392,11 @@ impl<'l> Evaluator<'l> {
     fn lookup_options(&mut self, key: &str) -> EvalResult<Option<Vec<(Value, Value)>>> {
         let key = key.trim_start_matches("::");
         for f in self.data_files(key)? {
-            let Some(Value::Hash(h)) = self.read_data_file(&f)? else {
+            let data = self.read_data_file(&f)?;
+            let Some(Value::Hash(h)) = data.as_deref() else {
                 continue;
             };
-            let Some(Value::Hash(opts)) = hash_get_str(&h, "lookup_options") else {
+            let Some(Value::Hash(opts)) = hash_get_str(h, "lookup_options") else {
                 continue;
             };
             for (pattern, o) in opts {
@@ -404,8 +422,9 @@ impl<'l> Evaluator<'l> {
         let root = segs.next().unwrap_or("");
         let rest: Vec<&str> = segs.collect();
         for f in files {
-            if let Some(Value::Hash(h)) = self.read_data_file(&f)?
-                && let Some(v) = hash_get_str(&h, root)
+            let data = self.read_data_file(&f)?;
+            if let Some(Value::Hash(h)) = data.as_deref()
+                && let Some(v) = hash_get_str(h, root)
             {
                 let mut cur = v.clone();
                 for seg in &rest {

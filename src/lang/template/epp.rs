@@ -7,6 +7,8 @@ use std::sync::Arc;
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::parsed::Parsed;
+use crate::lang::syntax::ast::Expr;
 use crate::lang::template::segments::{Flavor, Pos, Seg, segments};
 use crate::lang::values::value::{Value, hash_get_str};
 
@@ -52,6 +54,11 @@ impl Program {
     }
 }
 
+/// Templates' parameter declarations and bodies parsed so far in this
+/// process, by template name (see [`crate::lang::parsed`]).
+static DECLS: Parsed<Vec<Expr>> = Parsed::new();
+static BODIES: Parsed<Vec<Expr>> = Parsed::new();
+
 /// Translate EPP segments to a Puppet program and its parameter list.
 fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
     let mut prog = Program {
@@ -87,7 +94,10 @@ fn to_program(segs: Vec<Seg>) -> Result<(String, Option<String>), String> {
 
 fn run_program(ev: &mut Evaluator<'_>, prog: &str, what: &str, sc: ScopeId) -> EvalResult<String> {
     let file: Arc<str> = Arc::from(what);
-    let stmts = crate::lang::syntax::parser::parse(prog, &file)
+    let stmts = BODIES
+        .get_or_parse(what, prog, || {
+            crate::lang::syntax::parser::parse(prog, &file)
+        })
         .map_err(|e| plain(format!("Failed to parse template {what}: {}", e.message)))?;
     ev.render_stack.push(String::new());
     let r = ev.eval_block(&stmts, sc);
@@ -114,7 +124,9 @@ pub fn render_epp(
     if let Some(decl) = decl {
         let file: Arc<str> = Arc::from(what);
         let fake = format!("with() {decl} {{ }}");
-        let stmts = crate::lang::syntax::parser::parse(&fake, &file)?;
+        let stmts = DECLS.get_or_parse(what, &fake, || {
+            crate::lang::syntax::parser::parse(&fake, &file)
+        })?;
         let lambda_params = match stmts.first().map(|e| &e.kind) {
             Some(crate::lang::syntax::ast::ExprKind::Call {
                 lambda: Some(l), ..

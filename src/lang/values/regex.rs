@@ -4,12 +4,13 @@
 //! because it uses look-around or back-references (stdlib's
 //! `Stdlib::Compat::Ipv4` is full of `(?!\d)`) is compiled with
 //! `fancy-regex` instead, behind [`RubyRegex`]; the fast path stays the
-//! `regex` crate. Compiled patterns are cached per thread: type checks
-//! match the same aliases over and over.
+//! `regex` crate. Compiled patterns are cached for the process: type
+//! checks match the same aliases over and over, and a server compiles
+//! every catalog on a fresh compiler thread (building a regex's automaton
+//! costs far more than matching with it).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::lang::values::error::ValueError;
 
@@ -22,12 +23,52 @@ fn translate(pattern: &str) -> String {
         .replace("\\h", "[0-9a-fA-F]")
 }
 
-/// Compile a Puppet regex (Ruby syntax subset) with the `regex` crate.
+/// Bound of each cache of compiled patterns (past it, the cache starts over).
+const CACHE_MAX: usize = 4096;
+
+/// A process-wide cache of compiled patterns, by pattern text.
+struct Cache<T>(OnceLock<Mutex<HashMap<String, T>>>);
+
+impl<T: Clone> Cache<T> {
+    const fn new() -> Cache<T> {
+        Cache(OnceLock::new())
+    }
+
+    fn get_or(
+        &self,
+        pattern: &str,
+        make: impl FnOnce() -> Result<T, ValueError>,
+    ) -> Result<T, ValueError> {
+        let map = self.0.get_or_init(Default::default);
+        if let Some(found) = map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(pattern)
+        {
+            return Ok(found.clone());
+        }
+        let made = make()?;
+        let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= CACHE_MAX {
+            map.clear();
+        }
+        map.insert(pattern.to_string(), made.clone());
+        Ok(made)
+    }
+}
+
+static PLAIN: Cache<regex::Regex> = Cache::new();
+static RUBY: Cache<Arc<RubyRegex>> = Cache::new();
+
+/// Compile a Puppet regex (Ruby syntax subset) with the `regex` crate
+/// (cached: a clone shares the compiled automaton).
 pub fn compile_regex(pattern: &str) -> Result<regex::Regex, ValueError> {
-    regex::RegexBuilder::new(&translate(pattern))
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| ValueError(format!("Invalid regular expression /{pattern}/: {e}")))
+    PLAIN.get_or(pattern, || {
+        regex::RegexBuilder::new(&translate(pattern))
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| ValueError(format!("Invalid regular expression /{pattern}/: {e}")))
+    })
 }
 
 /// A compiled Puppet regex: the `regex` crate's, or `fancy-regex`'s for
@@ -38,37 +79,21 @@ pub enum RubyRegex {
     Fancy(fancy_regex::Regex),
 }
 
-/// Bound of the per-thread cache of compiled patterns.
-const CACHE_MAX: usize = 512;
-
-thread_local! {
-    static CACHE: RefCell<HashMap<String, Rc<RubyRegex>>> = RefCell::new(HashMap::new());
-}
-
 impl RubyRegex {
     /// Compile `pattern` (cached).
-    pub fn new(pattern: &str) -> Result<Rc<RubyRegex>, ValueError> {
-        if let Some(r) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
-            return Ok(r);
-        }
-        let compiled = match compile_regex(pattern) {
-            Ok(r) => RubyRegex::Plain(r),
-            Err(plain_err) => fancy_regex::RegexBuilder::new(&translate(pattern))
-                .delegate_size_limit(1 << 20)
-                .backtrack_limit(1_000_000)
-                .build()
-                .map(RubyRegex::Fancy)
-                .map_err(|_| plain_err)?,
-        };
-        let rc = Rc::new(compiled);
-        CACHE.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.len() >= CACHE_MAX {
-                c.clear();
-            }
-            c.insert(pattern.to_string(), rc.clone());
-        });
-        Ok(rc)
+    pub fn new(pattern: &str) -> Result<Arc<RubyRegex>, ValueError> {
+        RUBY.get_or(pattern, || {
+            let compiled = match compile_regex(pattern) {
+                Ok(r) => RubyRegex::Plain(r),
+                Err(plain_err) => fancy_regex::RegexBuilder::new(&translate(pattern))
+                    .delegate_size_limit(1 << 20)
+                    .backtrack_limit(1_000_000)
+                    .build()
+                    .map(RubyRegex::Fancy)
+                    .map_err(|_| plain_err)?,
+            };
+            Ok(Arc::new(compiled))
+        })
     }
 
     /// Does the pattern match somewhere in `s`? (A look-around pattern that

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use crate::lang::error::{Loc, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Evaluator, ScopeId};
+use crate::lang::parsed::Parsed;
 use crate::lang::template::segments::{Flavor, segments};
 
 /// Where ERB text comes from, for Puppet's error messages.
@@ -28,6 +29,20 @@ pub enum ErbSource<'a> {
     File { reference: &'a str, path: &'a str },
     /// `inline_template(...)`.
     Inline,
+}
+
+/// Templates parsed so far in this process (see [`crate::lang::parsed`]).
+static PARSED: Parsed<Vec<parse::RExpr>> = Parsed::new();
+
+/// The template `src` (named `what`) parsed, or kept from an earlier parse.
+fn parse_cached(src: &str, what: &str) -> EvalResult<Arc<Vec<parse::RExpr>>> {
+    PARSED.get_or_parse(what, src, || {
+        let segs = segments(src, Flavor::Erb).map_err(|m| plain(format!("{what}: {m}")))?;
+        let toks = lex::lex_template(&segs)
+            .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+        parse::parse_template(toks)
+            .map_err(|m| plain(format!("Failed to parse template {what}: {m}")).into())
+    })
 }
 
 /// Render ERB text with the Ruby-subset interpreter ;
@@ -44,11 +59,7 @@ pub fn render_erb(
         ErbSource::File { path, .. } => path,
         ErbSource::Inline => "inline_template",
     };
-    let segs = segments(src, Flavor::Erb).map_err(|m| plain(format!("{what}: {m}")))?;
-    let toks = lex::lex_template(&segs)
-        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
-    let prog = parse::parse_template(toks)
-        .map_err(|m| plain(format!("Failed to parse template {what}: {m}")))?;
+    let prog = parse_cached(src, what)?;
     let loc = Loc {
         file: Arc::from(what),
         line: 0,
