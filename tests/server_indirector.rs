@@ -190,8 +190,10 @@ fn agent_facts_and_report_go_to_yaml() -> Outcome {
         s.rt.block_on(s.state.store.catalog("yaml1.test"))
             .map_err(|e| e.to_string())?
             .ok_or("no catalog in the store")?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&catalog.catalog).map_err(|e| e.to_string())?;
     check(
-        catalog.catalog["name"] == "yaml1.test" && catalog.expiration.is_some(),
+        doc["name"] == "yaml1.test" && catalog.expiration.is_some(),
         || format!("stored catalog: {:?}", catalog.expiration),
     )?;
     let reports: Vec<PathBuf> = std::fs::read_dir(cache.join("reports/yaml1.test"))

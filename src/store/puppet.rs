@@ -39,7 +39,8 @@ pub struct CatalogRecord {
     pub compiled_at: String,
     /// When a cache stops using it (RFC 3339).
     pub expiration: Option<String>,
-    pub catalog: Value,
+    /// Puppet's catalog JSON, as it was saved.
+    pub catalog: String,
 }
 
 /// What a report says about itself, for its columns.
@@ -176,7 +177,7 @@ impl Store {
         certname: &str,
         environment: &str,
         expiration: Option<&str>,
-        catalog: &Value,
+        catalog: &str,
     ) -> Result<(), StoreError> {
         let sql = self.sql(
             "INSERT INTO catalogs (certname, environment, compiled_at, expiration, catalog) \
@@ -190,7 +191,7 @@ impl Store {
             .bind(environment)
             .bind(now())
             .bind(expiration)
-            .bind(json_text(catalog))
+            .bind(catalog)
             .execute(&self.pool)
             .await
             .map_err(query_error("save a catalog"))?;
@@ -219,7 +220,7 @@ impl Store {
             expiration: r
                 .try_get::<Option<String>, _>("expiration")
                 .map_err(query_error("read a catalog"))?,
-            catalog: parse_json(&get("catalog")?, "read a catalog")?,
+            catalog: get("catalog")?,
         }))
     }
 

@@ -392,7 +392,7 @@ pub async fn catalog(
         .await;
     let scrub = Scrub::for_server(&state);
     let catalog = match found {
-        Ok(Some(c)) => c.doc,
+        Ok(Some(c)) => c.json,
         Ok(None) => {
             return Err(ApiError::not_found(format!("no catalog for {certname}")).into());
         }
@@ -407,7 +407,11 @@ pub async fn catalog(
         }
         Err(e) => return Err(e.into()),
     };
-    Ok(json_response(&catalog))
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        catalog.to_string(),
+    )
+        .into_response())
 }
 
 /// Keeps the node's report of a run.

@@ -41,15 +41,18 @@ impl Terminus<Catalog> for Compiler {
         for m in &compiled.messages {
             tracing::info!("{}: {m}", r.certname);
         }
-        let mut doc = serde_json::to_value(&compiled)
-            .map_err(|e| IndirectorError::Compile(format!("cannot write the catalog: {e}")))?;
-        if let Some(v) = version {
-            doc["version"] = json!(v);
+        let json = match version {
+            None => serde_json::to_string(&compiled),
+            Some(v) => serde_json::to_value(&compiled).and_then(|mut doc| {
+                doc["version"] = json!(v);
+                serde_json::to_string(&doc)
+            }),
         }
+        .map_err(|e| IndirectorError::Compile(format!("cannot write the catalog: {e}")))?;
         Ok(Some(Catalog {
             certname: r.certname.clone(),
             environment: r.environment.env.name.clone(),
-            doc,
+            json: json.into(),
             expiration: None,
         }))
     }

@@ -62,14 +62,19 @@ impl Terminus<Catalog> for StoreTerminus {
         Ok(self.0.catalog(&r.certname).await?.map(|c| Catalog {
             certname: c.certname,
             environment: c.environment,
-            doc: c.catalog,
+            json: c.catalog.into(),
             expiration: c.expiration,
         }))
     }
     async fn save(&self, c: &Catalog) -> Result<(), IndirectorError> {
         Ok(self
             .0
-            .save_catalog(&c.certname, &c.environment, c.expiration.as_deref(), &c.doc)
+            .save_catalog(
+                &c.certname,
+                &c.environment,
+                c.expiration.as_deref(),
+                &c.json,
+            )
             .await?)
     }
     async fn destroy(&self, certname: &str) -> Result<(), IndirectorError> {
