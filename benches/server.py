@@ -696,23 +696,27 @@ def check_same(servers, pki, facts, bodies):
 # --- main ------------------------------------------------------------------------------
 
 def warm_up(server, port, pki, bodies, a, pid):
-    """Load in rounds of --warmup-round seconds until a round's rate is
-    within 10 % of the one before (JRuby's JIT keeps speeding puppetserver
-    up for minutes), for at most --warmup seconds (--ferry-warmup: one
-    round, for ferry). Returns the rounds' catalogs/s."""
+    """Load in rounds of --warmup-round seconds until a round's rate and
+    its server CPU per catalog are both within 10 % of the round before
+    (JRuby's JIT keeps speeding puppetserver up for minutes, and the CPU
+    per catalog settles later than the rate), for at most --warmup seconds
+    (--ferry-warmup: one round, for ferry). Returns the rounds' catalogs/s
+    and CPU ms per catalog."""
     total = a.ferry_warmup if server == "ferry" else a.warmup
-    rounds, spent = [], 0.0
+    rounds, cpu, spent = [], [], 0.0
     while spent < total:
         secs = min(a.warmup_round, total - spent)
         w = drive(port, pki, bodies, a.concurrency, secs, pid)
         spent += secs
         rounds.append(round(w["catalogs_per_s"], 2))
+        cpu.append(round(w["server_cpu_ms_per_catalog"], 2))
         log(f"{server}: warm-up round {len(rounds)}: {w['catalogs']} catalogs, "
             f"{w['catalogs_per_s']:.1f}/s, {w['server_cpu_ms_per_catalog']:.1f} ms CPU each, "
             f"p50 {w['p50_ms']:.1f} ms")
-        if len(rounds) >= 2 and abs(rounds[-1] - rounds[-2]) <= 0.1 * rounds[-2]:
+        if (len(rounds) >= 2 and abs(rounds[-1] - rounds[-2]) <= 0.1 * rounds[-2]
+                and abs(cpu[-1] - cpu[-2]) <= 0.1 * cpu[-2]):
             break
-    return {"seconds": spent, "rounds_catalogs_per_s": rounds}
+    return {"seconds": spent, "rounds_catalogs_per_s": rounds, "rounds_cpu_ms_per_catalog": cpu}
 
 
 def main():
