@@ -45,37 +45,15 @@ fn data() -> PathBuf {
 /// A server on a thread of its own for the test process's life; `extra`
 /// is its config beyond TLS, host, port and cache-dir.
 fn start(extra: impl FnOnce(&Path) -> String + Send + 'static) -> Fixture {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("ferry-serve".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let pki = Pki::new();
-                let keep = tempfile::Builder::new()
-                    .prefix("ferry-classify-server-")
-                    .tempdir()
-                    .expect("dir");
-                let config = extra(keep.path());
-                let server = TestServer::start(&pki, keep.path(), &config).await;
-                let _ = tx.send(Fixture {
-                    addr: server.addr,
-                    state: Arc::clone(&server.state),
-                    rt: tokio::runtime::Handle::current(),
-                    pki,
-                    dir: keep.path().to_path_buf(),
-                    _keep: keep,
-                });
-                std::future::pending::<()>().await;
-                drop(server);
-            });
-        })
-        .expect("server thread");
-    rx.recv().expect("the server started")
+    let server = TestServer::in_background(extra);
+    Fixture {
+        addr: server.addr,
+        state: server.state,
+        rt: server.rt,
+        pki: server.pki,
+        dir: server.dir.path().to_path_buf(),
+        _keep: server.dir,
+    }
 }
 
 fn common_config() -> String {
