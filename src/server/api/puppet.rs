@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::environment::Timeout;
 use crate::server::AppState;
+use crate::server::ca::MAX_CERTNAME;
 use crate::server::classifier::code::node_code;
 use crate::server::classifier::{Classification, NodeEnvironment, NodeError, NodeRequest};
 use crate::server::environments::{self, EnvironmentError, Loaded};
@@ -36,9 +37,6 @@ use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
 use crate::server::indirector::{CatalogRequest, Facts, FindOptions, IndirectorError, Report};
 use crate::server::scrub::Scrub;
-
-/// Longest certname taken.
-const MAX_CERTNAME: usize = 255;
 
 /// An error as ferry and the Puppet agent both read it: ferry's `{kind,
 /// msg, details}` plus Puppet's `message` and `issue_kind`.
@@ -92,12 +90,7 @@ impl IntoResponse for AgentError {
 /// A certname as Puppet takes it: printable ASCII without `/`, spaces or
 /// upper case.
 pub fn check_certname(name: &str, field: &str) -> Result<(), ApiError> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_CERTNAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase());
-    if ok {
+    if crate::server::ca::is_puppet_certname(name) {
         Ok(())
     } else {
         Err(ApiError::bad_field(

@@ -95,16 +95,21 @@ const BACKDATE_SECS: i64 = 86400;
 /// How far ahead a CRL's next update is set.
 const CRL_TTL_SECS: i64 = 5 * 365 * 86400;
 
-/// A certname as Puppet takes it: printable ASCII without `/`, spaces or
-/// upper case, and not a dot file (it names files in the CA directory).
-pub fn check_certname(name: &str) -> Result<(), CaError> {
-    let ok = !name.is_empty()
+/// Whether `name` is a certname as Puppet takes it: 1 to
+/// [`MAX_CERTNAME`] printable ASCII characters without `/`, spaces or
+/// upper case.
+pub fn is_puppet_certname(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= MAX_CERTNAME
-        && !name.starts_with('.')
         && name
             .chars()
-            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase());
-    if ok {
+            .all(|c| c.is_ascii_graphic() && c != '/' && !c.is_ascii_uppercase())
+}
+
+/// A certname as Puppet takes it, and not a dot file (it names files in
+/// the CA directory).
+pub fn check_certname(name: &str) -> Result<(), CaError> {
+    if is_puppet_certname(name) && !name.starts_with('.') {
         Ok(())
     } else {
         Err(CaError::BadName(name.escape_default().to_string()))
