@@ -14,8 +14,11 @@ With --debian it measures the Debian module corpus (tests/debian) instead:
 ferry compiles every case (`ferry catalog compile -e CODE`, one process per
 catalog, as run.py does), Puppet warm in-process is the per-case time
 puppet_compile.rb recorded in WORK/puppet.jsonl (one Ruby process compiling
-every case after the first), and a cold `puppet catalog compile` process
-runs on a sample of --cold N cases spread over the modules and fact sets.
+every case after the first; its wall and CPU time), ferry warm in-process
+is one `ferry catalog compile --batch` process compiling every case (its
+whole wall and CPU time divided by the cases), and a cold `puppet catalog
+compile` process runs on a sample of --cold N cases spread over the
+modules and fact sets.
 It prints the side-by-side table and writes --json (benches/results/).
 
   python3 benches/catalog.py --debian [--ferry target/dist/ferry] [--cold 24]
@@ -119,6 +122,26 @@ def debian_ferry(ferry, code, factset):
             "--format", "json"]
 
 
+def debian_ferry_batch(ferry, cases):
+    """One `ferry catalog compile --batch` process compiling every case
+    (ferry warm in-process, as Puppet's corpus process): (answers that
+    compiled, wall seconds, CPU seconds) of the whole process."""
+    lines = "".join(json.dumps({"code": code, "node": "node1.example.com",
+                                "facts_file": os.path.join(DEBIAN, "facts", fs + ".json")}) + "\n"
+                    for _, code, fs, _ in cases)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    p = subprocess.run([ferry, "catalog", "compile", "--batch", "-", "--modulepath",
+                        "/usr/share/puppet/modules"], input=lines, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    answers = [json.loads(line) for line in p.stdout.splitlines()]
+    if len(answers) != len(cases):
+        sys.exit("ferry --batch answered %d of %d cases" % (len(answers), len(cases)))
+    return sum(1 for a in answers if "catalog" in a), wall, cpu
+
+
 def debian_puppet_cold(code, factset, tmp):
     """A cold `puppet catalog compile` of one corpus case (its own confdir)."""
     conf, var = os.path.join(tmp, "conf"), os.path.join(tmp, "var")
@@ -157,7 +180,7 @@ def pct(values, q):
 def debian_main(args):
     work = os.environ.get("CORPUS_WORK") or os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debian")
-    warm = {}
+    warm, warm_cpu = {}, {}
     pj = os.path.join(work, "puppet.jsonl")
     if os.path.exists(pj):
         with open(pj) as f:
@@ -166,6 +189,8 @@ def debian_main(args):
                 r = json.loads(line)
                 if not first and r.get("ms") is not None:  # the first case warms Ruby up
                     warm[r["id"]] = r["ms"]
+                    if r.get("cpu_ms") is not None:
+                        warm_cpu[r["id"]] = r["cpu_ms"]
                 first = False
     cases = debian_cases()
     if args.sample:
@@ -177,6 +202,9 @@ def debian_main(args):
                            "wall_ms": wall * 1000, "cpu_ms": cpu * 1000})
         if i % 500 == 0:
             print("ferry %d/%d" % (i, len(cases)), file=sys.stderr)
+    batch_ok, batch_wall, batch_cpu = debian_ferry_batch(args.ferry, cases)
+    print("ferry --batch: %d cases, %.1f s wall, %.1f s CPU" % (len(cases), batch_wall, batch_cpu),
+          file=sys.stderr)
     cold_rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for cid, code, fs, mod in spread(cases, args.cold):
@@ -187,6 +215,9 @@ def debian_main(args):
     fw = [r["wall_ms"] for r in ferry_rows]
     fc = [r["cpu_ms"] for r in ferry_rows]
     ww = [warm[r["id"]] for r in ferry_rows if r["id"] in warm]
+    wc = [warm_cpu[r["id"]] for r in ferry_rows if r["id"] in warm_cpu]
+    n = max(len(cases), 1)
+    bw, bc = batch_wall * 1000 / n, batch_cpu * 1000 / n
     cw = [r["wall_ms"] for r in cold_rows]
     cc = [r["cpu_ms"] for r in cold_rows]
     cold_ids = {r["id"] for r in cold_rows}
@@ -198,11 +229,16 @@ def debian_main(args):
         "ferry_wall_ms": {"mean": mean(fw), "median": pct(fw, 0.5), "p95": pct(fw, 0.95), "max": max(fw, default=0)},
         "ferry_cpu_ms": {"mean": mean(fc), "median": pct(fc, 0.5), "p95": pct(fc, 0.95)},
         "puppet_warm_ms": {"cases": len(ww), "mean": mean(ww), "median": pct(ww, 0.5), "p95": pct(ww, 0.95)},
+        "puppet_warm_cpu_ms": {"cases": len(wc), "mean": mean(wc)},
+        "ferry_batch": {"cases": len(cases), "compiled": batch_ok, "wall_ms_per_catalog": bw,
+                        "cpu_ms_per_catalog": bc},
         "puppet_cold": {"cases": len(cold_rows), "wall_ms_mean": mean(cw), "cpu_ms_mean": mean(cc),
                         "ferry_same_cases_wall_ms_mean": mean(f_cold_w),
                         "ferry_same_cases_cpu_ms_mean": mean(f_cold_c)},
     }
     summary["ratio_warm_wall"] = summary["puppet_warm_ms"]["mean"] / max(summary["ferry_wall_ms"]["mean"], 1e-9)
+    summary["ratio_warm_batch_wall"] = mean(ww) / max(bw, 1e-9)
+    summary["ratio_warm_batch_cpu"] = mean(wc) / max(bc, 1e-9) if wc else None
     summary["ratio_cold_wall"] = mean(cw) / max(mean(f_cold_w), 1e-9)
     summary["ratio_cold_cpu"] = mean(cc) / max(mean(f_cold_c), 1e-9)
     print("| measure | catalogs | ferry (process per catalog) | Puppet | Puppet / ferry |")
@@ -211,6 +247,11 @@ def debian_main(args):
           % (len(ww), mean(fw), mean(ww), summary["ratio_warm_wall"]))
     print("| Puppet warm in-process, wall ms per catalog (median) | %d | %.1f | %.1f | %.0f× |"
           % (len(ww), pct(fw, 0.5), pct(ww, 0.5), pct(ww, 0.5) / max(pct(fw, 0.5), 1e-9)))
+    print("| both warm in-process (ferry `--batch`), wall ms per catalog (mean) | %d | %.1f | %.1f | %.0f× |"
+          % (len(ww), bw, mean(ww), summary["ratio_warm_batch_wall"]))
+    if wc:
+        print("| both warm in-process (ferry `--batch`), CPU ms per catalog (mean) | %d | %.1f | %.1f | %.0f× |"
+              % (len(wc), bc, mean(wc), summary["ratio_warm_batch_cpu"]))
     print("| cold `puppet catalog compile`, wall ms per catalog (mean) | %d | %.1f | %.0f | %.0f× |"
           % (len(cold_rows), mean(f_cold_w), mean(cw), summary["ratio_cold_wall"]))
     print("| cold `puppet catalog compile`, CPU ms per catalog (mean) | %d | %.1f | %.0f | %.0f× |"

@@ -179,8 +179,16 @@ fn main() {
             .with_ignored_flag(!runnable)
         })
         .collect();
-    let plain: [(&str, fn()); 4] = [
+    let plain: [(&str, fn()); 6] = [
         ("inline_code_and_summary", inline_code_and_summary),
+        (
+            "batch_compiles_every_case_in_one_process",
+            batch_compiles_every_case_in_one_process,
+        ),
+        (
+            "batch_reports_bad_lines_and_goes_on",
+            batch_reports_bad_lines_and_goes_on,
+        ),
         ("hostile_inputs_do_not_panic", hostile_inputs_do_not_panic),
         ("global_hiera_layer", global_hiera_layer),
         (
@@ -195,6 +203,189 @@ fn main() {
         })
     }));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// `normalize` of a catalog as `ferry catalog compile` prints it.
+fn normalize_json(root: &Path, doc: &Value) -> Value {
+    let empty = Vec::new();
+    let list = |key: &str| doc[key].as_array().unwrap_or(&empty).clone();
+    let mut resources: Vec<Value> = list("resources")
+        .iter()
+        .map(|r| {
+            let mut tags: Vec<&str> = r["tags"]
+                .as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            tags.sort();
+            tags.dedup();
+            json!({
+                "ref": format!("{}[{}]", r["type"].as_str().unwrap_or_default(), r["title"].as_str().unwrap_or_default()),
+                "tags": tags,
+                "file": r["file"].as_str().map(|f| rel(root, f)),
+                "line": r["line"],
+                "exported": r["exported"],
+                "parameters": r.get("parameters").cloned().unwrap_or_else(|| json!({})),
+            })
+        })
+        .collect();
+    resources.sort_by(|a, b| a["ref"].as_str().cmp(&b["ref"].as_str()));
+    let mut edges: Vec<String> = list("edges")
+        .iter()
+        .map(|e| {
+            format!(
+                "{} -> {}",
+                e["source"].as_str().unwrap_or_default(),
+                e["target"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    edges.sort();
+    let mut classes: Vec<Value> = list("classes");
+    classes.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    json!({"resources": resources, "edges": edges, "classes": classes})
+}
+
+/// Runs `ferry catalog compile --batch FILE` with the corpus's settings;
+/// its exit status and answers.
+fn run_batch(root: &Path, batch: &Path) -> (std::process::ExitStatus, Vec<Value>) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"));
+    let mut modulepath = root.join("modules").display().to_string();
+    if Path::new(SYSTEM_MODULES).is_dir() {
+        modulepath = format!("{modulepath}:{SYSTEM_MODULES}");
+    }
+    cmd.args(["catalog", "compile", "--batch"])
+        .arg(batch)
+        .arg("--modulepath")
+        .arg(modulepath)
+        .arg("--facts")
+        .arg(root.join("facts.json"))
+        .arg("--node")
+        .arg("node1")
+        .arg("--environment")
+        .arg(root.join("env/production"));
+    let out = cmd.output().expect("runs ferry");
+    let answers = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each answer is a line of JSON"))
+        .collect();
+    (out.status, answers)
+}
+
+/// Every recorded case compiled by one `--batch` process (one line each,
+/// the command line's facts and node) gives what Puppet 7 gave, as each
+/// case does alone: nothing one compile leaves in the process (parsed
+/// files, templates, hiera data) changes another's catalog.
+fn batch_compiles_every_case_in_one_process() {
+    let root = root();
+    let known = known_failures(&root);
+    let names: Vec<String> = case_names(&root)
+        .into_iter()
+        .filter(|n| expectation(&root, n).is_some_and(|(_, t)| runnable_here(n, &t)))
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let batch = dir.path().join("cases.jsonl");
+    let lines: Vec<String> = names
+        .iter()
+        .map(|n| json!({"manifest": root.join("cases").join(format!("{n}.pp"))}).to_string())
+        .collect();
+    std::fs::write(&batch, lines.join("\n")).expect("write the batch");
+    let (_, answers) = run_batch(&root, &batch);
+    assert_eq!(answers.len(), names.len(), "one answer per line");
+    let mut wrong = Vec::new();
+    for (name, answer) in names.iter().zip(&answers) {
+        let Some((is_json, want)) = expectation(&root, name) else {
+            continue;
+        };
+        let ok = match (&answer["catalog"], &answer["error"]) {
+            (doc @ Value::Object(_), _) if is_json => {
+                serde_json::from_str::<Value>(&want).ok() == Some(normalize_json(&root, doc))
+            }
+            (_, Value::String(e)) if !is_json => rel(&root, e).trim() == want.trim(),
+            _ => false,
+        };
+        if !ok && !known.contains(name) {
+            wrong.push(format!(
+                "{name}: {}",
+                answer.to_string().chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "cases --batch got wrong:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// A line that is not a request gets an error with the batch file, line
+/// and column; a compile error stays that line's; the others compile, and
+/// the exit code says something failed.
+fn batch_reports_bad_lines_and_goes_on() {
+    let root = root();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let batch = dir.path().join("b.jsonl");
+    let text = [
+        r#"{"code": "notify { 'one': message => $facts['os']['family'] }"}"#,
+        "",
+        r#"{"code": "notify { 'two': }", "node": 7}"#,
+        r#"{"code": "notify { 'three': }", "colour": "red"}"#,
+        "not json",
+        r#"{"code": "fail('on purpose')", "node": "other"}"#,
+        r#"{"code": "notify { 'x': }", "manifest": "/x.pp"}"#,
+        r#"{"code": "notify { 'six': message => $facts['k'] }", "facts": {"k": "v"}}"#,
+    ]
+    .join("\n");
+    std::fs::write(&batch, text).expect("write the batch");
+    let (status, answers) = run_batch(&root, &batch);
+    assert_eq!(status.code(), Some(1), "{answers:?}");
+    let at = |i: usize| &answers[i];
+    assert_eq!(
+        answers.len(),
+        7,
+        "the empty line gets no answer: {answers:?}"
+    );
+    let file = batch.display().to_string();
+    let message = |i: usize| at(i)["error"].as_str().unwrap_or_default().to_string();
+    assert_eq!(at(0)["line"], 1);
+    assert_eq!(at(0)["node"], "node1");
+    let one = &at(0)["catalog"]["resources"];
+    let one = one
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["title"] == "one"));
+    assert_eq!(
+        one.map(|r| r["parameters"]["message"].clone()),
+        Some(json!("Debian"))
+    );
+    assert!(
+        message(1).starts_with(&format!("{file}:3:")) && message(1).contains("invalid type"),
+        "{}",
+        message(1)
+    );
+    assert!(
+        message(2).starts_with(&format!("{file}:4:"))
+            && message(2).contains("unknown field `colour`"),
+        "{}",
+        message(2)
+    );
+    assert_eq!(message(3), format!("{file}:5:2: expected ident"));
+    assert_eq!(at(4)["node"], "other");
+    assert!(message(4).contains("on purpose"), "{}", message(4));
+    assert_eq!(
+        message(5),
+        format!("{file}:7: give code or manifest, not both")
+    );
+    assert_eq!(at(6)["line"], 8);
+    let six = at(6)["catalog"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        six.iter()
+            .any(|r| r["title"] == "six" && r["parameters"]["message"] == "v"),
+        "{six:?}"
+    );
 }
 
 fn inline_code_and_summary() {

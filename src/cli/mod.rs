@@ -277,7 +277,7 @@ pub enum CatalogAction {
     /// Compile one node's catalog and print it as Puppet's catalog JSON.
     Compile {
         #[command(flatten)]
-        sources: catalog::Sources,
+        sources: Box<catalog::Sources>,
         #[command(flatten)]
         modules: ModuleArgs,
         /// json (Puppet's catalog format) or summary (a readable list).
@@ -583,7 +583,7 @@ async fn dispatch(top: Top) -> Result<ExitCode> {
                     modules,
                     format,
                 },
-        } => catalog::compile(sources, &modules, format),
+        } => catalog::compile(*sources, &modules, format),
         Top::Catalog {
             action: CatalogAction::Functions { format },
         } => catalog::functions(format),

@@ -4,6 +4,8 @@
   run.py puppet [FACTSET...]      compile every case with Puppet 7 (one Ruby
                                   process, puppet_compile.rb) -> WORK/puppet.jsonl
   run.py ferry [--ferry BIN]      compile every case with ferry -> WORK/ferry.jsonl
+                                  (`--jobs` processes of `ferry catalog compile
+                                  --batch`; --per-process: one process per case)
   run.py compare [--docs]         normalize both, write results.jsonl and
                                   summary.md (per-module table, top causes);
                                   --docs also updates docs/CATALOG.md
@@ -92,11 +94,49 @@ def ferry_one(ferry, code, factset):
     return {"status": "err", "message": re.sub(r"^Error: ", "", text)}
 
 
-def run_ferry_cases(ferry, items, jobs):
-    """{id: raw result} of ferry on (id, case, factset) items."""
+def ferry_batch(ferry, chunk):
+    """{id: raw result} of one `ferry catalog compile --batch -` process
+    compiling every (id, case, factset) of chunk; cases it did not answer
+    (it died or hung) are left out."""
+    lines = "".join(json.dumps({"code": c["code"], "facts_file": os.path.join(FACTS, fs + ".json"),
+                                "node": NODE}) + "\n" for _, c, fs in chunk)
+    try:
+        p = subprocess.run(["nice", "-n", "10", ferry, "catalog", "compile", "--batch", "-",
+                            "--modulepath", MODULES], input=lines, capture_output=True, text=True,
+                           timeout=60 + 5 * len(chunk))
+        stdout = p.stdout
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
     out = {}
+    for text in stdout.splitlines():
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            break
+        cid = chunk[answer["line"] - 1][0]
+        if "catalog" in answer:
+            out[cid] = {"status": "ok", "catalog": answer["catalog"]}
+        else:
+            out[cid] = {"status": "err", "message": answer["error"]}
+    return out
+
+
+def run_ferry_cases(ferry, items, jobs, per_process=False):
+    """{id: raw result} of ferry on (id, case, factset) items: `jobs`
+    batch processes (one `ferry catalog compile` per case with
+    per_process, or for the cases a batch left unanswered)."""
+    out = {}
+    if not per_process:
+        chunks = [items[i::jobs] for i in range(jobs)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for res in pool.map(lambda ch: ferry_batch(ferry, ch), chunks):
+                out.update(res)
+    rest = [it for it in items if it[0] not in out]
+    if rest and not per_process:
+        print("ferry: %d cases unanswered by --batch, one process each" % len(rest),
+              file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futs = {pool.submit(ferry_one, ferry, c["code"], fs): cid for cid, c, fs in items}
+        futs = {pool.submit(ferry_one, ferry, c["code"], fs): cid for cid, c, fs in rest}
         for fut in concurrent.futures.as_completed(futs):
             cid = futs[fut]
             try:
@@ -108,7 +148,7 @@ def run_ferry_cases(ferry, items, jobs):
 
 def run_ferry(args):
     items = all_ids(load_cases())
-    res = run_ferry_cases(args.ferry, items, args.jobs)
+    res = run_ferry_cases(args.ferry, items, args.jobs, args.per_process)
     with open(os.path.join(work_dir(), "ferry.jsonl"), "w") as f:
         for cid, _, fs in items:
             f.write(json.dumps(dict(res[cid], id=cid, facts=fs)) + "\n")
@@ -382,7 +422,7 @@ def replay(args):
             skipped += 1
             continue
         items.append((cid, c, fs))
-    res = run_ferry_cases(args.ferry, items, args.jobs)
+    res = run_ferry_cases(args.ferry, items, args.jobs, args.per_process)
     bad = 0
     for cid, state in entries:
         if cid not in res:
@@ -442,6 +482,8 @@ def main():
         p.add_argument("--ferry", default=os.path.join(
             os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "ferry"))
         p.add_argument("--jobs", type=int, default=2)
+        p.add_argument("--per-process", action="store_true",
+                       help="one `ferry catalog compile` per case instead of --batch processes")
     p = sub.add_parser("compare")
     p.add_argument("--docs", action="store_true",
                    help="also put the tables into docs/CATALOG.md")
