@@ -492,13 +492,10 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    /// Apply resource defaults visible from the resource's declaring scope.
-    pub fn apply_defaults(&mut self, idx: ResId) {
-        let Some(res) = self.resources.get(idx) else {
-            return;
-        };
-        let tname = res.type_name.clone();
-        let mut cur = Some(res.scope);
+    /// The resource defaults for the type `tname` (capitalized) visible
+    /// from scope `sc`, the nearest of each attribute.
+    pub fn visible_defaults(&self, sc: ScopeId, tname: &str) -> Vec<(String, Value)> {
+        let mut cur = Some(sc);
         let mut add: Vec<(String, Value)> = Vec::new();
         let mut guard = 0;
         while let Some(id) = cur {
@@ -514,6 +511,15 @@ impl<'l> Evaluator<'l> {
                 break;
             }
         }
+        add
+    }
+
+    /// Apply resource defaults visible from the resource's declaring scope.
+    pub fn apply_defaults(&mut self, idx: ResId) {
+        let Some(res) = self.resources.get(idx) else {
+            return;
+        };
+        let add = self.visible_defaults(res.scope, &res.type_name);
         if let Some(res) = self.resources.get_mut(idx) {
             for (n, v) in add {
                 if !res.params.iter().any(|(k, _)| *k == n) {

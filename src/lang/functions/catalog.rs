@@ -1,11 +1,13 @@
 //! Functions that build the catalog: `include`, `require`, `contain`,
-//! `hiera_include`, `realize`, `tag`, `tagged`, `defined`,
-//! `create_resources`, `ensure_resource(s)` and `ensure_packages`.
+//! `hiera_include`, `realize`, `tag`, `tagged`, `defined`, stdlib's
+//! `getparam`, `create_resources`, `ensure_resource(s)` and
+//! `ensure_packages`.
 
 use crate::lang::error::{Loc, plain};
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{push_tag, set_param, titles};
 use crate::lang::eval::{Call, Evaluator, ResKind, ScopeId};
+use crate::lang::functions::stdlib::arg_3x;
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::syntax::ast::Virtuality;
 use crate::lang::values::types::{PType, capitalize};
@@ -33,6 +35,7 @@ pub fn register(b: &mut Builder) {
         sig("Boolean").rest("names", any()),
         defined,
     );
+    b.add(&["getparam"], f, sig("Any").rest("args", any()), getparam);
     b.add(
         &["create_resources"],
         f,
@@ -176,6 +179,54 @@ fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Bool(false))
+}
+
+/// stdlib's `getparam(reference, name)` (3.x): the parameter's value in
+/// the resource the reference (or its string form `Type[title]`) names,
+/// virtual ones included; `''` when there is no such resource or value.
+/// Arguments arrive as a 3.x function gets them: undef is `''`.
+fn getparam(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let reference = match c.args.first().map(arg_3x) {
+        None | Some(Value::Bool(false)) => {
+            return Err(plain("Must specify a reference").into());
+        }
+        Some(r) => r,
+    };
+    let Some(Value::Str(param)) = c.args.get(1).map(arg_3x) else {
+        return Err(plain("Must specify name of a parameter").into());
+    };
+    if param.is_empty() {
+        return Ok(Value::str(""));
+    }
+    let Some((ty, title)) = crate::lang::eval::resources::ref_key(&reference) else {
+        return Err(plain(format!(
+            "No title provided and {} is not a valid resource reference",
+            crate::lang::template::erb::value::inspect(&Value::Str(reference.to_s()))
+        ))
+        .into());
+    };
+    let title = if ty == "Class" {
+        capitalize(title.trim_start_matches("::"))
+    } else {
+        title
+    };
+    let found = ev
+        .index
+        .get(&(ty, title))
+        .and_then(|&i| ev.resources.get(i))
+        .and_then(|r| {
+            if param == "title" {
+                return Some(Value::Str(r.title.clone()));
+            }
+            r.params
+                .iter()
+                .find(|(k, _)| *k == param)
+                .map(|(_, v)| v.clone())
+        });
+    Ok(match found {
+        None | Some(Value::Undef) => Value::str(""),
+        Some(v) => v,
+    })
 }
 
 fn create_resources(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {

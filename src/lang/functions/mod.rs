@@ -1,7 +1,8 @@
 //! The built-in functions: a [`Registry`] from name to implementation and
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
-//! [`numbers`], [`conversion`], [`native`], [`external`], [`random`], [`stdlib`]). The registry checks the
+//! [`numbers`], [`conversion`], [`native`], [`native_modules`],
+//! [`native_ports`], [`external`], [`random`], [`stdlib`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -19,6 +20,7 @@ pub mod external;
 pub mod iteration;
 pub mod native;
 pub mod native_modules;
+pub mod native_ports;
 pub mod numbers;
 pub mod random;
 pub mod stdlib;
@@ -255,6 +257,7 @@ pub fn registry() -> &'static Registry {
         conversion::register(&mut b);
         native::register(&mut b);
         native_modules::register(&mut b);
+        native_ports::register(&mut b);
         external::register(&mut b);
         random::register(&mut b);
         stdlib::register(&mut b);

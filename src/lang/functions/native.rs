@@ -237,8 +237,9 @@ pub fn register(b: &mut Builder) {
 /// stdlib's `validate_legacy(Type, 'validate_x', value, ...)`: nothing when
 /// the value is an instance of the type (a type may be given as a string);
 /// otherwise the failure Puppet reports when the legacy `validate_x` also
-/// refuses the value. (When the legacy function would accept it, Puppet
-/// only warns; ferry does not run the legacy functions and fails.)
+/// refuses the value. When the legacy function accepts it (undef for
+/// `validate_string`), Puppet only logs a deprecation warning and so does
+/// nothing here; a legacy function ferry does not have counts as refusing.
 fn validate_legacy(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let t = match c.arg(0) {
         Value::Type(t) => t,
@@ -261,6 +262,16 @@ fn validate_legacy(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let v = c.arg(2);
     if types::is_instance(&t, &v) {
         return Ok(Value::Undef);
+    }
+    let legacy = c.arg(1).to_s().to_lowercase();
+    if legacy != "validate_legacy" && crate::lang::functions::registry().get(&legacy).is_some() {
+        let args: Vec<Value> = c.args.iter().skip(2).cloned().collect();
+        if ev
+            .call_function(&legacy, args, None, c.scope, c.loc)
+            .is_ok()
+        {
+            return Ok(Value::Undef);
+        }
     }
     Err(plain(format!(
         "validate_legacy({}) {}",

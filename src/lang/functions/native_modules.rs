@@ -120,7 +120,7 @@ fn parseyaml(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 }
 
 /// Ruby's NoMethodError message for `v.name`.
-fn no_method(name: &str, v: &Value) -> crate::lang::error::LangError {
+pub(crate) fn no_method(name: &str, v: &Value) -> crate::lang::error::LangError {
     let who = match v {
         Value::Undef => "nil".to_string(),
         other => inspect(other),

@@ -186,7 +186,7 @@ fn joined(parts: &[Value]) -> String {
 }
 
 /// Ruby's `String#to_i`: leading whitespace, a sign, digits; 0 otherwise.
-fn ruby_to_i(v: &Value) -> i64 {
+pub(crate) fn ruby_to_i(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         Value::Float(f) => *f as i64,

@@ -2,7 +2,9 @@
 //! `shellquote`, with the checks and messages of their Ruby sources
 //! (Debian's puppet-module-puppetlabs-stdlib, Puppet 7): `validate_string`,
 //! `validate_re`, `validate_integer`, `validate_bool`, `validate_array`,
-//! `validate_hash`, `bool2num`, `is_domain_name`, `shellquote`, the
+//! `validate_hash`, `bool2num`, `is_domain_name`, `base64` (Ruby's
+//! Base64 module: line-wrapped, strict and URL-safe forms, its lenient
+//! decoder), `shellquote`, the
 //! `translate` module's `translate`, and `deprecation` (a warning only).
 //! The validators reach their 3.x bodies through stdlib's 4.x shims, so an
 //! undef argument is Ruby's nil in their messages.
@@ -27,6 +29,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["bool2num"], f, rest("Integer"), bool2num);
     b.add(&["is_domain_name"], f, rest("Boolean"), is_domain_name);
     b.add(&["shellquote"], f, rest("String"), shellquote);
+    b.add(&["base64"], f, rest("String"), base64);
     b.add(&["deprecation"], f, rest("Undef"), |_, _| Ok(Value::Undef));
     b.add(
         &["translate"],
@@ -36,6 +39,16 @@ pub fn register(b: &mut Builder) {
             .opt("interpolation_values", any()),
         translate,
     );
+}
+
+/// An argument as a 3.x (`newfunction`) function receives it: Puppet
+/// passes undef as `''` (which Ruby counts as given and true).
+pub fn arg_3x(v: &Value) -> Value {
+    if v.is_undef() {
+        Value::str("")
+    } else {
+        v.clone()
+    }
 }
 
 /// The Ruby class name of a value, as stdlib's messages print it.
@@ -415,4 +428,123 @@ fn translate(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Str(msg))
+}
+
+/// stdlib's `base64(action, string[, method])` (3.x: undef arrives as
+/// `''`), with Ruby's Base64 results and errors.
+fn base64(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    let n = c.args.len();
+    if n < 2 {
+        return Err(plain(format!(
+            "base64(): Wrong number of arguments ({n}; must be >= 2)"
+        ))
+        .into());
+    }
+    let action = arg_3x(&c.arg(0));
+    let Value::Str(action) = action else {
+        return Err(
+            plain("base64(): the first argument must be one of 'encode' or 'decode'").into(),
+        );
+    };
+    if action != "encode" && action != "decode" {
+        return Err(
+            plain("base64(): the first argument must be one of 'encode' or 'decode'").into(),
+        );
+    }
+    let Value::Str(text) = arg_3x(&c.arg(1)) else {
+        return Err(plain("base64(): the second argument must be a string to base64").into());
+    };
+    let method = if n <= 2 {
+        "default".to_string()
+    } else {
+        match arg_3x(&c.arg(2)) {
+            Value::Str(m) => m,
+            _ => String::new(),
+        }
+    };
+    if !["default", "strict", "urlsafe"].contains(&method.as_str()) {
+        return Err(plain(
+            "base64(): the third argument must be one of 'default', 'strict', or 'urlsafe'",
+        )
+        .into());
+    }
+    let bytes = text.as_bytes();
+    if action == "encode" {
+        return Ok(Value::Str(match method.as_str() {
+            "strict" => STANDARD.encode(bytes),
+            "urlsafe" => URL_SAFE.encode(bytes),
+            _ => STANDARD
+                .encode(bytes)
+                .as_bytes()
+                .chunks(60)
+                .map(|l| format!("{}\n", String::from_utf8_lossy(l)))
+                .collect(),
+        }));
+    }
+    let decoded = match method.as_str() {
+        "default" => Ok(lenient_decode64(bytes)),
+        "strict" => STANDARD.decode(bytes),
+        _ => {
+            // Ruby pads an unpadded URL-safe string before decoding strictly.
+            let mut t = text.replace('-', "+").replace('_', "/");
+            if !text.ends_with('=') && text.len() % 4 != 0 {
+                t.push_str(&"=".repeat(4 - text.len() % 4));
+            }
+            STANDARD.decode(t.as_bytes())
+        }
+    };
+    match decoded {
+        Ok(d) => Ok(Value::Str(String::from_utf8_lossy(&d).into_owned())),
+        Err(_) => Err(plain("invalid base64").into()),
+    }
+}
+
+/// Ruby's `unpack1('m')`: characters outside the alphabet are skipped, a
+/// `=` in the third or fourth place of a group ends the data, and a last
+/// group of two or three characters gives one or two bytes.
+fn lenient_decode64(s: &[u8]) -> Vec<u8> {
+    let value = |b: u8| -> Option<u32> {
+        match b {
+            b'A'..=b'Z' => Some(u32::from(b - b'A')),
+            b'a'..=b'z' => Some(u32::from(b - b'a') + 26),
+            b'0'..=b'9' => Some(u32::from(b - b'0') + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    };
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut i = 0;
+    // The next alphabet character from `i`; `stop_at_pad`: a `=` ends it.
+    let next = |i: &mut usize, stop_at_pad: bool| -> Option<u32> {
+        while let Some(&b) = s.get(*i) {
+            if let Some(v) = value(b) {
+                *i += 1;
+                return Some(v);
+            }
+            if stop_at_pad && b == b'=' {
+                return None;
+            }
+            *i += 1;
+        }
+        None
+    };
+    while let Some(a) = next(&mut i, false) {
+        let Some(b) = next(&mut i, false) else { break };
+        let Some(c) = next(&mut i, true) else {
+            out.push(((a << 2) | (b >> 4)) as u8);
+            break;
+        };
+        let Some(d) = next(&mut i, true) else {
+            out.push(((a << 2) | (b >> 4)) as u8);
+            out.push(((b << 4) | (c >> 2)) as u8);
+            break;
+        };
+        out.push(((a << 2) | (b >> 4)) as u8);
+        out.push(((b << 4) | (c >> 2)) as u8);
+        out.push(((c << 6) | d) as u8);
+    }
+    out
 }

@@ -40,12 +40,13 @@ impl<'a> Lexer<'a> {
     pub(super) fn scan_double(&mut self) -> LResult<Tok> {
         let start = self.pos;
         self.pos += 1;
-        let parts = self.scan_interp_body(Some('"'), "\\\"'nrts$u", start)?;
+        let parts = self.scan_interp_body(Some('"'), "\\\"'nrts$u\n", start)?;
         Ok(parts_to_tok(parts))
     }
 
     /// Scan an interpolating body until `term` (or end of input when `None`).
-    /// `escapes` lists the escape letters that are processed.
+    /// `escapes` lists the escape letters that are processed (`\n`: a
+    /// backslash before a line break removes both, as Puppet's DQ_ESCAPES).
     fn scan_interp_body(
         &mut self,
         term: Option<char>,
@@ -73,6 +74,12 @@ impl<'a> Lexer<'a> {
                 '\\' => {
                     let n = self.peek_at(1);
                     match n {
+                        Some('\n') if escapes.contains('\n') => {
+                            self.pos += 2;
+                        }
+                        Some('\r') if escapes.contains('\n') && self.peek_at(2) == Some('\n') => {
+                            self.pos += 3;
+                        }
                         Some(e) if escapes.contains(e) || e == '\\' && !escapes.is_empty() => {
                             self.pos += 2;
                             match e {
@@ -83,9 +90,6 @@ impl<'a> Lexer<'a> {
                                 'u' => lit.push(self.scan_unicode()?),
                                 other => lit.push(other),
                             }
-                        }
-                        Some('\n') if escapes.contains('L') => {
-                            self.pos += 2;
                         }
                         _ => {
                             lit.push('\\');
@@ -264,7 +268,9 @@ impl<'a> Lexer<'a> {
         let mut escapes = String::new();
         for f in flags.chars() {
             match f {
-                't' | 'r' | 'n' | 's' | 'u' | 'L' | '$' => escapes.push(f),
+                't' | 'r' | 'n' | 's' | 'u' | '$' => escapes.push(f),
+                // Puppet's `L`: a backslash before a line break removes both.
+                'L' => escapes.push('\n'),
                 _ => {}
             }
         }
@@ -294,6 +300,14 @@ impl<'a> Lexer<'a> {
         while let Some(c) = self.peek() {
             if c == '\\' {
                 match self.peek_at(1) {
+                    Some('\n') if escapes.contains('\n') => {
+                        self.pos += 2;
+                        continue;
+                    }
+                    Some('\r') if escapes.contains('\n') && self.peek_at(2) == Some('\n') => {
+                        self.pos += 3;
+                        continue;
+                    }
                     Some(e) if escapes.contains(e) || e == '\\' => {
                         self.pos += 2;
                         match e {
@@ -302,13 +316,8 @@ impl<'a> Lexer<'a> {
                             't' => lit.push('\t'),
                             's' => lit.push(' '),
                             'u' => lit.push(self.scan_unicode().unwrap_or('\u{FFFD}')),
-                            'L' => {}
                             o => lit.push(o),
                         }
-                        continue;
-                    }
-                    Some('\n') if escapes.contains('L') => {
-                        self.pos += 2;
                         continue;
                     }
                     _ => {}

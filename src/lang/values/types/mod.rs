@@ -337,7 +337,7 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
                     )))
                 })
                 .collect();
-            return Ok(single_or_array(refs));
+            return Ok(single_or_array(args, refs));
         }
         PType::Resource(None, None) => {
             let Some(first) = a0 else {
@@ -358,7 +358,7 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
                 .into_iter()
                 .map(|t| Value::Type(PType::Resource(Some(n.clone()), Some(t))))
                 .collect();
-            return Ok(single_or_array(refs));
+            return Ok(single_or_array(args, refs));
         }
         PType::Alias(_, inner) => return access_type(inner, args),
         other => return Err(ValueError(format!("{other} is not parameterizable"))),
@@ -379,8 +379,11 @@ fn flatten_titles(args: &[Value]) -> Vec<String> {
     out
 }
 
-fn single_or_array(mut v: Vec<Value>) -> Value {
-    if v.len() == 1 {
+/// The references `Type[titles]` gives: an array when several titles or
+/// an array of titles were given (`Package[['x']]` too), else the one.
+fn single_or_array(titles: &[Value], mut v: Vec<Value>) -> Value {
+    let array = titles.len() > 1 || matches!(titles.first(), Some(Value::Array(_)));
+    if v.len() == 1 && !array {
         v.pop().unwrap_or(Value::Undef)
     } else {
         Value::Array(v)

@@ -1,0 +1,3 @@
+# getparam with a string that is no resource reference fails as Puppet's
+# catalog lookup does.
+$x = getparam('nothing', 'message')
