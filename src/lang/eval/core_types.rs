@@ -372,3 +372,27 @@ fn ruby_type_namevar(src: &str) -> String {
     }
     "name".into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ruby_type_has_the_attributes_it_names() {
+        let t = RubyType::read(
+            "Puppet::Type.newtype(:knob) do\n  ensurable\n  newparam(:key, namevar: true)\n  newproperty :val do\n  end\nend\n",
+        );
+        assert_eq!(t.namevar, "key");
+        assert!(t.accepts("val") && t.accepts("ensure") && t.accepts("require"));
+        assert!(t.accepts("name") && t.accepts("provider"));
+        assert!(!t.accepts("value"));
+    }
+
+    #[test]
+    fn a_ruby_type_making_attributes_in_a_loop_accepts_any() {
+        let t = RubyType::read("[:a, :b].each do |p|\n  newparam(p)\nend\n");
+        assert_eq!(t.attributes, None);
+        assert!(t.accepts("anything"));
+        assert!(RubyType::read("create_parameters\n").accepts("anything"));
+    }
+}
