@@ -54,35 +54,6 @@ pub fn module_dir(loader: &dyn Loader, modulepath: &Modulepath, name: &str) -> O
     modulepath.candidates(name).find(|p| loader.is_dir(p))
 }
 
-/// Manifest file that should define class/define `name` (`a::b::c` ->
-/// `<modulepath>/a/manifests/b/c.pp`, `a` -> `a/manifests/init.pp`).
-pub fn manifest_for(loader: &dyn Loader, modulepath: &Modulepath, name: &str) -> Option<PathBuf> {
-    let name = name.trim_start_matches("::");
-    let mut segs = name.split("::");
-    let module = segs.next()?;
-    let rest: Vec<&str> = segs.collect();
-    if rest
-        .iter()
-        .any(|s| s.is_empty() || s.contains(['/', '\\', '.']))
-    {
-        return None;
-    }
-    let dir = module_dir(loader, modulepath, module)?;
-    let mut p = dir.join("manifests");
-    if rest.is_empty() {
-        p.push("init.pp");
-    } else {
-        for (i, s) in rest.iter().enumerate() {
-            if i + 1 == rest.len() {
-                p.push(format!("{s}.pp"));
-            } else {
-                p.push(s);
-            }
-        }
-    }
-    loader.is_file(&p).then_some(p)
-}
-
 /// File in a module subdirectory, for `module/rest` references such as
 /// `template('mod/x.erb')` -> `<mod>/templates/x.erb`.
 pub fn module_file(

@@ -86,9 +86,67 @@ impl<'l> Evaluator<'l> {
         }
     }
 
-    fn autoload(&mut self, name: &str) -> EvalResult<()> {
-        if let Some(p) = loader::manifest_for(self.loader, &self.modulepath, name) {
-            self.load_file(&p)?;
+    /// Puppet's 3.x type loader (`Puppet::Parser::TypeLoader`): `a::b::c`
+    /// is looked for in `a/b/c`, then `a/b`, then `a`. Each try reads the
+    /// module's `init.pp` before the named file (`a/manifests/b/c.pp`), and
+    /// instantiates every file it reads for the first time (see
+    /// [`Self::instantiate`]), so an unknown type in a parameter list of
+    /// `init.pp` fails every class of the module. The search stops at the
+    /// first try that defines the name (`found`).
+    fn autoload(&mut self, name: &str, found: fn(&Self, &str) -> bool) -> EvalResult<()> {
+        let segs: Vec<&str> = name.trim_start_matches("::").split("::").collect();
+        let Some((module, rest)) = segs.split_first() else {
+            return Ok(());
+        };
+        if rest
+            .iter()
+            .any(|s| s.is_empty() || s.contains(['/', '\\', '.']))
+        {
+            return Ok(());
+        }
+        let Some(dir) = loader::module_dir(self.loader, &self.modulepath, module) else {
+            return Ok(());
+        };
+        let manifests = dir.join("manifests");
+        for n in (0..=rest.len()).rev() {
+            let mut files = vec![manifests.join("init.pp")];
+            if let Some((last, parents)) = rest[..n].split_last() {
+                let mut p = manifests.clone();
+                p.extend(parents);
+                p.push(format!("{last}.pp"));
+                files.push(p);
+            }
+            let mut fresh = Vec::new();
+            for p in files {
+                if self.loader.is_file(&p)
+                    && let Some(stmts) = self.load_file(&p)?
+                {
+                    fresh.push(stmts);
+                }
+            }
+            for stmts in &fresh {
+                self.instantiate(stmts)?;
+            }
+            if found(self, name) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// What Puppet does to each class and defined type of a manifest it
+    /// loads (`PopsBridge#create_type_map`): evaluate its parameters' types
+    /// in the top scope, nested definitions first. An unknown type fails
+    /// here, at the type, whether or not the class is ever declared.
+    fn instantiate(&mut self, stmts: &[Expr]) -> EvalResult<()> {
+        for s in stmts {
+            let (ExprKind::ClassDef(d) | ExprKind::DefineDef(d)) = &s.kind else {
+                continue;
+            };
+            self.instantiate(&d.body)?;
+            for t in d.params.iter().filter_map(|p| p.ty.as_ref()) {
+                self.eval(t, ScopeId::TOP)?;
+            }
         }
         Ok(())
     }
@@ -97,17 +155,16 @@ impl<'l> Evaluator<'l> {
         if let Some(d) = self.classes.get(name) {
             return Ok(Some(d.clone()));
         }
-        self.autoload(name)?;
+        self.autoload(name, |ev, n| ev.classes.contains_key(n))?;
         Ok(self.classes.get(name).cloned())
     }
 
-    pub fn find_define(&mut self, name: &str) -> Option<Arc<Definition>> {
+    pub fn find_define(&mut self, name: &str) -> EvalResult<Option<Arc<Definition>>> {
         if let Some(d) = self.defines.get(name) {
-            return Some(d.clone());
+            return Ok(Some(d.clone()));
         }
-        // Autoload errors surface when the define is evaluated; ignore here.
-        let _ = self.autoload(name);
-        self.defines.get(name).cloned()
+        self.autoload(name, |ev, n| ev.defines.contains_key(n))?;
+        Ok(self.defines.get(name).cloned())
     }
 
     pub fn module_type_exists(&mut self, name: &str) -> bool {
@@ -127,7 +184,7 @@ impl<'l> Evaluator<'l> {
                 let rb = m.join("lib/puppet/type").join(format!("{name}.rb"));
                 if self.loader.is_file(&rb) {
                     let src = self.loader.read(&rb).unwrap_or_default();
-                    found = Some(crate::lang::eval::core_types::ruby_type_namevar(&src));
+                    found = Some(crate::lang::eval::core_types::RubyType::read(&src));
                     break;
                 }
             }
@@ -171,6 +228,7 @@ impl<'l> Evaluator<'l> {
         sc: ScopeId,
         loc: &Loc,
     ) -> EvalResult<ResId> {
+        let orig = name;
         let name = name.trim_start_matches("::").to_lowercase();
         if name.is_empty() {
             return Err(plain("Cannot declare a class with an empty name").into());
@@ -201,6 +259,11 @@ impl<'l> Evaluator<'l> {
                         "Could not find parent resource type '::{n}' of type hostclass in production (file: {}, line: {})",
                         child.loc.file, child.loc.line
                     )).into());
+                }
+                if params.is_some() {
+                    // A resource-like declaration: Puppet::Resource names
+                    // the title as it was written.
+                    return Err(plain(format!("Could not find declared class {orig}")).into());
                 }
                 return Err(plain(format!("Could not find class ::{n} for {}", self.node)).into());
             };
@@ -557,7 +620,7 @@ impl<'l> Evaluator<'l> {
                 )).into());
             }
         }
-        let Some(def) = self.find_define(&tname) else {
+        let Some(def) = self.find_define(&tname)? else {
             return Err(plain(format!("Unknown resource type: '{tname}'")).into());
         };
         let what = format!("{}[{title}]", capitalize(&tname));
@@ -584,11 +647,22 @@ impl<'l> Evaluator<'l> {
             s.vars.insert("title".into(), Value::Str(title.clone()));
             s.vars.insert("name".into(), Value::Str(name.clone()));
         }
+        // Like Puppet, errors from a lazily evaluated defined type (its
+        // parameter defaults and its body) are reported inside the
+        // declaring resource statement.
         let at = |e: LangError| match &loc {
             Some(l) => {
                 let mut l = l.clone();
                 l.col = 0;
-                crate::lang::eval::in_context(e, "Resource Statement", &l)
+                if e.loc.is_some() && e.kind == crate::lang::error::ErrorKind::Evaluation {
+                    LangError {
+                        kind: e.kind,
+                        message: format!("Error while evaluating a Resource Statement, {e}"),
+                        loc: Some(l),
+                    }
+                } else {
+                    crate::lang::eval::in_context(e, "Resource Statement", &l)
+                }
             }
             None => e,
         };
@@ -610,22 +684,7 @@ impl<'l> Evaluator<'l> {
         self.enter(&l)?;
         let r = returned_from_body(self.eval_block(&def.body, scope));
         self.leave();
-        // Like Puppet, errors from a lazily evaluated defined type are
-        // reported inside the declaring resource statement.
-        r.map_err(|u| {
-            u.map_error(|e| match (&loc, e.kind) {
-                (Some(l), crate::lang::error::ErrorKind::Evaluation) if e.loc.is_some() => {
-                    let mut at = l.clone();
-                    at.col = 0;
-                    LangError {
-                        kind: e.kind,
-                        message: format!("Error while evaluating a Resource Statement, {e}"),
-                        loc: Some(at),
-                    }
-                }
-                _ => e,
-            })
-        })
+        r.map_err(|u| u.map_error(|e| if e.loc.is_some() { at(e) } else { e }))
     }
 
     /// Find and evaluate the node definition matching this node.

@@ -1,6 +1,7 @@
 //! The resource types built into Puppet 7 and their parameters, used to
 //! reject unknown attributes the way Puppet does when it finishes a catalog,
-//! and the namevar of a module's Ruby resource type (read from its source).
+//! and the namevar and attributes of a module's Ruby resource type (read
+//! from its source).
 
 use crate::lang::error::{ErrorKind, LangError};
 use crate::lang::eval::control::EvalResult;
@@ -243,15 +244,83 @@ fn accepts(type_name: &str, param: &str) -> bool {
         || (param == "provider" && WITH_PROVIDER.contains(&type_name))
 }
 
+/// What ferry reads of a module's Ruby resource type
+/// (`lib/puppet/type/NAME.rb`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RubyType {
+    pub namevar: String,
+    /// Its parameters and properties (`newparam(:x)`, `newproperty(:x)`,
+    /// `ensure` for `ensurable`), or `None` when the source makes some
+    /// without a literal name (in a loop, through a helper): then every
+    /// attribute is accepted.
+    pub attributes: Option<Vec<String>>,
+}
+
+impl RubyType {
+    pub fn read(src: &str) -> RubyType {
+        RubyType {
+            namevar: ruby_type_namevar(src),
+            attributes: ruby_type_attributes(src),
+        }
+    }
+
+    /// Does Puppet's `validattr?` accept `param`? `provider` is always
+    /// accepted (Puppet adds it once the type has a provider).
+    fn accepts(&self, param: &str) -> bool {
+        self.attributes.as_ref().is_none_or(|a| {
+            a.iter().any(|x| x == param)
+                || METAPARAMS.contains(&param)
+                || matches!(param, "name" | "provider")
+        })
+    }
+}
+
+/// The literal names of a Ruby type's `newparam`/`newproperty` calls;
+/// `None` when one of them has no literal name, or there are none.
+fn ruby_type_attributes(src: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for kw in ["newparam", "newproperty"] {
+        for (pos, _) in src.match_indices(kw) {
+            let rest = src.get(pos + kw.len()..).unwrap_or("");
+            if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = rest.trim_start_matches(['(', ' ']);
+            let sym = rest.strip_prefix(':')?;
+            let name: String = sym
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.is_empty() {
+                return None;
+            }
+            out.push(name);
+        }
+    }
+    if out.is_empty() {
+        return None;
+    }
+    if src.contains("ensurable") {
+        out.push("ensure".into());
+    }
+    Some(out)
+}
+
 impl<'l> Evaluator<'l> {
-    /// Reject attributes that built-in types do not have.
+    /// Reject attributes that built-in types and modules' Ruby types do not
+    /// have.
     pub fn validate_builtin_params(&self) -> EvalResult<()> {
         for r in self.resources.iter().filter(|r| !r.virtual_ && !r.exported) {
             if r.kind != ResKind::Builtin && r.kind != ResKind::Stage {
                 continue;
             }
             let lower = r.type_name.to_lowercase();
-            if let Some((p, _)) = r.params.iter().find(|(p, _)| !accepts(&lower, p)) {
+            let module_type = self.type_cache.get(&lower).and_then(Option::as_ref);
+            let ok = |p: &str| match module_type {
+                Some(t) => t.accepts(p),
+                None => accepts(&lower, p),
+            };
+            if let Some((p, _)) = r.params.iter().find(|(p, _)| !ok(p)) {
                 let at = r
                     .loc
                     .as_ref()
@@ -275,7 +344,7 @@ impl<'l> Evaluator<'l> {
 /// The namevar a Ruby resource type declares (`newparam(:x, namevar: true)`,
 /// `:namevar => true`, or `isnamevar` in the parameter's block); `name`
 /// when none is marked.
-pub fn ruby_type_namevar(src: &str) -> String {
+fn ruby_type_namevar(src: &str) -> String {
     let starts: Vec<(usize, &str)> = src
         .match_indices("newparam(")
         .chain(src.match_indices("newproperty("))
@@ -302,4 +371,28 @@ pub fn ruby_type_namevar(src: &str) -> String {
         }
     }
     "name".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ruby_type_has_the_attributes_it_names() {
+        let t = RubyType::read(
+            "Puppet::Type.newtype(:knob) do\n  ensurable\n  newparam(:key, namevar: true)\n  newproperty :val do\n  end\nend\n",
+        );
+        assert_eq!(t.namevar, "key");
+        assert!(t.accepts("val") && t.accepts("ensure") && t.accepts("require"));
+        assert!(t.accepts("name") && t.accepts("provider"));
+        assert!(!t.accepts("value"));
+    }
+
+    #[test]
+    fn a_ruby_type_making_attributes_in_a_loop_accepts_any() {
+        let t = RubyType::read("[:a, :b].each do |p|\n  newparam(p)\nend\n");
+        assert_eq!(t.attributes, None);
+        assert!(t.accepts("anything"));
+        assert!(RubyType::read("create_parameters\n").accepts("anything"));
+    }
 }

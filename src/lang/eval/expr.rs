@@ -369,7 +369,7 @@ impl<'l> Evaluator<'l> {
             name,
             "Binary" | "URI" | "Object" | "TypeSet" | "Init" | "Runtime" | "Unit" | "Node"
         );
-        if !unmodeled && self.resource_kind(&key).is_none() {
+        if !unmodeled && self.resource_kind(&key)?.is_none() {
             return Err(LangError::eval(format!("Resource type not found: {name}"), loc).into());
         }
         Ok(PType::Resource(Some(capitalize(name)), None))

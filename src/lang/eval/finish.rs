@@ -231,6 +231,9 @@ impl<'l> Evaluator<'l> {
         }
         self.apply_overrides()?;
         self.apply_relationships()?;
+        for r in self.resources.iter_mut() {
+            flatten_reference_arrays(&mut r.params);
+        }
         self.validate_builtin_params()?;
         self.validate_device_params()?;
         self.check_metaparam_refs()
@@ -435,6 +438,46 @@ impl<'l> Evaluator<'l> {
     }
 }
 
+/// Arrays of references flattened as Puppet writes a resource into the
+/// catalog (`Puppet::Resource#to_hash` and its copy): a relationship
+/// metaparameter's array is flattened and loses its undefs; any other
+/// array is flattened when a reference is somewhere inside.
+fn flatten_reference_arrays(params: &mut [(String, Value)]) {
+    fn flatten(items: &[Value], out: &mut Vec<Value>) {
+        for v in items {
+            match v {
+                Value::Array(inner) => flatten(inner, out),
+                other => out.push(other.clone()),
+            }
+        }
+    }
+    let is_ref = |v: &Value| {
+        matches!(
+            v,
+            Value::Type(PType::Resource(Some(_), Some(_)) | PType::Class(Some(_)))
+        )
+    };
+    for (n, v) in params.iter_mut() {
+        let Value::Array(items) = v else {
+            continue;
+        };
+        if !items
+            .iter()
+            .any(|x| matches!(x, Value::Array(_) | Value::Undef))
+        {
+            continue;
+        }
+        let mut flat = Vec::new();
+        flatten(items, &mut flat);
+        if matches!(n.as_str(), "before" | "require" | "notify" | "subscribe") {
+            flat.retain(|x| !x.is_undef());
+            *v = Value::Array(flat);
+        } else if flat.iter().any(is_ref) {
+            *v = Value::Array(flat);
+        }
+    }
+}
+
 /// One resource of a finished compilation.
 #[derive(Debug, Clone)]
 pub struct OutputResource {
@@ -499,7 +542,7 @@ impl<'l> Evaluator<'l> {
             _ => self
                 .type_cache
                 .get(&lower)
-                .and_then(|n| n.clone())
+                .and_then(|t| t.as_ref().map(|t| t.namevar.clone()))
                 .or_else(|| {
                     self.builtin_device_type(&lower)
                         .map(|t| t.namevar.to_string())

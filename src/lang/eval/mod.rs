@@ -211,7 +211,7 @@ pub struct Evaluator<'l> {
     pub(in crate::lang) node_scope: Option<ScopeId>,
     /// Module resource types (`lib/puppet/type/*.rb`): name -> namevar, or
     /// None when no module defines the type.
-    pub(in crate::lang) type_cache: HashMap<String, Option<String>>,
+    pub(in crate::lang) type_cache: HashMap<String, Option<core_types::RubyType>>,
     pub(in crate::lang) facts: Value,
     /// Output buffers of templates being rendered.
     pub(in crate::lang) render_stack: Vec<String>,

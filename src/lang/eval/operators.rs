@@ -264,12 +264,18 @@ impl<'l> Evaluator<'l> {
                     }
                     Value::Hash(x)
                 }
-                (Value::Hash(_), other) => {
+                (Value::Hash(mut x), Value::Array(y)) => {
+                    // Ruby's `Hash[[[k, v], ...]]` for an array of arrays,
+                    // `Hash[k, v, ...]` for a flat one.
+                    let pairs = hash_from_array(y, loc)?;
+                    for (k, v) in pairs {
+                        crate::lang::values::value::hash_set(&mut x, k, v);
+                    }
+                    Value::Hash(x)
+                }
+                (Value::Hash(_), _) => {
                     return Err(LangError::eval(
-                        format!(
-                            "Operator '+' is not applicable to a Hash and {}",
-                            a_an(&other.type_name())
-                        ),
+                        "Error while evaluating a '+' expression, Can only append Array or Hash to a Hash",
                         loc,
                     )
                     .into());
@@ -475,4 +481,41 @@ pub fn is_ref(v: &Value) -> bool {
         v,
         Value::Type(PType::Resource(Some(_), Some(_))) | Value::Type(PType::Class(Some(_)))
     )
+}
+
+/// The pairs `Hash + Array` merges, as Ruby's `Hash[]` reads the array:
+/// an array of arrays is a list of `[key, value]` pairs (a missing value is
+/// undef), any other array alternates keys and values.
+fn hash_from_array(y: Vec<Value>, loc: &Loc) -> Result<Vec<(Value, Value)>, LangError> {
+    let fail =
+        |m: String| LangError::eval(format!("Error while evaluating a '+' expression, {m}"), loc);
+    let pairs: Vec<&Vec<Value>> = y
+        .iter()
+        .filter_map(|v| match v {
+            Value::Array(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    if !y.is_empty() && pairs.len() == y.len() {
+        return pairs
+            .into_iter()
+            .map(|p| match p.as_slice() {
+                [k] => Ok((k.clone(), Value::Undef)),
+                [k, v] => Ok((k.clone(), v.clone())),
+                _ => Err(fail(format!(
+                    "invalid number of elements ({} for 1..2)",
+                    p.len()
+                ))),
+            })
+            .collect();
+    }
+    if !y.len().is_multiple_of(2) {
+        return Err(fail("odd number of arguments for Hash".to_string()));
+    }
+    let mut it = y.into_iter();
+    let mut out = Vec::new();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k, v));
+    }
+    Ok(out)
 }

@@ -235,17 +235,18 @@ impl<'l> Evaluator<'l> {
     }
 
     /// Is `name` (lower case) a known resource type? Returns its kind.
-    pub fn resource_kind(&mut self, name: &str) -> Option<ResKind> {
+    /// Loading a defined type can fail (see `autoload`).
+    pub fn resource_kind(&mut self, name: &str) -> EvalResult<Option<ResKind>> {
         if crate::lang::eval::core_types::is_builtin(name) {
-            return Some(ResKind::Builtin);
+            return Ok(Some(ResKind::Builtin));
         }
-        if self.find_define(name).is_some() {
-            return Some(ResKind::Define);
+        if self.find_define(name)?.is_some() {
+            return Ok(Some(ResKind::Define));
         }
         if self.module_type_exists(name) || self.builtin_device_type(name).is_some() {
-            return Some(ResKind::Builtin);
+            return Ok(Some(ResKind::Builtin));
         }
-        None
+        Ok(None)
     }
 
     pub fn eval_resource(
@@ -298,7 +299,7 @@ impl<'l> Evaluator<'l> {
             }
             return Ok(Value::Array(refs));
         }
-        let Some(kind) = self.resource_kind(&lower) else {
+        let Some(kind) = self.resource_kind(&lower)? else {
             return Err(plain(format!("Unknown resource type: '{lower}'")).into());
         };
         let cap = capitalize(&lower);
@@ -478,7 +479,7 @@ impl<'l> Evaluator<'l> {
         loc: &Loc,
     ) -> EvalResult<Value> {
         let lower = type_name.to_lowercase();
-        if lower != "class" && self.resource_kind(&lower).is_none() {
+        if lower != "class" && self.resource_kind(&lower)?.is_none() {
             return Err(
                 LangError::eval(format!("Resource type {type_name} doesn't exist"), loc).into(),
             );

@@ -32,7 +32,9 @@ pub fn register(b: &mut Builder) {
     b.add(
         &["defined"],
         f,
-        sig("Boolean").rest("names", any()),
+        sig("Boolean")
+            .req("vals", defined_arg())
+            .rest("vals", defined_arg()),
         defined,
     );
     b.add(&["getparam"], f, sig("Any").rest("args", any()), getparam);
@@ -57,7 +59,10 @@ pub fn register(b: &mut Builder) {
     b.add(
         &["ensure_packages", "stdlib::ensure_packages"],
         f,
-        sig("Undef").req("packages", any()).opt("defaults", any()),
+        sig("Undef").req("packages", ensure_packages_arg()).opt(
+            "default_attributes",
+            PType::Hash(Box::new(any()), Box::new(any()), 0, i64::MAX),
+        ),
         ensure,
     );
 }
@@ -149,6 +154,28 @@ fn tagged(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 
 /// `defined`: a variable (`'$x'`), a class, resource type or function
 /// name, or a resource or class reference.
+/// What stdlib's `ensure_packages` accepts: `Variant[String[1],
+/// Array[String[1]], Hash[String[1], Any]]`.
+fn ensure_packages_arg() -> PType {
+    let name = || PType::String(1, i64::MAX);
+    PType::Variant(vec![
+        name(),
+        PType::Array(Box::new(name()), 0, i64::MAX),
+        PType::Hash(Box::new(name()), Box::new(any()), 0, i64::MAX),
+    ])
+}
+
+/// What `defined` accepts: `Variant[String, Type[CatalogEntry],
+/// Type[Type[CatalogEntry]]]`.
+fn defined_arg() -> PType {
+    let entry = || PType::Type(Some(Box::new(PType::CatalogEntry)));
+    PType::Variant(vec![
+        PType::String(0, i64::MAX),
+        entry(),
+        PType::Type(Some(Box::new(entry()))),
+    ])
+}
+
 fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     for a in &c.args {
         let hit = match a {
@@ -159,7 +186,7 @@ fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             Value::Str(s) => {
                 let l = s.trim_start_matches("::").to_lowercase();
                 ev.find_class(&l)?.is_some()
-                    || ev.resource_kind(&l).is_some()
+                    || ev.resource_kind(&l)?.is_some()
                     || ev.functions.contains_key(&l)
             }
             Value::Type(PType::Resource(Some(t), Some(title))) => ev
@@ -170,7 +197,7 @@ fn defined(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                 .index
                 .contains_key(&("Class".to_string(), capitalize(cl))),
             Value::Type(PType::Resource(Some(t), None)) => {
-                ev.resource_kind(&t.to_lowercase()).is_some()
+                ev.resource_kind(&t.to_lowercase())?.is_some()
             }
             _ => false,
         };
@@ -274,7 +301,7 @@ fn declare_simple(
         ev.declare_class(title, Some(params), sc, loc)?;
         return Ok(());
     }
-    let Some(kind) = ev.resource_kind(&lower) else {
+    let Some(kind) = ev.resource_kind(&lower)? else {
         return Err(plain(format!("Unknown resource type: '{lower}'")).into());
     };
     let container = ev.container_of(sc);

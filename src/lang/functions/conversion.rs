@@ -125,26 +125,28 @@ fn parsejson(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     )
 }
 
+/// stdlib's `bool2str` (a 3.x function: undef arguments arrive as `''`).
 fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let args = &c.args;
-    let a0 = c.arg(0);
-    let a1 = c.args.get(1);
-    Ok(Value::Str(match a0 {
-        Value::Bool(true) => {
-            if s(a1).is_empty() {
-                "true".to_string()
-            } else {
-                s(a1)
-            }
-        }
-        _ => {
-            if s(args.get(2)).is_empty() {
-                "false".to_string()
-            } else {
-                s(args.get(2))
-            }
-        }
-    }))
+    let n = c.args.len();
+    if n != 1 && n != 3 {
+        return Err(plain(format!(
+            "bool2str(): Wrong number of arguments given ({n} for 3)"
+        ))
+        .into());
+    }
+    let Value::Bool(b) = c.arg(0) else {
+        return Err(plain("bool2str(): Requires a boolean to work with").into());
+    };
+    let word = |i: usize, dflt: &str| match c.args.get(i) {
+        None => Some(dflt.to_string()),
+        Some(Value::Undef) => Some(String::new()),
+        Some(Value::Str(s)) => Some(s.clone()),
+        Some(_) => None,
+    };
+    let (Some(t), Some(f)) = (word(1, "true"), word(2, "false")) else {
+        return Err(plain("bool2str(): Requires strings to convert to").into());
+    };
+    Ok(Value::Str(if b { t } else { f }))
 }
 
 fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
@@ -205,8 +207,4 @@ fn to_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         &PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
         &c.args,
     )?)
-}
-
-fn s(v: Option<&Value>) -> String {
-    v.map(|v| v.to_s()).unwrap_or_default()
 }

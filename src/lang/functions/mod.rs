@@ -133,6 +133,30 @@ impl Signature {
         }
     }
 
+    /// Each parameter written by `param`, then the block (`[optional,
+    /// required]`).
+    fn listed(&self, param: fn(&Param) -> String, block: [&str; 2]) -> Vec<String> {
+        let mut parts: Vec<String> = self.params.iter().map(param).collect();
+        match self.block {
+            Block::Never => {}
+            Block::Optional => parts.push(block[0].into()),
+            Block::Required => parts.push(block[1].into()),
+        }
+        parts
+    }
+
+    /// The parameters as Puppet's `signature_string` lists them in a
+    /// message: `String[1] name, Hash options?, Any rest*`.
+    fn puppet_params(&self) -> String {
+        let param = |p: &Param| match p.count {
+            Count::Required => format!("{} {}", p.ty, p.name),
+            Count::Optional => format!("{} {}?", p.ty, p.name),
+            Count::Repeated => format!("{} {}*", p.ty, p.name),
+        };
+        self.listed(param, ["Callable block?", "Callable block"])
+            .join(", ")
+    }
+
     /// Check a call's arguments and block, with Puppet's messages.
     fn check(&self, name: &str, args: &[Value], has_block: bool) -> EvalResult<()> {
         let (min, max) = (self.min_args(), self.max_args());
@@ -151,6 +175,13 @@ impl Signature {
         for v in args {
             let Some(p) = current else { break };
             if !types::is_instance(&p.ty, v) {
+                if let Some(lines) = types::variant_rejections(&p.ty, v) {
+                    let mut msg = format!("'{name}' expects ({})", self.puppet_params());
+                    for l in lines {
+                        msg.push_str(&format!("\n  rejected: parameter '{}' {l}", p.name));
+                    }
+                    return Err(plain(msg).into());
+                }
                 return Err(plain(format!(
                     "'{name}' parameter '{}' {}",
                     p.name,
@@ -173,20 +204,12 @@ impl Signature {
 impl fmt::Display for Signature {
     /// Puppet's notation: `(String $str, Any $pattern?) >> Array`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts: Vec<String> = self
-            .params
-            .iter()
-            .map(|p| match p.count {
-                Count::Required => format!("{} ${}", p.ty, p.name),
-                Count::Optional => format!("{} ${}?", p.ty, p.name),
-                Count::Repeated => format!("{} *${}", p.ty, p.name),
-            })
-            .collect();
-        match self.block {
-            Block::Never => {}
-            Block::Optional => parts.push("&$block?".into()),
-            Block::Required => parts.push("&$block".into()),
-        }
+        let param = |p: &Param| match p.count {
+            Count::Required => format!("{} ${}", p.ty, p.name),
+            Count::Optional => format!("{} ${}?", p.ty, p.name),
+            Count::Repeated => format!("{} *${}", p.ty, p.name),
+        };
+        let parts = self.listed(param, ["&$block?", "&$block"]);
         write!(f, "({}) >> {}", parts.join(", "), self.returns)
     }
 }

@@ -55,7 +55,17 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             format!("expects a value of type Undef or {inner}, got {got}")
         }
         PType::Variant(ts) => {
-            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+            // Unless the value is of the kind of one of the variants,
+            // Puppet names each type, and the value's, by its short name.
+            let short = !report_detailed(ts, v);
+            let mut names: Vec<String> = if short {
+                ts.iter().map(short_name).collect()
+            } else {
+                ts.iter().map(|t| t.to_string()).collect()
+            };
+            let mut seen = std::collections::HashSet::new();
+            names.retain(|n| seen.insert(n.clone()));
+            let got = if short { inferred_short(v) } else { got };
             let joined = match names.len() {
                 0 => String::new(),
                 1 | 2 => names.join(" or "),
@@ -75,14 +85,14 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
                 ),
                 None => size_mismatch(t, a.len()),
             },
-            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
+            _ => single_mismatch(t, v, got),
         },
         PType::Hash(_, vt, _, _) => match v {
             Value::Hash(h) => match h.iter().find(|(_, x)| !is_instance(vt, x)) {
                 Some((k, x)) => format!("entry '{}' {}", k.to_s(), mismatch(vt, x)),
                 None => size_mismatch(t, h.len()),
             },
-            _ => format!("expects {} {t} value, got {got}", article(&t.to_string())),
+            _ => single_mismatch(t, v, got),
         },
         PType::Struct(fields) => match v {
             Value::Hash(h) => {
@@ -109,11 +119,45 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             }
             _ => format!("expects a Struct value, got {got}"),
         },
-        _ => {
-            let ts = t.to_string();
-            format!("expects {} {ts} value, got {got}", article(&ts))
-        }
+        _ => single_mismatch(t, v, got),
     }
+}
+
+/// Puppet's TypeMismatch for one type: short names (`String` for
+/// `String[1]`, `Tuple` for an array) unless the value is of the type's
+/// kind.
+fn single_mismatch(t: &PType, v: &Value, got: String) -> String {
+    let keep = matches!(t, PType::Resource(..) | PType::Class(_) | PType::Plan(_));
+    let (ts, got) = if keep || report_detailed(std::slice::from_ref(t), v) {
+        (t.to_string(), got)
+    } else {
+        (short_name(t), inferred_short(v))
+    };
+    format!("expects {} {ts} value, got {got}", article(&ts))
+}
+
+/// Puppet's report when a value fails every variant of a Variant in
+/// different places, so that `merge_descriptions` cannot merge them into
+/// one message: a `variant N ...` line for each. `None` when they merge.
+pub fn variant_rejections(t: &PType, v: &Value) -> Option<Vec<String>> {
+    let PType::Variant(ts) = t else {
+        return None;
+    };
+    let ms: Vec<String> = ts.iter().map(|vt| mismatch(vt, v)).collect();
+    let key = |m: &str| {
+        let (pos, rest) = m.split_once("expects ").unwrap_or((m, ""));
+        (pos.to_string(), rest.starts_with("a match"))
+    };
+    let first = key(ms.first()?);
+    if ms.iter().all(|m| key(m) == first) {
+        return None;
+    }
+    Some(
+        ms.iter()
+            .enumerate()
+            .map(|(i, m)| format!("variant {i} {m}"))
+            .collect(),
+    )
 }
 
 fn fmt_range(f: &mut fmt::Formatter<'_>, name: &str, min: i64, max: i64, dmin: i64) -> fmt::Result {
@@ -128,6 +172,61 @@ fn fmt_range(f: &mut fmt::Formatter<'_>, name: &str, min: i64, max: i64, dmin: i
             min.to_string()
         };
         write!(f, "{name}[{mn}, {max}]")
+    }
+}
+
+/// The short name of the type Puppet infers for a value checked against a
+/// signature (`infer_set`): a non-empty array is a `Tuple`, a non-empty
+/// hash with string keys a `Struct`.
+pub fn inferred_short(v: &Value) -> String {
+    match v {
+        Value::Array(a) if !a.is_empty() => "Tuple".into(),
+        Value::Hash(h) if !h.is_empty() && h.iter().all(|(k, _)| matches!(k, Value::Str(_))) => {
+            "Struct".into()
+        }
+        other => other.type_name(),
+    }
+}
+
+/// Puppet's `report_detailed?` for a Variant: an alias among the types, or
+/// a value of the kind of one of them (its type assignable to that type's
+/// unparameterized form), is reported with full type names.
+fn report_detailed(ts: &[PType], v: &Value) -> bool {
+    ts.iter().any(|t| {
+        matches!(
+            (t, v),
+            (PType::Alias(..), _)
+                | (
+                    PType::String(..) | PType::Enum(_) | PType::Pattern(_),
+                    Value::Str(_)
+                )
+                | (PType::Integer(..), Value::Int(_))
+                | (PType::Float(..), Value::Float(_))
+                | (PType::Boolean, Value::Bool(_))
+                | (PType::Array(..) | PType::Tuple(_), Value::Array(_))
+                | (PType::Hash(..) | PType::Struct(_), Value::Hash(_))
+                | (PType::Type(_), Value::Type(_))
+        )
+    })
+}
+
+/// A type's name without its parameters, as Puppet's mismatch messages
+/// shorten it (`TypeMismatch#short_name`): `Type`, `Optional`,
+/// `NotUndef` and `Sensitive` keep the name of the type they contain.
+fn short_name(t: &PType) -> String {
+    let name = |t: &PType| match t {
+        PType::Resource(..) => "Resource".to_string(),
+        other => {
+            let full = other.to_string();
+            full.split('[').next().unwrap_or_default().to_string()
+        }
+    };
+    match t {
+        PType::Optional(i) | PType::NotUndef(i) | PType::Sensitive(i) if **i != PType::Any => {
+            format!("{}[{}]", name(t), name(i))
+        }
+        PType::Type(Some(i)) if **i != PType::Any => format!("Type[{}]", name(i)),
+        other => name(other),
     }
 }
 

@@ -337,7 +337,7 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
                     )))
                 })
                 .collect();
-            return Ok(single_or_array(args, refs));
+            return Ok(titles_result(args, refs));
         }
         PType::Resource(None, None) => {
             let Some(first) = a0 else {
@@ -358,7 +358,7 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
                 .into_iter()
                 .map(|t| Value::Type(PType::Resource(Some(n.clone()), Some(t))))
                 .collect();
-            return Ok(single_or_array(args, refs));
+            return Ok(titles_result(args, refs));
         }
         PType::Alias(_, inner) => return access_type(inner, args),
         other => return Err(ValueError(format!("{other} is not parameterizable"))),
@@ -366,11 +366,14 @@ pub fn access_type(base: &PType, args: &[Value]) -> Result<Value, ValueError> {
     Ok(Value::Type(t))
 }
 
+/// The titles of `Type[...]`, arrays flattened and undef left out (as
+/// Puppet's `compact!`).
 fn flatten_titles(args: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
     for a in args {
         match a {
             Value::Array(items) => out.extend(flatten_titles(items)),
+            Value::Undef => {}
             Value::Type(PType::Resource(_, Some(t))) => out.push(t.clone()),
             Value::Type(PType::Class(Some(c))) => out.push(c.clone()),
             other => out.push(other.to_s()),
@@ -379,14 +382,13 @@ fn flatten_titles(args: &[Value]) -> Vec<String> {
     out
 }
 
-/// The references `Type[titles]` gives: an array when several titles or
-/// an array of titles were given (`Package[['x']]` too), else the one.
-fn single_or_array(titles: &[Value], mut v: Vec<Value>) -> Value {
-    let array = titles.len() > 1 || matches!(titles.first(), Some(Value::Array(_)));
-    if v.len() == 1 && !array {
-        v.pop().unwrap_or(Value::Undef)
+/// `Type[...]` is an array of references when several titles or an array
+/// were given, else the one reference (undef when the title was undef).
+fn titles_result(args: &[Value], mut refs: Vec<Value>) -> Value {
+    if args.len() > 1 || matches!(args.first(), Some(Value::Array(_))) {
+        Value::Array(refs)
     } else {
-        Value::Array(v)
+        refs.pop().unwrap_or(Value::Undef)
     }
 }
 
@@ -539,6 +541,9 @@ fn type_assignable(outer: &PType, inner: &PType) -> bool {
         (PType::Resource(None, None), PType::Resource(..)) => true,
         (PType::Resource(Some(a), None), PType::Resource(Some(b), _)) => a.eq_ignore_ascii_case(b),
         (PType::Class(None), PType::Class(_)) => true,
+        (PType::CatalogEntry, PType::Resource(..) | PType::Class(_)) => true,
+        (PType::Type(None), PType::Type(_)) => true,
+        (PType::Type(Some(a)), PType::Type(Some(b))) => type_assignable(a, b),
         (PType::Numeric, PType::Integer(..) | PType::Float(..)) => true,
         (PType::Variant(ts), x) => ts.iter().any(|t| type_assignable(t, x)),
         (PType::Alias(_, t), x) => type_assignable(t, x),
@@ -547,4 +552,4 @@ fn type_assignable(outer: &PType, inner: &PType) -> bool {
     }
 }
 
-pub use crate::lang::values::types::format::mismatch;
+pub use crate::lang::values::types::format::{mismatch, variant_rejections};

@@ -1,0 +1,3 @@
+class corpuslang::other {
+  notify { 'other': }
+}
