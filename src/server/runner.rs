@@ -133,6 +133,17 @@ impl Sink for StoreSink {
                     "message": message,
                 }),
             ),
+            Event::Notice {
+                target,
+                level,
+                code,
+                message,
+            } => Msg::Plain(
+                EventKind::NodeMessage,
+                Some((*target).to_string()),
+                (*message).to_string(),
+                json!({ "level": level, "code": code, "message": message }),
+            ),
             _ => return,
         };
         self.tx.send(msg);
