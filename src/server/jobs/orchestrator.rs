@@ -188,6 +188,7 @@ pub(super) async fn scope_targets(
                 "matches no target of the server's inventory",
             ));
         }
+        check_inventory_options(&matched)?;
         return Ok(Scoped {
             targets: matched,
             skipped,
@@ -232,17 +233,22 @@ pub(super) async fn scope_targets(
     if targets.is_empty() {
         return Err(ApiError::bad_field("scope", "selects no targets"));
     }
-    crate::transport::check_options(&targets, &Default::default()).map_err(|e| {
+    check_inventory_options(&targets)?;
+    Ok(Scoped {
+        targets,
+        skipped: Vec::new(),
+    })
+}
+
+/// The targets' transport options from the server's inventory, checked.
+fn check_inventory_options(targets: &[Target]) -> Result<(), ApiError> {
+    crate::transport::check_options(targets, &Default::default()).map_err(|e| {
         tracing::error!("inventory options: {e}");
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "ferry/inventory-error",
             "a target in scope has invalid options in the server's inventory (see its log)",
         )
-    })?;
-    Ok(Scoped {
-        targets,
-        skipped: Vec::new(),
     })
 }
 
