@@ -7,7 +7,11 @@
 //! reached answer as ACE does. The orchestrator's deploy command runs the
 //! same on a scope of the inventory as a job, and the job's report gives
 //! each node's run. ACE's bad requests are a case file,
-//! `tests/cases/api/execute_catalog_bad_requests.yaml`.
+//! `tests/cases/api/execute_catalog_bad_requests.yaml`. Deploy jobs over
+//! classified nodes are case files too, `tests/cases/deploy/NAME.yaml`
+//! (one test each, `deploy_NAME`: environments from node groups or an
+//! ENC, switches, strict mode, conflicts, each node's events, report and
+//! stored facts), and a job's `scope.query` runs over stored facts.
 
 mod common;
 #[path = "common/jobs.rs"]

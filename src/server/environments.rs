@@ -10,9 +10,10 @@
 //! file texts (keyed by path and whole text). An empty environment name
 //! is the server's `default-environment` unless the request enforces its
 //! environment (ACE's and the orchestrator's rule). From an environment
-//! this module also makes the apply job ACE's `/execute_catalog` and the
-//! orchestrator's deploy jobs run: facts gathered by the built-in
-//! `ferry::facts` task, a catalog compiled per node, applied over SSH.
+//! this module also makes the apply job ACE's `/execute_catalog` runs
+//! (facts gathered by the built-in `ferry::facts` task, a catalog compiled
+//! per node, applied over SSH), and the orchestrator's deploy jobs' (the
+//! same facts, each catalog from the job's provider).
 //! Puppet's debugging switches (`debug`, `trace`, `evaltrace`) are
 //! accepted and checked, not used.
 

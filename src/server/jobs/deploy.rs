@@ -1,12 +1,16 @@
 //! On-demand Puppet runs, as PE's orchestrator starts them: `POST
 //! /orchestrator/v1/command/deploy` makes a job (type `deploy`) over a
-//! scope of the server's inventory whose nodes each gather their facts,
-//! have their catalog compiled from an environment of the server's code
-//! (`server::environments`) for their name, and apply it over SSH; a
-//! node's stored result holds its Puppet report, and its `node_finished`
-//! or `node_failed` event carries that result. Each node's gathered facts
-//! and its report are saved through the server's facts and report
-//! indirections (`server::indirector`), as an agent's are. `GET
+//! scope of the server's inventory whose nodes each take the path a real
+//! agent served by ferry takes ([`Deploy`], the job's
+//! `run::actions::apply::CatalogProvider`): facts gathered over SSH and
+//! saved through the facts indirection, classification by the node
+//! terminus and environment negotiation (`server::node`: the job's
+//! `environment` plays the agent's; a switch or a strict-mode refusal is a
+//! `node_message` event in Puppet's words), the catalog from the catalog
+//! indirection in the negotiated environment, the apply over SSH, and the
+//! report saved through the report indirection ([`Indirected`]). A node's
+//! stored result holds its Puppet report, and its `node_finished` or
+//! `node_failed` event carries that result. `GET
 //! /orchestrator/v1/jobs/{id}/report` gives every node's run in PE's shape
 //! `{report: [{node, state, timestamp, events, report}]}`, with the
 //! report's resource events named as PuppetDB names them.
