@@ -386,4 +386,42 @@ mod tests {
         let e = read_facts(&path).expect_err("no values").to_string();
         assert!(e.contains("no `values`"), "{e}");
     }
+
+    #[test]
+    fn a_search_reads_every_facts_file_and_passes_over_a_broken_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let yaml = Yaml::new(dir.path());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let search = FactsSearch {
+            query: json!("nodes[certname] { facts.role = \"web\" }"),
+            overlay: Default::default(),
+        };
+        // No facts directory yet: nothing found.
+        let found = rt
+            .block_on(Terminus::<Facts>::search(&yaml, &search))
+            .expect("search");
+        assert!(found.is_empty());
+        for (name, role) in [("a.test", "web"), ("b.test", "db")] {
+            let mut values = Map::new();
+            values.insert("role".into(), json!(role));
+            let facts = Facts::new(name, values, None);
+            write_atomic(
+                &yaml.facts_path(name).expect("path"),
+                &facts_document(&facts),
+            )
+            .expect("write");
+        }
+        let facts_dir = dir.path().join("yaml/facts");
+        std::fs::write(facts_dir.join("broken.yaml"), "values: [a\n").expect("write");
+        std::fs::write(facts_dir.join("unnamed.yaml"), "---\nvalues: {role: web}\n")
+            .expect("write");
+        std::fs::write(facts_dir.join("notes.txt"), "not facts").expect("write");
+        let found = rt
+            .block_on(Terminus::<Facts>::search(&yaml, &search))
+            .expect("search");
+        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, vec!["a.test", "unnamed"]);
+    }
 }
