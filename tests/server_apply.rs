@@ -7,7 +7,11 @@
 //! reached answer as ACE does. The orchestrator's deploy command runs the
 //! same on a scope of the inventory as a job, and the job's report gives
 //! each node's run. ACE's bad requests are a case file,
-//! `tests/cases/api/execute_catalog_bad_requests.yaml`.
+//! `tests/cases/api/execute_catalog_bad_requests.yaml`. Deploy jobs over
+//! classified nodes are case files too, `tests/cases/deploy/NAME.yaml`
+//! (one test each, `deploy_NAME`: environments from node groups or an
+//! ENC, switches, strict mode, conflicts, each node's events, report and
+//! stored facts), and a job's `scope.query` runs over stored facts.
 
 mod common;
 #[path = "common/jobs.rs"]
@@ -462,4 +466,289 @@ async fn deploy_job_runs_puppet_on_its_scope_and_reports_each_node() {
     let r = client.get(addr, "/orchestrator/v1/jobs/999/report").await;
     assert_eq!(r.status, 404, "{}", r.text());
     server.stop().await;
+}
+
+/// A deploy case, `tests/cases/deploy/NAME.yaml`: a server classifying
+/// with `server` (`groups`: `tests/classify/deploy-groups.json`; `enc`:
+/// the exec terminus with `tests/classify/enc.sh`) over
+/// `tests/classify/environments`, a deploy `job`, and for each node its
+/// state, its report's environment and `notify` titles, its error's kind
+/// and text, and its `node_message` events (each containing the text
+/// given, in order).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeployCase {
+    server: String,
+    job: Value,
+    nodes: std::collections::BTreeMap<String, DeployNode>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeployNode {
+    state: String,
+    environment: Option<String>,
+    #[serde(default)]
+    notify: Vec<String>,
+    error: Option<String>,
+    #[serde(default)]
+    error_contains: Vec<String>,
+    messages: Vec<String>,
+}
+
+/// The deploy cases' nodes, all on the shared sshd.
+const DEPLOY_NODES: [&str; 5] = [
+    "deploy-prod",
+    "deploy-dev",
+    "deploy-free",
+    "deploy-conflict",
+    "deploy-enc",
+];
+
+fn classify_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/classify")
+}
+
+async fn deploy_case(name: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cases/deploy")
+        .join(format!("{name}.yaml"));
+    let text = std::fs::read_to_string(&path).expect("case file");
+    let case: DeployCase = serde_saphyr::from_str(&text).expect("case");
+    let s = setup().await;
+    let targets: String = DEPLOY_NODES
+        .iter()
+        .map(|n| target_line(n, "root", s.sshd.host(), s.sshd.port()))
+        .collect();
+    let inv = inventory_of(
+        s.dir.path(),
+        s.sshd.known_hosts_path(),
+        s.sshd.host(),
+        &targets,
+    );
+    let data = classify_data();
+    let node_terminus = match case.server.as_str() {
+        "groups" => {
+            let groups = s.dir.path().join("groups.json");
+            std::fs::copy(data.join("deploy-groups.json"), &groups).expect("groups");
+            format!("classifier-groups: {}\n", groups.display())
+        }
+        "enc" => format!(
+            "routes:\n  node: {{terminus: exec}}\nexternal-nodes: {}\n",
+            data.join("enc.sh").display()
+        ),
+        other => panic!("{name}: unknown server {other}"),
+    };
+    let server = TestServer::start(
+        &s.pki,
+        s.dir.path(),
+        &format!(
+            "inventory: {}\nenvironmentpath: {}\nmodulepath: {}\n{node_terminus}",
+            inv.display(),
+            data.join("environments").display(),
+            data.join("modules").display()
+        ),
+    )
+    .await;
+    let client = Client::new(&s.pki, Some(&s.pki.client));
+    let mut body = case.job.clone();
+    body["concurrency"] = json!(1);
+    let r = client
+        .post(server.addr, "/orchestrator/v1/command/deploy", &body)
+        .await;
+    assert_eq!(r.status, 202, "{name}: {}", r.text());
+    let job = r.json()["job"]["name"].as_str().expect("name").to_string();
+    let events = stream(&client, server.addr, &job).await;
+    let report = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{job}/report"))
+        .await
+        .json();
+    let items = report["report"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), case.nodes.len(), "{name}: {report}");
+    for (node, want) in &case.nodes {
+        let item = items
+            .iter()
+            .find(|i| i["node"] == node.as_str())
+            .unwrap_or_else(|| panic!("{name}: {node} not in {report}"));
+        let at = format!("{name}: {node}: {item}");
+        assert_eq!(item["state"], want.state.as_str(), "{at}");
+        if let Some(env) = &want.environment {
+            assert_eq!(item["report"]["environment"], env.as_str(), "{at}");
+        }
+        for title in &want.notify {
+            let key = format!("Notify[{title}]");
+            assert!(
+                item["report"]["resource_statuses"].get(&key).is_some(),
+                "{name}: {node} has no {key}: {item}"
+            );
+        }
+        if let Some(kind) = &want.error {
+            assert_eq!(item["error"]["kind"], kind.as_str(), "{at}");
+            assert!(item["report"].is_null(), "{at}");
+        }
+        let msg = item["error"]["msg"].as_str().unwrap_or_default();
+        for words in &want.error_contains {
+            assert!(
+                msg.contains(words.as_str()),
+                "{name}: {node}: {words}: {msg}"
+            );
+        }
+        let messages: Vec<&str> = events
+            .iter()
+            .filter(|(k, e)| k == "node_message" && e["details"]["node"] == node.as_str())
+            .map(|(_, e)| e["message"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            messages.len(),
+            want.messages.len(),
+            "{name}: {node}: {messages:?}"
+        );
+        for (got, words) in messages.iter().zip(&want.messages) {
+            assert!(got.contains(words.as_str()), "{name}: {node}: {got}");
+        }
+        // The facts went through the facts indirection, in the environment
+        // the node ran in (or the job's, for a node that did not run).
+        let facts = server.state.store.facts(node).await.expect("facts");
+        let facts = facts.unwrap_or_else(|| panic!("{name}: no facts saved for {node}"));
+        let env = want
+            .environment
+            .as_deref()
+            .or(case.job["environment"].as_str())
+            .unwrap_or_default();
+        assert_eq!(facts.environment, env, "{name}: {node}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_two_environments_switch() {
+    deploy_case("two_environments_switch").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_strict_environment_fails_one_node() {
+    deploy_case("strict_environment_fails_one_node").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_agent_specified_keeps_the_jobs_environment() {
+    deploy_case("agent_specified_keeps_the_jobs_environment").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_classification_conflict_fails_one_node() {
+    deploy_case("classification_conflict_fails_one_node").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_exec_enc_classifies() {
+    deploy_case("exec_enc_classifies").await;
+}
+
+/// A job's `scope.query` runs over the facts the facts indirection has
+/// stored (store and yaml termini alike), the inventory's own facts laid
+/// over them: a node selected by its stored facts, one by its inventory
+/// facts over stored ones that do not match, one by its inventory facts
+/// alone; a node whose stored facts do not match is left out, and a node
+/// only the store knows is skipped, which the job's description says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scope_query_runs_over_stored_facts() {
+    let s = setup().await;
+    let with_facts = |name: &str, facts: &str| {
+        format!(
+            "{}        facts: {{{facts}}}\n",
+            target_line(name, "root", s.sshd.host(), s.sshd.port())
+        )
+    };
+    let targets = [
+        with_facts("stored-web", ""),
+        with_facts("inventory-over-stored", "role: web"),
+        with_facts("inventory-only", "role: web"),
+        with_facts("stored-db", ""),
+    ]
+    .concat();
+    let inv = inventory_of(
+        s.dir.path(),
+        s.sshd.known_hosts_path(),
+        s.sshd.host(),
+        &targets,
+    );
+    let stored = [
+        ("stored-web", json!({"role": "web", "kernel": "Linux"})),
+        ("inventory-over-stored", json!({"role": "db"})),
+        ("stored-db", json!({"role": "db"})),
+        ("elsewhere.test", json!({"role": "web"})),
+    ];
+    for terminus in ["store", "yaml"] {
+        let dir = s.dir.path().join(terminus);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let server = TestServer::start(
+            &s.pki,
+            &dir,
+            &format!(
+                "inventory: {}\nroutes:\n  facts: {{terminus: {terminus}}}\n",
+                inv.display()
+            ),
+        )
+        .await;
+        for (name, values) in &stored {
+            let facts = ferry::server::indirector::Facts::new(
+                name,
+                values.as_object().cloned().unwrap_or_default(),
+                Some("production".into()),
+            );
+            server
+                .state
+                .indirector
+                .facts
+                .save(&facts)
+                .await
+                .expect("save");
+        }
+        let client = Client::new(&s.pki, Some(&s.pki.client));
+        let r = client
+            .post(
+                server.addr,
+                "/orchestrator/v1/command/command",
+                &json!({"command": "true", "description": "web servers",
+                    "scope": {"query": "nodes[certname] { facts.role = \"web\" }"}}),
+            )
+            .await;
+        assert_eq!(r.status, 202, "{terminus}: {}", r.text());
+        let job = r.json()["job"]["name"].as_str().expect("name").to_string();
+        stream(&client, server.addr, &job).await;
+        let nodes = jobs::nodes(&client, server.addr, &job).await;
+        let mut names: Vec<&str> = nodes.iter().filter_map(|n| n["name"].as_str()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["inventory-only", "inventory-over-stored", "stored-web"],
+            "{terminus}"
+        );
+        let j = client
+            .get(server.addr, &format!("/orchestrator/v1/jobs/{job}"))
+            .await
+            .json();
+        assert_eq!(
+            j["description"],
+            "web servers (scope.query also selected 1 node(s) not in the server's inventory, skipped: elsewhere.test)",
+            "{terminus}"
+        );
+        // A query nothing in the inventory matches, and one that is not PQL.
+        for (query, status) in [
+            ("nodes[certname] { facts.role = \"mail\" }", 400),
+            ("nodes[certname] {", 400),
+        ] {
+            let r = client
+                .post(
+                    server.addr,
+                    "/orchestrator/v1/command/command",
+                    &json!({"command": "true", "scope": {"query": query}}),
+                )
+                .await;
+            assert_eq!(r.status, status, "{terminus}: {query}: {}", r.text());
+            assert_eq!(r.json()["details"]["field"], "scope.query", "{query}");
+        }
+        server.stop().await;
+    }
 }

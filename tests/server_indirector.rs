@@ -36,7 +36,7 @@ use ferry::server::indirector::Facts;
 use ferry::server::indirector::yaml::{facts_document, read_facts, write_atomic};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
-use tls::{Background, TestServer};
+use tls::{Background, Client, TestServer};
 
 type Outcome = Result<(), Failed>;
 
@@ -292,6 +292,86 @@ fn agent_facts_and_report_reach_puppetdb() -> Outcome {
     })
 }
 
+/// A job's `scope.query` with the facts terminus `puppetdb` is PuppetDB's
+/// to answer: the PQL goes to `/pdb/query/v4` unchanged, the inventory's
+/// own facts are not laid over PuppetDB's, and a node PuppetDB selects
+/// that the inventory does not have is skipped, which the job's
+/// description says.
+fn job_scope_query_goes_to_puppetdb() -> Outcome {
+    if !have_puppet() {
+        return Ok(());
+    }
+    let db = puppetdb::shared();
+    let pdb = format!(
+        "routes:\n  facts: {{terminus: puppetdb}}\npuppetdb-url: {}\npuppetdb-cacert: {}\npuppetdb-cert: {}\npuppetdb-key: {}\nenvironmentpath: {}\nloglevel: warn\n",
+        db.https_url,
+        db.cacert.display(),
+        db.cert.display(),
+        db.key.display(),
+        environments().display()
+    );
+    // The inventory's targets cannot be reached: only the job's scope
+    // counts. scope-db.test's inventory fact says web; PuppetDB's, db.
+    let s = TestServer::in_background(move |dir| {
+        let inventory = dir.join("inventory.yaml");
+        std::fs::write(
+            &inventory,
+            "config:\n  ssh:\n    connect-timeout: 2\n    host-key-check: false\ntargets:\n  - name: scope-web.test\n    uri: ssh://root@127.0.0.1:1\n  - name: scope-db.test\n    uri: ssh://root@127.0.0.1:1\n    facts: {role: web}\n",
+        )
+        .expect("inventory");
+        format!("{pdb}inventory: {}\n", inventory.display())
+    });
+    for (name, role) in [
+        ("scope-web.test", "web"),
+        ("scope-db.test", "db"),
+        ("scope-elsewhere.test", "web"),
+    ] {
+        let mut values = serde_json::Map::new();
+        values.insert("role".into(), json!(role));
+        let facts = Facts::new(name, values, Some("production".into()));
+        s.rt.block_on(s.state.indirector.facts.save(&facts))
+            .map_err(|e| e.to_string())?;
+        rows_of(&db, &format!("/pdb/query/v4/nodes/{name}/facts"))?;
+    }
+    let client = Client::new(&s.pki, Some(&s.pki.client));
+    let (status, job) = s.rt.block_on(async {
+        let r = client
+            .post(
+                s.addr,
+                "/orchestrator/v1/command/command",
+                &json!({"command": "true", "description": "web",
+                    "scope": {"query": "inventory[certname] { facts.role = \"web\" }"}}),
+            )
+            .await;
+        (r.status, r.json())
+    });
+    check(status == 202, || format!("{status} {job}"))?;
+    let name = job["job"]["name"].as_str().unwrap_or_default().to_string();
+    let (nodes, shown) = s.rt.block_on(async {
+        let nodes = client
+            .get(s.addr, &format!("/orchestrator/v1/jobs/{name}/nodes"))
+            .await
+            .json();
+        let shown = client
+            .get(s.addr, &format!("/orchestrator/v1/jobs/{name}"))
+            .await
+            .json();
+        (nodes, shown)
+    });
+    let names: Vec<&str> = nodes["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n["name"].as_str())
+        .collect();
+    check(names == ["scope-web.test"], || format!("job nodes {nodes}"))?;
+    check(
+        shown["description"]
+            == "web (scope.query also selected 1 node(s) not in the server's inventory, skipped: scope-elsewhere.test)",
+        || format!("job {shown}"),
+    )
+}
+
 fn main() {
     let args = Arguments::from_args();
     let trials = vec![
@@ -306,6 +386,10 @@ fn main() {
         Trial::test(
             "agent_facts_and_report_reach_puppetdb",
             agent_facts_and_report_reach_puppetdb,
+        ),
+        Trial::test(
+            "job_scope_query_goes_to_puppetdb",
+            job_scope_query_goes_to_puppetdb,
         ),
     ];
     let conclusion = libtest_mimic::run(&args, trials);

@@ -221,6 +221,13 @@ impl Sink for HumanPrinter {
                     self.print(&format!("[{target}] {resource}: {message}\n"));
                 }
             }
+            Event::Notice {
+                target, message, ..
+            } => {
+                if self.stream {
+                    self.print(&format!("[{target}] {message}\n"));
+                }
+            }
             Event::Output { target, data, .. } => {
                 if self.stream {
                     self.live(target, data);

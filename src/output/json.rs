@@ -43,7 +43,10 @@ impl Sink for JsonWriter {
                     summary.elapsed.as_secs()
                 ),
             ),
-            Event::TargetStarted { .. } | Event::Output { .. } | Event::Resource { .. } => {}
+            Event::TargetStarted { .. }
+            | Event::Output { .. }
+            | Event::Resource { .. }
+            | Event::Notice { .. } => {}
         }
     }
 }

@@ -35,6 +35,16 @@ pub enum Event<'a> {
         status: &'a str,
         message: &'a str,
     },
+    /// A note about a target's run from the layer that provides its
+    /// catalog (a server's deploy job: an environment switch, a refused
+    /// environment, a classification conflict): `level` is Puppet's log
+    /// level (`notice`, `err`), `code` names what happened.
+    Notice {
+        target: &'a str,
+        level: &'a str,
+        code: &'a str,
+        message: &'a str,
+    },
     TargetFinished(&'a TargetResult),
     RunFinished(&'a Summary),
 }

@@ -10,9 +10,10 @@
 //! file texts (keyed by path and whole text). An empty environment name
 //! is the server's `default-environment` unless the request enforces its
 //! environment (ACE's and the orchestrator's rule). From an environment
-//! this module also makes the apply job ACE's `/execute_catalog` and the
-//! orchestrator's deploy jobs run: facts gathered by the built-in
-//! `ferry::facts` task, a catalog compiled per node, applied over SSH.
+//! this module also makes the apply job ACE's `/execute_catalog` runs
+//! (facts gathered by the built-in `ferry::facts` task, a catalog compiled
+//! per node, applied over SSH), and the orchestrator's deploy jobs' (the
+//! same facts, each catalog from the job's provider).
 //! Puppet's debugging switches (`debug`, `trace`, `evaltrace`) are
 //! accepted and checked, not used.
 
@@ -25,10 +26,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::apply::ApplyOptions;
+use crate::catalog::Modulepath;
 use crate::catalog::environment::{self as env_conf, Timeout};
 use crate::catalog::{CompileOptions, ManifestSource};
 use crate::lang::loader::{FsLoader, Loader};
-use crate::run::actions::apply::{ApplyJob, CatalogSource};
+use crate::run::actions::apply::{ApplyJob, CatalogProvider, CatalogSource};
 use crate::server::AppState;
 use crate::server::http::errors::ApiError;
 
@@ -319,12 +321,7 @@ pub fn compile_request(
 /// certname), applied with `noop` (file-system work: call it off the
 /// async threads).
 pub fn apply_job(env: &Environment, noop: bool) -> Result<ApplyJob, EnvironmentError> {
-    let loader = crate::task::Loader::new(Vec::new());
-    let task = loader
-        .load("ferry::facts")
-        .map_err(|e| EnvironmentError::Internal(e.to_string()))?;
-    let facts_task = crate::task::params::prepare(task, serde_json::Map::new(), false, &loader)
-        .map_err(|e| EnvironmentError::Internal(e.to_string()))?;
+    let facts_task = facts_task()?;
     Ok(ApplyJob {
         source: CatalogSource::Compile {
             manifest: manifest(env),
@@ -335,14 +332,49 @@ pub fn apply_job(env: &Environment, noop: bool) -> Result<ApplyJob, EnvironmentE
                 modulepath_complete: true,
                 ..CompileOptions::default()
             },
-            facts_task: Arc::new(facts_task),
+            facts_task,
         },
-        options: ApplyOptions {
-            noop,
-            tags: Vec::new(),
-            ..Default::default()
-        },
+        options: apply_options(noop),
         modulepath: env.modulepath.clone().into(),
+        prepared: Default::default(),
+        observer: None,
+    })
+}
+
+/// The built-in facts task, prepared.
+fn facts_task() -> Result<Arc<crate::task::Prepared>, EnvironmentError> {
+    let loader = crate::task::Loader::new(Vec::new());
+    let task = loader
+        .load("ferry::facts")
+        .map_err(|e| EnvironmentError::Internal(e.to_string()))?;
+    crate::task::params::prepare(task, serde_json::Map::new(), false, &loader)
+        .map(Arc::new)
+        .map_err(|e| EnvironmentError::Internal(e.to_string()))
+}
+
+fn apply_options(noop: bool) -> ApplyOptions {
+    ApplyOptions {
+        noop,
+        tags: Vec::new(),
+        ..Default::default()
+    }
+}
+
+/// The apply each node of a deploy job runs: facts from the built-in facts
+/// task, its catalog from `provider` (which gives each catalog's
+/// modulepath too), applied with `noop` (file-system work: call it off
+/// the async threads).
+pub fn provided_job(
+    provider: Arc<dyn CatalogProvider>,
+    noop: bool,
+) -> Result<ApplyJob, EnvironmentError> {
+    Ok(ApplyJob {
+        source: CatalogSource::Provided {
+            provider,
+            facts_task: facts_task()?,
+        },
+        options: apply_options(noop),
+        modulepath: Modulepath::default(),
         prepared: Default::default(),
         observer: None,
     })

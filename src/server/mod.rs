@@ -38,6 +38,7 @@ pub mod indirector;
 pub mod inventory;
 pub mod jobs;
 pub mod net;
+pub mod node;
 pub mod program;
 pub mod runner;
 pub mod scrub;

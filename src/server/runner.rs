@@ -133,6 +133,17 @@ impl Sink for StoreSink {
                     "message": message,
                 }),
             ),
+            Event::Notice {
+                target,
+                level,
+                code,
+                message,
+            } => Msg::Plain(
+                EventKind::NodeMessage,
+                Some((*target).to_string()),
+                (*message).to_string(),
+                json!({ "level": level, "code": code, "message": message }),
+            ),
             _ => return,
         };
         self.tx.send(msg);
@@ -173,7 +184,16 @@ async fn writer(
                 );
                 state.store.node_started(job, &event).await.map(|()| event)
             }
-            Msg::Plain(kind, node, message, details) => {
+            Msg::Plain(kind, node, message, mut details) => {
+                // A node's message may name server files (a broken
+                // environment): shown by their neutral names.
+                let message = if kind == EventKind::NodeMessage {
+                    let text = scrub.text(&message);
+                    details["message"] = json!(text);
+                    text
+                } else {
+                    message
+                };
                 let event = EventRecord::new(next_id, kind, node.as_deref(), &message, details);
                 state.store.add_event(job, &event).await.map(|()| event)
             }

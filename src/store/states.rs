@@ -95,6 +95,7 @@ text_enum!(
         NodeFailed => "node_failed",
         NodeErrored => "node_errored",
         ResourceEvent => "resource_event",
+        NodeMessage => "node_message",
         JobFinished => "job_finished",
         PlanStarted => "plan_started",
         TaskStart => "task_start",

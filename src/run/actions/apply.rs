@@ -6,7 +6,12 @@
 //! it prints read back as they arrive into Puppet's report. An apply is
 //! reported successful only when the program reported its own end.
 //! `source` files are read here, from the modulepath and the local file
-//! system, so the pure core does no I/O.
+//! system, so the pure core does no I/O. A caller that finds catalogs its
+//! own way (the server's deploy jobs: classification, environment
+//! negotiation, its catalog indirection) gives a [`CatalogProvider`]: it
+//! gets the gathered facts and gives the catalog with the modulepath its
+//! `puppet:///modules` sources come from, or a typed failure, plus the
+//! notices the node's events show.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +45,60 @@ pub enum CatalogSource {
         /// The built-in facts task.
         facts_task: Arc<crate::task::Prepared>,
     },
+    /// Given per target by a provider from its facts.
+    Provided {
+        provider: Arc<dyn CatalogProvider>,
+        /// The built-in facts task.
+        facts_task: Arc<crate::task::Prepared>,
+    },
+}
+
+/// A note for a target's events from a [`CatalogProvider`] (see
+/// [`Event::Notice`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// Puppet's log level: `notice`, `warning`, `err`.
+    pub level: &'static str,
+    /// What happened, as a kind (`ferry/environment-switch`...).
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Why a provider has no catalog for a target: the node fails with this
+/// kind and message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProvideError {
+    /// The failure's kind (`ferry/classification-conflict`...).
+    pub kind: String,
+    pub message: String,
+}
+
+/// A catalog a provider found for a target.
+#[derive(Debug)]
+pub struct ProvidedCatalog {
+    pub catalog: ApplyCatalog,
+    /// Where its `puppet:///modules/M/P` sources are found (its
+    /// environment's modulepath).
+    pub modulepath: Modulepath,
+}
+
+/// What a provider gives for one target: its notices (events, in order)
+/// and its catalog or why there is none.
+#[derive(Debug)]
+pub struct Provision {
+    pub notices: Vec<Notice>,
+    pub catalog: Result<ProvidedCatalog, ProvideError>,
+}
+
+/// Finds each target's catalog from the facts gathered on it (the server's
+/// deploy jobs implement it; it also keeps the facts where it wants them).
+#[async_trait::async_trait]
+pub trait CatalogProvider: Send + Sync + std::fmt::Debug {
+    /// What the run's `object` names.
+    fn describe(&self) -> String;
+    /// The target's catalog.
+    async fn catalog(&self, target: &Target, facts: Map<String, Value>) -> Provision;
 }
 
 /// An apply, as the executor runs it on each target.
@@ -152,6 +211,7 @@ impl ApplyJob {
                 ..
             } => p.display().to_string(),
             CatalogSource::Compile { .. } => "inline code".into(),
+            CatalogSource::Provided { provider, .. } => provider.describe(),
         }
     }
 }
@@ -329,10 +389,10 @@ pub async fn run(
         .unwrap_or_else(|| super::task::DEFAULT_CACHE.to_string());
     options.content_cache = settings.run_as.is_none().then(|| cache_dir.clone());
     options.tmpdir = settings.tmpdir.clone();
-    let prepare = |catalog: ApplyCatalog, options: ApplyOptions| {
+    let prepare = |catalog: ApplyCatalog, options: ApplyOptions, modulepath: &Modulepath| {
         let environment = catalog.environment.clone();
         let sources = FsSources {
-            modulepath: &job.modulepath,
+            modulepath,
             environment: &environment,
         };
         Prepared::new(catalog, options, &sources).map(|prepared| {
@@ -345,9 +405,9 @@ pub async fn run(
     let ready = match &job.source {
         // One catalog for every target: prepared once per set of target
         // settings it depends on, and shared.
-        CatalogSource::Fixed(c) => job
-            .prepared
-            .get_or_make(&options, None, || prepare((**c).clone(), options.clone())),
+        CatalogSource::Fixed(c) => job.prepared.get_or_make(&options, None, || {
+            prepare((**c).clone(), options.clone(), &job.modulepath)
+        }),
         CatalogSource::Compile {
             manifest,
             modulepath,
@@ -374,12 +434,45 @@ pub async fn run(
             match compiled {
                 Ok(catalog) => {
                     let ready = job.prepared.get_or_make(&options, Some(&catalog), || {
-                        prepare(catalog.clone(), options.clone())
+                        prepare(catalog.clone(), options.clone(), &job.modulepath)
                     });
                     own_catalog = Some(catalog);
                     ready
                 }
                 Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
+            }
+        }
+        CatalogSource::Provided {
+            provider,
+            facts_task,
+        } => {
+            let facts = match gather_facts(target, t, facts_task, max_output).await? {
+                Ok(f) => f,
+                Err(msg) => return Ok(failed("ferry/apply-facts", msg)),
+            };
+            let provision = provider.catalog(target, facts).await;
+            for n in &provision.notices {
+                sink.event(&Event::Notice {
+                    target: &target.name,
+                    level: n.level,
+                    code: n.code,
+                    message: &n.message,
+                });
+            }
+            match provision.catalog {
+                Ok(ProvidedCatalog {
+                    catalog,
+                    modulepath,
+                }) => {
+                    // Catalogs of different environments never share a
+                    // prepared one (`same_content` compares environments).
+                    let ready = job.prepared.get_or_make(&options, Some(&catalog), || {
+                        prepare(catalog.clone(), options.clone(), &modulepath)
+                    });
+                    own_catalog = Some(catalog);
+                    ready
+                }
+                Err(e) => return Ok(failed(&e.kind, e.message)),
             }
         }
     };

@@ -101,6 +101,17 @@ pub async fn run(
                 Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
             }
         }
+        // A provider compiles for servers (Puppet's agent resource types),
+        // not with the device types a device's catalog needs.
+        CatalogSource::Provided { .. } => {
+            return Ok(failed(
+                "ferry/apply-device",
+                format!(
+                    "{} is a network device: a catalog from the server's environments (a deploy job) is compiled without device types; apply to it with `ferry apply`",
+                    target.name
+                ),
+            ));
+        }
     };
     let noop = job.options.noop;
     let wanted_tags = job.options.wanted_tags();

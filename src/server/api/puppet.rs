@@ -29,13 +29,13 @@ use serde_json::{Map, Value, json};
 use crate::catalog::environment::Timeout;
 use crate::server::AppState;
 use crate::server::ca::MAX_CERTNAME;
-use crate::server::classifier::code::node_code;
-use crate::server::classifier::{Classification, NodeEnvironment, NodeError, NodeRequest};
+use crate::server::classifier::{Classification, NodeError};
 use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
-use crate::server::indirector::{CatalogRequest, Facts, FindOptions, IndirectorError, Report};
+use crate::server::indirector::{Facts, FindOptions, IndirectorError, Report};
+use crate::server::node::{self, NodeLookupError};
 use crate::server::scrub::Scrub;
 
 /// An error as ferry and the Puppet agent both read it: ferry's `{kind,
@@ -138,36 +138,7 @@ pub fn environment_error(e: EnvironmentError) -> ApiError {
     }
 }
 
-/// The environment a node is given: the one it asks for when that is on
-/// the environmentpath, else the server's `default-environment`
-/// (server-specified).
-async fn node_environment(
-    state: &Arc<AppState>,
-    asked: Option<&str>,
-) -> Result<Arc<Loaded>, ApiError> {
-    if let Some(name) = asked {
-        match environments::find(state, name).await {
-            Ok(env) => return Ok(env),
-            Err(e) if e.is_not_found() => {}
-            Err(e) => return Err(environment_error(e)),
-        }
-    }
-    environments::find(state, &state.config.default_environment)
-        .await
-        .map_err(environment_error)
-}
-
-/// A node's trusted facts as the server knows them from its request.
-pub fn trusted_facts(certname: &str) -> Map<String, Value> {
-    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
-    let mut t = Map::new();
-    t.insert("authenticated".into(), json!("remote"));
-    t.insert("certname".into(), json!(certname));
-    t.insert("domain".into(), json!(domain));
-    t.insert("extensions".into(), json!({}));
-    t.insert("hostname".into(), json!(host));
-    t
-}
+pub use crate::server::node::trusted_facts;
 
 /// A node terminus failure as the agent sees it.
 pub fn node_error(e: NodeError) -> ApiError {
@@ -190,49 +161,40 @@ pub fn node_error(e: NodeError) -> ApiError {
     }
 }
 
-/// The node's classification from the configured node terminus (on the
-/// blocking pool: an external node classifier is a process).
+/// A classification or negotiation failure as the agent sees it.
+fn lookup_error(e: NodeLookupError) -> ApiError {
+    match e {
+        NodeLookupError::Node(e) => node_error(e),
+        e @ NodeLookupError::ClassifiedMissing(_) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "ferry/environment-not-found",
+            e.to_string(),
+        ),
+        NodeLookupError::Environment(e) => environment_error(e),
+        e @ NodeLookupError::Worker => ApiError::internal(e),
+    }
+}
+
+/// The node's classification (`server::node::classify`).
 async fn classify_node(
     state: &Arc<AppState>,
     certname: &str,
     facts: Map<String, Value>,
 ) -> Result<Classification, ApiError> {
-    let state = Arc::clone(state);
-    let certname = certname.to_string();
-    tokio::task::spawn_blocking(move || {
-        let trusted = trusted_facts(&certname);
-        state.nodes.find(&NodeRequest {
-            certname: &certname,
-            facts: &facts,
-            trusted: &trusted,
-        })
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(node_error)
+    node::classify(state, certname, facts)
+        .await
+        .map_err(lookup_error)
 }
 
-/// The environment a classified node runs in: the classified one
-/// (server-specified); for a node left free, the one it asks for when the
-/// server has it, else `default-environment`.
+/// The environment a classified node runs in (`server::node::negotiate`).
 async fn negotiate(
     state: &Arc<AppState>,
-    node: &Classification,
+    classified: &Classification,
     asked: Option<&str>,
 ) -> Result<Arc<Loaded>, ApiError> {
-    match &node.environment {
-        NodeEnvironment::Specified(name) => match environments::find(state, name).await {
-            Ok(env) => Ok(env),
-            Err(e) if e.is_not_found() => Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "ferry/environment-not-found",
-                format!("Could not find environment '{name}', the node's classified environment"),
-            )),
-            Err(e) => Err(environment_error(e)),
-        },
-        NodeEnvironment::AgentSpecified => node_environment(state, asked).await,
-        NodeEnvironment::Default => node_environment(state, None).await,
-    }
+    node::negotiate(state, classified, asked)
+        .await
+        .map_err(lookup_error)
 }
 
 fn json_response(value: &Value) -> Response {
@@ -361,23 +323,14 @@ pub async fn catalog(
     if let Some(uuid) = fields.get("transaction_uuid") {
         no_nul("transaction_uuid", uuid)?;
     }
-    let (facts_doc, mut facts) = request_facts(&fields)?;
+    let (facts_doc, facts) = request_facts(&fields)?;
     let classified = classify_node(&state, &certname, facts.clone()).await?;
     let loaded = negotiate(&state, &classified, asked.as_deref()).await?;
     let mut kept = Facts::from_json(&facts_doc, Some(loaded.env.name.clone()))
         .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
     kept.name = certname.clone();
     state.indirector.facts.save(&kept).await?;
-    // A node parameter wins over a fact of the same name, as in Puppet.
-    for name in classified.parameters.keys() {
-        facts.remove(name);
-    }
-    let request = CatalogRequest {
-        certname: certname.clone(),
-        facts,
-        environment: Arc::clone(&loaded),
-        node_code: Arc::new(node_code(&classified)),
-    };
+    let request = node::catalog_request(&certname, facts, &loaded, &classified);
     let found = state
         .indirector
         .catalog

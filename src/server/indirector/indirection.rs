@@ -12,7 +12,8 @@
 //! Each model says what `find` is given ([`Model::Request`]: a certname,
 //! or for a catalog the whole compile request) and each terminus
 //! implements the operations it has for its model ([`Terminus`]); the
-//! others are [`IndirectorError::Unsupported`].
+//! others are [`IndirectorError::Unsupported`]. `search` goes to the
+//! terminus only.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub trait Model: Clone + Send + Sync + 'static {
     const NAME: &'static str;
     /// What `find` is given.
     type Request: Send + Sync;
+    /// What `search` is given (`()` for a model no terminus searches).
+    type Search: Send + Sync;
     /// The node a request is about.
     fn request_certname(request: &Self::Request) -> &str;
     /// The node it is about.
@@ -45,6 +48,11 @@ pub trait Terminus<M: Model>: Send + Sync {
     async fn find(&self, request: &M::Request) -> Result<Option<M>, IndirectorError> {
         let _ = request;
         Err(unsupported(self.name(), M::NAME, "find"))
+    }
+    /// The models a search selects.
+    async fn search(&self, query: &M::Search) -> Result<Vec<M>, IndirectorError> {
+        let _ = query;
+        Err(unsupported(self.name(), M::NAME, "search"))
     }
     async fn save(&self, model: &M) -> Result<(), IndirectorError> {
         let _ = model;
@@ -180,6 +188,12 @@ impl<M: Model> Indirection<M> {
         Ok(found)
     }
 
+    /// The models a search selects, from the terminus (a cache holds
+    /// what was found by name; it is not searched, as in Puppet).
+    pub async fn search(&self, query: &M::Search) -> Result<Vec<M>, IndirectorError> {
+        self.terminus.search(query).await
+    }
+
     /// Saves to the terminus, then to the cache.
     pub async fn save(&self, model: &M) -> Result<(), IndirectorError> {
         self.terminus.save(model).await?;
@@ -221,6 +235,7 @@ mod tests {
     impl Model for Thing {
         const NAME: &'static str = "thing";
         type Request = String;
+        type Search = ();
         fn request_certname(request: &String) -> &str {
             request
         }

@@ -22,7 +22,7 @@ pub mod yaml;
 use std::sync::Arc;
 
 pub use indirection::{FindOptions, Indirection, Model, Terminus};
-pub use models::{BadReport, Catalog, CatalogRequest, Facts, Report};
+pub use models::{BadReport, Catalog, CatalogRequest, Facts, FactsSearch, Report};
 
 use crate::query::puppetdb::{PuppetDb, PuppetDbError};
 use crate::server::config::{Route, ServerConfig, TerminusKind};
@@ -52,6 +52,9 @@ pub enum IndirectorError {
     Store(#[from] StoreError),
     #[error(transparent)]
     PuppetDb(#[from] PuppetDbError),
+    /// A search's query cannot be read or answered.
+    #[error(transparent)]
+    Query(#[from] crate::query::QueryError),
     #[error("the {terminus} terminus cannot {op} {model}")]
     Unsupported {
         terminus: &'static str,

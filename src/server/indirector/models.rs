@@ -4,6 +4,7 @@
 //! JSON) and a run's report (Puppet's report JSON, with the fields its
 //! termini file it by taken out and checked).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -71,6 +72,7 @@ impl Facts {
 impl Model for Facts {
     const NAME: &'static str = "facts";
     type Request = String;
+    type Search = FactsSearch;
     fn request_certname(request: &String) -> &str {
         request
     }
@@ -82,6 +84,45 @@ impl Model for Facts {
     }
     fn set_expiration(&mut self, at: Option<String>) {
         self.expiration = at;
+    }
+}
+
+/// A search of facts: the nodes a PuppetDB query (PQL text or PuppetDB's
+/// AST) selects.
+#[derive(Clone, Debug, Default)]
+pub struct FactsSearch {
+    pub query: Value,
+    /// Facts laid over a node's stored facts before the query sees them
+    /// (a job's inventory's own facts), by certname; a node named here
+    /// that the terminus has no facts for is searched with these alone.
+    /// The `puppetdb` terminus cannot lay them: PuppetDB answers the query
+    /// over its own facts.
+    pub overlay: BTreeMap<String, Map<String, Value>>,
+}
+
+impl FactsSearch {
+    /// The nodes of `stored` (and of the overlay) whose facts, the overlay
+    /// laid over them, the query selects; evaluated here (the `yaml` and
+    /// `store` termini).
+    pub fn select(&self, stored: Vec<Facts>) -> Result<Vec<Facts>, crate::query::QueryError> {
+        let query = crate::query::parse(&self.query)?;
+        let mut out = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for mut facts in stored {
+            if let Some(over) = self.overlay.get(&facts.name) {
+                facts.values.extend(over.clone());
+            }
+            seen.insert(facts.name.clone());
+            if query.selects(&facts.name, &facts.values) {
+                out.push(facts);
+            }
+        }
+        for (name, values) in &self.overlay {
+            if !seen.contains(name) && query.selects(name, values) {
+                out.push(Facts::new(name, values.clone(), None));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -146,6 +187,7 @@ impl Report {
 impl Model for Report {
     const NAME: &'static str = "report";
     type Request = String;
+    type Search = ();
     fn request_certname(request: &String) -> &str {
         request
     }
@@ -182,6 +224,7 @@ pub struct CatalogRequest {
 impl Model for Catalog {
     const NAME: &'static str = "catalog";
     type Request = CatalogRequest;
+    type Search = ();
     fn request_certname(request: &CatalogRequest) -> &str {
         &request.certname
     }
@@ -193,5 +236,60 @@ impl Model for Catalog {
     }
     fn set_expiration(&mut self, at: Option<String>) {
         self.expiration = at;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(name: &str, values: Value) -> Facts {
+        Facts::new(name, values.as_object().cloned().unwrap_or_default(), None)
+    }
+
+    #[test]
+    fn a_search_sees_stored_facts_with_the_overlay_laid_over_them() {
+        let stored = || {
+            vec![
+                facts("a", json!({"role": "web", "os": {"family": "Debian"}})),
+                facts("b", json!({"role": "db", "os": {"family": "Debian"}})),
+                facts("gone", json!({"role": "web"})),
+            ]
+        };
+        let overlay: BTreeMap<String, Map<String, Value>> = [
+            ("a", json!({})),
+            ("b", json!({"role": "web"})),
+            ("c", json!({"role": "web"})),
+            ("d", json!({})),
+        ]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v.as_object().cloned().unwrap_or_default()))
+        .collect();
+        // (query, the nodes it selects)
+        let cases = [
+            (
+                "nodes[certname] { facts.role = \"web\" }",
+                vec!["a", "b", "gone", "c"],
+            ),
+            (
+                "nodes[certname] { facts.os.family = \"Debian\" and facts.role = \"web\" }",
+                vec!["a", "b"],
+            ),
+            ("nodes[certname] { facts.role = \"db\" }", vec![]),
+        ];
+        for (query, want) in cases {
+            let search = FactsSearch {
+                query: json!(query),
+                overlay: overlay.clone(),
+            };
+            let got = search.select(stored()).expect("selects");
+            let names: Vec<&str> = got.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, want, "{query}");
+        }
+        let bad = FactsSearch {
+            query: json!("nodes[certname] {"),
+            overlay: BTreeMap::new(),
+        };
+        assert!(bad.select(stored()).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! The `puppetdb` terminus: a real PuppetDB through `query::puppetdb`'s
 //! client (the server's `puppetdb-url`, its TLS files). Facts are saved
 //! with the `replace_facts` command (version 5) and found with a query of
-//! the `inventory` entity (`/pdb/query/v4`); reports are saved with
+//! the `inventory` entity (`/pdb/query/v4`), searched by passing the
+//! search's query (PQL or AST) to `/pdb/query/v4` unchanged, the facts of
+//! the certnames its rows name then read; reports are saved with
 //! `store_report` (version 8), converted from Puppet's report as Puppet's
 //! own PuppetDB report processor converts them: metrics and logs as
 //! lists, only the resources that had events or were skipped, times in
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use super::models::{Facts, Report};
+use super::models::{Facts, FactsSearch, Report};
 use super::{IndirectorError, Terminus, blocking};
 use crate::query::puppetdb::PuppetDb;
 
@@ -217,6 +219,38 @@ impl Terminus<Facts> for PuppetDbTerminus {
             expiration: None,
             environment: text("environment"),
         }))
+    }
+    async fn search(&self, search: &FactsSearch) -> Result<Vec<Facts>, IndirectorError> {
+        let db = Arc::clone(&self.db);
+        let query = search.query.clone();
+        blocking("puppetdb", move || {
+            let rows = db.query(&query)?;
+            let mut names: Vec<String> = Vec::new();
+            for row in &rows {
+                let Some(name) = row.get("certname").and_then(Value::as_str) else {
+                    let keys = row
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default();
+                    return Err(crate::query::QueryError::NoCertname(keys).into());
+                };
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+            let mut facts = db.facts_for(&names)?;
+            Ok(names
+                .into_iter()
+                .map(|name| {
+                    let values = match facts.remove(&name) {
+                        Some(Value::Object(values)) => values,
+                        _ => Map::new(),
+                    };
+                    Facts::new(&name, values, None)
+                })
+                .collect())
+        })
+        .await
     }
     async fn save(&self, facts: &Facts) -> Result<(), IndirectorError> {
         let db = Arc::clone(&self.db);

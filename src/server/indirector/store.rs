@@ -1,11 +1,12 @@
 //! The `store` terminus: ferry's own database (SQLite or PostgreSQL,
 //! `crate::store`) for facts (each node's latest, with the environment
 //! they came in), reports (one per node and transaction) and catalogs
-//! (each node's last, as the catalog indirection's cache).
+//! (each node's last, as the catalog indirection's cache). A facts search
+//! evaluates its query over every node's latest facts.
 
 use std::sync::Arc;
 
-use super::models::{Catalog, CatalogRequest, Facts, Report};
+use super::models::{Catalog, CatalogRequest, Facts, FactsSearch, Report};
 use super::{IndirectorError, Terminus};
 use crate::store::{ReportKey, Store};
 
@@ -23,6 +24,16 @@ impl Terminus<Facts> for StoreTerminus {
             .facts(certname)
             .await?
             .and_then(|r| Facts::from_json(&r.facts, Some(r.environment))))
+    }
+    async fn search(&self, search: &FactsSearch) -> Result<Vec<Facts>, IndirectorError> {
+        let stored = self
+            .0
+            .all_facts()
+            .await?
+            .into_iter()
+            .filter_map(|r| Facts::from_json(&r.facts, Some(r.environment)))
+            .collect();
+        Ok(search.select(stored)?)
     }
     async fn save(&self, facts: &Facts) -> Result<(), IndirectorError> {
         let environment = facts.environment.as_deref().unwrap_or_default();

@@ -8,7 +8,8 @@
 //! !ruby/object:Puppet::Transaction::Report` document holding the report
 //! as the agent sent it. Every write is a temporary file in the same
 //! directory renamed over the old one; a certname is checked before it
-//! becomes a file name ([`super::file_name`]).
+//! becomes a file name ([`super::file_name`]). A facts search reads every
+//! `<cache-dir>/yaml/facts/*.yaml` and evaluates its query over them.
 //!
 //! Files are written in a YAML both YAML 1.1 (Ruby's Psych) and 1.2 read
 //! the same: strings double-quoted unless they are plain words no reader
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::models::{Facts, Report};
+use super::models::{Facts, FactsSearch, Report};
 use super::{IndirectorError, Terminus, blocking, file_name};
 
 /// Puppet's tag of a facts document.
@@ -107,6 +108,41 @@ pub fn read_facts(path: &Path) -> Result<Option<Facts>, IndirectorError> {
             "not a facts document: it has no `values` mapping".into(),
         )
     })
+}
+
+/// Every facts file in `dir` (`<certname>.yaml`); a file that cannot be
+/// read as facts is logged and passed over, so one broken file does not
+/// hide the others.
+fn all_facts(dir: &Path) -> Result<Vec<Facts>, IndirectorError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error(dir)(e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(io_error(dir))?.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".yaml"))
+            .filter(|n| !n.starts_with('.'))
+        else {
+            continue;
+        };
+        match read_facts(&path) {
+            Ok(Some(mut facts)) => {
+                if facts.name.is_empty() {
+                    facts.name = stem.to_string();
+                }
+                out.push(facts);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("passing over a facts file: {e}"),
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
 }
 
 /// Facts as Puppet's YAML facts document (its keys in Puppet's order).
@@ -244,6 +280,11 @@ impl Terminus<Facts> for Yaml {
         let path = self.facts_path(certname)?;
         blocking("yaml", move || read_facts(&path)).await
     }
+    async fn search(&self, search: &FactsSearch) -> Result<Vec<Facts>, IndirectorError> {
+        let dir = self.dir.join("yaml/facts");
+        let stored = blocking("yaml", move || all_facts(&dir)).await?;
+        Ok(search.select(stored)?)
+    }
     async fn save(&self, facts: &Facts) -> Result<(), IndirectorError> {
         let path = self.facts_path(&facts.name)?;
         let text = facts_document(facts);
@@ -344,5 +385,43 @@ mod tests {
         std::fs::write(&path, "--- {name: x}\n").expect("write");
         let e = read_facts(&path).expect_err("no values").to_string();
         assert!(e.contains("no `values`"), "{e}");
+    }
+
+    #[test]
+    fn a_search_reads_every_facts_file_and_passes_over_a_broken_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let yaml = Yaml::new(dir.path());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let search = FactsSearch {
+            query: json!("nodes[certname] { facts.role = \"web\" }"),
+            overlay: Default::default(),
+        };
+        // No facts directory yet: nothing found.
+        let found = rt
+            .block_on(Terminus::<Facts>::search(&yaml, &search))
+            .expect("search");
+        assert!(found.is_empty());
+        for (name, role) in [("a.test", "web"), ("b.test", "db")] {
+            let mut values = Map::new();
+            values.insert("role".into(), json!(role));
+            let facts = Facts::new(name, values, None);
+            write_atomic(
+                &yaml.facts_path(name).expect("path"),
+                &facts_document(&facts),
+            )
+            .expect("write");
+        }
+        let facts_dir = dir.path().join("yaml/facts");
+        std::fs::write(facts_dir.join("broken.yaml"), "values: [a\n").expect("write");
+        std::fs::write(facts_dir.join("unnamed.yaml"), "---\nvalues: {role: web}\n")
+            .expect("write");
+        std::fs::write(facts_dir.join("notes.txt"), "not facts").expect("write");
+        let found = rt
+            .block_on(Terminus::<Facts>::search(&yaml, &search))
+            .expect("search");
+        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, vec!["a.test", "unnamed"]);
     }
 }

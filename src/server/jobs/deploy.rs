@@ -1,12 +1,16 @@
 //! On-demand Puppet runs, as PE's orchestrator starts them: `POST
 //! /orchestrator/v1/command/deploy` makes a job (type `deploy`) over a
-//! scope of the server's inventory whose nodes each gather their facts,
-//! have their catalog compiled from an environment of the server's code
-//! (`server::environments`) for their name, and apply it over SSH; a
-//! node's stored result holds its Puppet report, and its `node_finished`
-//! or `node_failed` event carries that result. Each node's gathered facts
-//! and its report are saved through the server's facts and report
-//! indirections (`server::indirector`), as an agent's are. `GET
+//! scope of the server's inventory whose nodes each take the path a real
+//! agent served by ferry takes ([`Deploy`], the job's
+//! `run::actions::apply::CatalogProvider`): facts gathered over SSH and
+//! saved through the facts indirection, classification by the node
+//! terminus and environment negotiation (`server::node`: the job's
+//! `environment` plays the agent's; a switch or a strict-mode refusal is a
+//! `node_message` event in Puppet's words), the catalog from the catalog
+//! indirection in the negotiated environment, the apply over SSH, and the
+//! report saved through the report indirection ([`Indirected`]). A node's
+//! stored result holds its Puppet report, and its `node_finished` or
+//! `node_failed` event carries that result. `GET
 //! /orchestrator/v1/jobs/{id}/report` gives every node's run in PE's shape
 //! `{report: [{node, state, timestamp, events, report}]}`, with the
 //! report's resource events named as PuppetDB names them.
@@ -17,20 +21,26 @@ use axum::Json;
 use axum::extract::{Extension, Path, State};
 use axum::response::Response;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use super::orchestrator::{
     Scope, accepted, job_inventory, job_options, load, path_id, scope_targets,
 };
+use crate::apply::ApplyCatalog;
+use crate::inventory::Target;
 use crate::run::Action;
-use crate::run::actions::apply::Observer;
+use crate::run::actions::apply::{
+    CatalogProvider, Notice, Observer, ProvideError, ProvidedCatalog, Provision,
+};
 use crate::server::AppState;
+use crate::server::classifier::NodeError;
 use crate::server::environments::{self, EnvironmentError};
 use crate::server::http::auth::Identity;
 use crate::server::http::body::{JsonBody, typed};
 use crate::server::http::errors::ApiError;
-use crate::server::indirector::{Facts, Indirector, Report};
+use crate::server::indirector::{Facts, FindOptions, Indirector, Report};
+use crate::server::node::{self, JobEnvironment, NodeLookupError};
 use crate::server::runner::{self, JobSpec};
 use crate::server::scrub::Scrub;
 use crate::store::{JobRecord, NodeRecord};
@@ -70,9 +80,14 @@ fn environment_error(e: EnvironmentError) -> ApiError {
 
 /// Starts a Puppet run on a scope of the inventory.
 ///
-/// Each node gathers its facts, has its catalog compiled from
-/// `<environmentpath>/<environment>` for its name, and applies it over
-/// SSH; its result holds the Puppet report (`GET .../jobs/{id}/report`).
+/// Each node gathers its facts, is classified by the server's node
+/// terminus, has its environment negotiated (the request's `environment`
+/// plays the agent's: a server-specified one switches the node, or fails
+/// it with `enforce_environment`), has its catalog compiled by the catalog
+/// indirection in that environment with its classes and parameters, and
+/// applies it over SSH; its result holds the Puppet report (`GET
+/// .../jobs/{id}/report`), its `node_message` events the switch or why it
+/// failed.
 #[utoipa::path(post, path = "/orchestrator/v1/command/deploy", request_body = DeployJob,
     responses((status = 202, description = "{job: {id, name}}", body = Value)))]
 pub async fn deploy(
@@ -91,26 +106,37 @@ pub async fn deploy(
     }
     let inventory = job_inventory(&state)?;
     let options = job_options(&state, req.concurrency, req.timeout)?;
-    let name = environments::requested(
-        &req.environment,
-        req.enforce_environment.unwrap_or(true),
-        &state.config.default_environment,
-    )
-    .map_err(environment_error)?;
-    let mut job = environments::prepare(&state, &name, req.noop)
+    let enforce = req.enforce_environment.unwrap_or(true);
+    let name =
+        environments::requested(&req.environment, enforce, &state.config.default_environment)
+            .map_err(environment_error)?;
+    // The job's environment must be one the server has.
+    environments::find(&state, &name)
         .await
         .map_err(environment_error)?;
+    let provider = Arc::new(Deploy {
+        state: Arc::clone(&state),
+        environment: name.clone(),
+        enforce,
+    });
+    let mut job =
+        tokio::task::spawn_blocking(move || environments::provided_job(provider, req.noop))
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(environment_error)?;
     job.observer = Some(Arc::new(Indirected {
         indirector: Arc::clone(&state.indirector),
-        environment: name.clone(),
     }));
-    let targets = scope_targets(inventory, &req.scope)?;
+    let scoped = scope_targets(&state, inventory, &req.scope).await?;
+    let description = scoped.describe(
+        req.description
+            .unwrap_or_else(|| format!("Puppet run in {name}")),
+    );
+    let targets = scoped.targets;
     let spec = JobSpec {
         kind: "deploy".into(),
         owner: who.0,
-        description: req
-            .description
-            .unwrap_or_else(|| format!("Puppet run in {name}")),
+        description,
         request: crate::server::api::targets::redact(&raw),
         scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
@@ -121,29 +147,163 @@ pub async fn deploy(
     Ok(accepted(&state, &job))
 }
 
-/// Saves each node's facts and report through the indirections; a save
-/// that fails is logged (the run goes on).
+/// Each deploy node's catalog, found as a real agent's is: classified by
+/// the node terminus, its environment negotiated with the job's, its
+/// facts saved through the facts indirection (in the environment it runs
+/// in), its catalog from the catalog indirection.
+struct Deploy {
+    state: Arc<AppState>,
+    /// The job's environment (the agent's requested one).
+    environment: String,
+    /// Fail a node the server puts in another environment rather than
+    /// switch it (PE's `enforce_environment`, Puppet's strict mode).
+    enforce: bool,
+}
+
+impl std::fmt::Debug for Deploy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deploy")
+            .field("environment", &self.environment)
+            .field("enforce", &self.enforce)
+            .finish_non_exhaustive()
+    }
+}
+
+fn provide_error(kind: &str, message: String) -> ProvideError {
+    ProvideError {
+        kind: kind.into(),
+        message,
+    }
+}
+
+/// A classification or environment failure as a node's failure.
+fn lookup_failure(e: NodeLookupError) -> ProvideError {
+    let kind = match &e {
+        NodeLookupError::Node(NodeError::Conflict(_)) => "ferry/classification-conflict",
+        NodeLookupError::Node(NodeError::Exec { .. }) => "ferry/node-not-found",
+        NodeLookupError::ClassifiedMissing(_) => "ferry/environment-not-found",
+        NodeLookupError::Environment(_) | NodeLookupError::Worker => "ferry/environment-error",
+    };
+    provide_error(kind, e.to_string())
+}
+
+impl Deploy {
+    /// Saves the node's facts through the facts indirection; a save that
+    /// fails is logged (the run goes on).
+    async fn keep_facts(&self, certname: &str, facts: &Map<String, Value>, environment: &str) {
+        let facts = Facts::new(certname, facts.clone(), Some(environment.to_string()));
+        if let Err(e) = self.state.indirector.facts.save(&facts).await {
+            tracing::warn!("cannot save the facts of {certname}: {e}");
+        }
+    }
+
+    /// The node's catalog, with the notices its events show.
+    async fn find(
+        &self,
+        certname: &str,
+        facts: Map<String, Value>,
+        notices: &mut Vec<Notice>,
+    ) -> Result<ProvidedCatalog, ProvideError> {
+        let classified = match node::classify(&self.state, certname, facts.clone()).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.keep_facts(certname, &facts, &self.environment).await;
+                let failure = lookup_failure(e);
+                notices.push(Notice {
+                    level: "err",
+                    code: "ferry/classification-failed",
+                    message: failure.message.clone(),
+                });
+                return Err(failure);
+            }
+        };
+        let negotiated = node::for_job(
+            &classified.environment,
+            &self.environment,
+            &self.state.config.default_environment,
+            self.enforce,
+        );
+        if let Some(message) = negotiated.message() {
+            let (level, code) = match negotiated {
+                JobEnvironment::Refuse { .. } => ("err", "ferry/environment-refused"),
+                _ => ("notice", "ferry/environment-switch"),
+            };
+            notices.push(Notice {
+                level,
+                code,
+                message,
+            });
+        }
+        let name = match negotiated {
+            JobEnvironment::Keep(name) | JobEnvironment::Switch { to: name, .. } => name,
+            JobEnvironment::Refuse { asked, server } => {
+                self.keep_facts(certname, &facts, &asked).await;
+                return Err(provide_error(
+                    "ferry/environment-mismatch",
+                    format!(
+                        "the server specifies environment '{server}' for {certname}, not the job's '{asked}', and the job enforces its environment (enforce_environment)"
+                    ),
+                ));
+            }
+        };
+        self.keep_facts(certname, &facts, &name).await;
+        let loaded = node::classified_environment(&self.state, &name)
+            .await
+            .map_err(lookup_failure)?;
+        let request = node::catalog_request(certname, facts, &loaded, &classified);
+        let found = self
+            .state
+            .indirector
+            .catalog
+            .find(&request, FindOptions { ignore_cache: true })
+            .await;
+        let json = match found {
+            Ok(Some(c)) => c.json,
+            Ok(None) => {
+                return Err(provide_error(
+                    "ferry/apply-compile",
+                    format!("no catalog for {certname}"),
+                ));
+            }
+            Err(e) => return Err(provide_error("ferry/apply-compile", e.to_string())),
+        };
+        let catalog = ApplyCatalog::from_json(&json, certname)
+            .map_err(|e| provide_error("ferry/apply-catalog", e.to_string()))?;
+        Ok(ProvidedCatalog {
+            catalog,
+            modulepath: loaded.env.modulepath.clone().into(),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl CatalogProvider for Deploy {
+    fn describe(&self) -> String {
+        format!("Puppet run in {}", self.environment)
+    }
+
+    async fn catalog(&self, target: &Target, facts: Map<String, Value>) -> Provision {
+        let mut notices = Vec::new();
+        let catalog = self.find(&target.name, facts, &mut notices).await;
+        Provision { notices, catalog }
+    }
+}
+
+/// Saves each node's report through the report indirection (its facts are
+/// saved by [`Deploy`]); a save that fails is logged (the run goes on).
 struct Indirected {
     indirector: Arc<Indirector>,
-    environment: String,
 }
 
 impl std::fmt::Debug for Indirected {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Indirected")
-            .field("environment", &self.environment)
-            .finish_non_exhaustive()
+        f.debug_struct("Indirected").finish_non_exhaustive()
     }
 }
 
 #[async_trait::async_trait]
 impl Observer for Indirected {
-    async fn facts(&self, target: &str, facts: &serde_json::Map<String, Value>) {
-        let facts = Facts::new(target, facts.clone(), Some(self.environment.clone()));
-        if let Err(e) = self.indirector.facts.save(&facts).await {
-            tracing::warn!("cannot save the facts of {target}: {e}");
-        }
-    }
+    async fn facts(&self, _: &str, _: &serde_json::Map<String, Value>) {}
 
     async fn report(&self, target: &str, report: &crate::apply::report::Report) {
         let saved = match serde_json::to_value(report) {

@@ -3,6 +3,7 @@
 //! their nodes and events, and stop a running job. Job and node states:
 //! new, ready, running, stopping, stopped, finished, failed.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::Json;
@@ -20,13 +21,16 @@ use crate::server::http::auth::Identity;
 use crate::server::http::body::{JsonBody, typed};
 use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
+use crate::server::indirector::{FactsSearch, IndirectorError};
 use crate::server::runner::{self, JobSpec};
 use crate::server::scrub::Scrub;
 use crate::store::{EventKind, EventRecord, JobRecord, JobState, NodeState};
 
 /// Which inventory targets a job runs on: one of `nodes` (target names or
 /// aliases), `node_group` (an inventory group) or `query` (PQL over the
-/// inventory, e.g. `nodes[certname] { facts.os.family = "Debian" }`).
+/// stored facts with the inventory's own laid over them, or PuppetDB's
+/// answer when the facts terminus is `puppetdb`, e.g. `nodes[certname] {
+/// facts.os.family = "Debian" }`).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Scope {
@@ -90,8 +94,44 @@ pub fn job_json(state: &AppState, job: &JobRecord) -> Value {
     })
 }
 
-/// The targets a scope names; every name must be in the inventory.
-pub(super) fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<Target>, ApiError> {
+/// The targets a job's scope selects, and what it had to leave out.
+pub(super) struct Scoped {
+    pub targets: Vec<Target>,
+    /// Nodes `scope.query` selected that the inventory does not have
+    /// (ferry reaches only inventory targets): skipped.
+    pub skipped: Vec<String>,
+}
+
+impl Scoped {
+    /// The job's description, saying which nodes were skipped.
+    pub fn describe(&self, description: String) -> String {
+        if self.skipped.is_empty() {
+            return description;
+        }
+        let note = format!(
+            "scope.query also selected {} node(s) not in the server's inventory, skipped: {}",
+            self.skipped.len(),
+            self.skipped.join(", ")
+        );
+        if description.is_empty() {
+            note
+        } else {
+            format!("{description} ({note})")
+        }
+    }
+}
+
+/// The inventory targets a scope names; every name must be in the
+/// inventory. `scope.query` is a search of the facts indirection: PQL
+/// over each node's stored facts with the inventory's own facts laid over
+/// them (a target with none stored is judged by its inventory facts), or,
+/// when the facts terminus is `puppetdb`, PuppetDB's own answer; nodes it
+/// selects that the inventory does not have are skipped.
+pub(super) async fn scope_targets(
+    state: &AppState,
+    inventory: &Inventory,
+    scope: &Scope,
+) -> Result<Scoped, ApiError> {
     if scope.application.is_some() {
         return Err(ApiError::bad_field(
             "scope.application",
@@ -108,21 +148,51 @@ pub(super) fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<
         let text = query
             .as_str()
             .ok_or_else(|| ApiError::bad_field("scope.query", "must be a PQL string"))?;
-        let query = crate::query::Query::parse(text)
+        crate::query::Query::parse(text)
             .map_err(|e| ApiError::bad_field("scope.query", e.to_string()))?;
+        let search = FactsSearch {
+            query: Value::String(text.to_string()),
+            overlay: inventory
+                .targets
+                .iter()
+                .map(|t| (t.name.clone(), t.facts.clone()))
+                .collect(),
+        };
+        let found = state
+            .indirector
+            .facts
+            .search(&search)
+            .await
+            .map_err(search_error)?;
+        let names: BTreeSet<&str> = found.iter().map(|f| f.name.as_str()).collect();
         let matched: Vec<Target> = inventory
             .targets
             .iter()
-            .filter(|t| query.selects(&t.name, &t.facts))
+            .filter(|t| names.contains(t.name.as_str()))
             .cloned()
             .collect();
+        let skipped: Vec<String> = names
+            .iter()
+            .filter(|n| inventory.target(n).is_none())
+            .map(|n| n.to_string())
+            .collect();
+        if !skipped.is_empty() {
+            tracing::info!(
+                "scope.query selected nodes not in the inventory, skipped: {}",
+                skipped.join(", ")
+            );
+        }
         if matched.is_empty() {
             return Err(ApiError::bad_field(
                 "scope.query",
                 "matches no target of the server's inventory",
             ));
         }
-        return Ok(matched);
+        check_inventory_options(&matched)?;
+        return Ok(Scoped {
+            targets: matched,
+            skipped,
+        });
     }
     let names: Vec<String> = match (&scope.nodes, &scope.node_group) {
         (Some(nodes), None) => {
@@ -163,15 +233,36 @@ pub(super) fn scope_targets(inventory: &Inventory, scope: &Scope) -> Result<Vec<
     if targets.is_empty() {
         return Err(ApiError::bad_field("scope", "selects no targets"));
     }
-    crate::transport::check_options(&targets, &Default::default()).map_err(|e| {
+    check_inventory_options(&targets)?;
+    Ok(Scoped {
+        targets,
+        skipped: Vec::new(),
+    })
+}
+
+/// The targets' transport options from the server's inventory, checked.
+fn check_inventory_options(targets: &[Target]) -> Result<(), ApiError> {
+    crate::transport::check_options(targets, &Default::default()).map_err(|e| {
         tracing::error!("inventory options: {e}");
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "ferry/inventory-error",
             "a target in scope has invalid options in the server's inventory (see its log)",
         )
-    })?;
-    Ok(targets)
+    })
+}
+
+/// A facts search that failed, naming `scope.query`.
+fn search_error(e: IndirectorError) -> ApiError {
+    match e {
+        IndirectorError::Query(e) => ApiError::bad_field("scope.query", e.to_string()),
+        IndirectorError::PuppetDb(e) => ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "ferry/puppetdb-error",
+            format!("scope.query: PuppetDB did not answer it: {e}"),
+        ),
+        e => ApiError::internal(e),
+    }
 }
 
 /// The server's inventory, which every job scope is taken from.
@@ -223,11 +314,13 @@ pub async fn command(
     let req: CommandJob = typed(raw.clone())?;
     let inventory = job_inventory(&state)?;
     let options = job_options(&state, req.concurrency, None)?;
-    let targets = scope_targets(inventory, &req.scope)?;
+    let scoped = scope_targets(&state, inventory, &req.scope).await?;
+    let description = scoped.describe(req.description.unwrap_or_default());
+    let targets = scoped.targets;
     let spec = JobSpec {
         kind: "command".into(),
         owner: who.0,
-        description: req.description.unwrap_or_default(),
+        description,
         request: crate::server::api::targets::redact(&raw),
         scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
@@ -279,7 +372,9 @@ pub async fn task(
         req.noop,
     )
     .await?;
-    let targets = scope_targets(inventory, &req.scope)?;
+    let scoped = scope_targets(&state, inventory, &req.scope).await?;
+    let description = scoped.describe(req.description.unwrap_or_default());
+    let targets = scoped.targets;
     let request = crate::server::api::tasks::redact_secrets(
         &crate::server::api::targets::redact(&raw),
         &prepared.secrets,
@@ -287,7 +382,7 @@ pub async fn task(
     let spec = JobSpec {
         kind: "task".into(),
         owner: who.0,
-        description: req.description.unwrap_or_default(),
+        description,
         request,
         scrub: Scrub::for_server(&state).with_targets(&targets),
         targets,
