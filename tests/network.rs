@@ -8,6 +8,8 @@
 //! each other's lines.
 
 mod common;
+#[path = "common/jobs.rs"]
+mod jobs;
 #[path = "common/tls.rs"]
 mod tls;
 
@@ -942,6 +944,76 @@ async fn ace_runs_a_remote_task_for_a_device_on_the_server_steps() {
         "{}",
         answer.text()
     );
+    server.stop().await;
+}
+
+/// A deploy job (PE's orchestrator) on a router of the server's
+/// inventory takes the agent's path as a host does: the device's facts,
+/// its classification (plain: the job's environment), its catalog compiled
+/// by the server with the device types built in, the apply through its
+/// CLI (noop here, so the other tests' configurations stay), and its
+/// report in the job and saved through the report indirection.
+#[test]
+fn a_deploy_job_applies_a_device_catalog() {
+    let _answering = answering();
+    ace_runtime().block_on(a_deploy_job_applies_a_device_catalog_steps());
+}
+
+async fn a_deploy_job_applies_a_device_catalog_steps() {
+    let s = Scratch::new();
+    let pki = tls::Pki::new();
+    let inv = inventory(&s, "");
+    let server = tls::TestServer::start(
+        &pki,
+        s.path(),
+        &format!(
+            "inventory: {}\nmodulepath: [{}]\nenvironmentpath: {}\nroutes:\n  facts: {{terminus: yaml}}\n  report: {{terminus: yaml}}\n",
+            inv.display(),
+            fixture_dir("modules").display(),
+            fixture_dir("environments").display()
+        ),
+    )
+    .await;
+    let client = tls::Client::new(&pki, Some(&pki.client));
+    let [r1, _] = routers().routers();
+    let answer = client
+        .post(
+            server.addr,
+            "/orchestrator/v1/command/deploy",
+            &serde_json::json!({"environment": "devices", "noop": true,
+                "scope": {"nodes": [r1.name()]}}),
+        )
+        .await;
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let job = answer.json()["job"]["name"]
+        .as_str()
+        .expect("job name")
+        .to_string();
+    let events = jobs::stream(&client, server.addr, &job).await;
+    let kinds = jobs::kinds(&events);
+    assert_eq!(kinds.last(), Some(&"job_finished"), "{events:?}");
+    assert!(kinds.contains(&"node_finished"), "{events:?}");
+    let report = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{job}/report"))
+        .await
+        .json();
+    let node = &report["report"][0];
+    assert_eq!(node["node"], r1.name(), "{report}");
+    assert_eq!(node["state"], "finished", "{report}");
+    let puppet = &node["report"];
+    assert_eq!(puppet["environment"], "devices", "{puppet}");
+    assert_eq!(puppet["noop"], true, "{puppet}");
+    assert!(
+        puppet["resource_statuses"]
+            .get("Network_route[10.201.0.0/24]")
+            .is_some(),
+        "{puppet}"
+    );
+    // Saved through the report indirection (the store by default).
+    let stored = client
+        .get(server.addr, &format!("/orchestrator/v1/jobs/{job}/nodes"))
+        .await;
+    assert_eq!(stored.status, 200, "{}", stored.text());
     server.stop().await;
 }
 

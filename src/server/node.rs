@@ -115,12 +115,13 @@ pub async fn negotiate(
 /// The catalog request for a classified node in its environment: its
 /// facts with a node parameter winning over a fact of the same name (as
 /// in Puppet), its classification as the code its compile starts and ends
-/// with.
+/// with; `device` for a network device's compile (its types built in).
 pub fn catalog_request(
     certname: &str,
     mut facts: Map<String, Value>,
     environment: &Arc<Loaded>,
     classified: &Classification,
+    device: bool,
 ) -> CatalogRequest {
     for name in classified.parameters.keys() {
         facts.remove(name);
@@ -130,6 +131,7 @@ pub fn catalog_request(
         facts,
         environment: Arc::clone(environment),
         node_code: Arc::new(node_code(classified)),
+        device_types: device,
     }
 }
 

@@ -91,14 +91,29 @@ pub struct Provision {
     pub catalog: Result<ProvidedCatalog, ProvideError>,
 }
 
+impl Provision {
+    /// Tells the sink the provider's notices, as the target's events.
+    pub fn announce(&self, target: &str, sink: &dyn Sink) {
+        for n in &self.notices {
+            sink.event(&Event::Notice {
+                target,
+                level: n.level,
+                code: n.code,
+                message: &n.message,
+            });
+        }
+    }
+}
+
 /// Finds each target's catalog from the facts gathered on it (the server's
 /// deploy jobs implement it; it also keeps the facts where it wants them).
 #[async_trait::async_trait]
 pub trait CatalogProvider: Send + Sync + std::fmt::Debug {
     /// What the run's `object` names.
     fn describe(&self) -> String;
-    /// The target's catalog.
-    async fn catalog(&self, target: &Target, facts: Map<String, Value>) -> Provision;
+    /// The target's catalog; `device` when the target is a network
+    /// device (its catalog needs the device types).
+    async fn catalog(&self, target: &Target, facts: Map<String, Value>, device: bool) -> Provision;
 }
 
 /// An apply, as the executor runs it on each target.
@@ -450,15 +465,8 @@ pub async fn run(
                 Ok(f) => f,
                 Err(msg) => return Ok(failed("ferry/apply-facts", msg)),
             };
-            let provision = provider.catalog(target, facts).await;
-            for n in &provision.notices {
-                sink.event(&Event::Notice {
-                    target: &target.name,
-                    level: n.level,
-                    code: n.code,
-                    message: &n.message,
-                });
-            }
+            let provision = provider.catalog(target, facts, false).await;
+            provision.announce(&target.name, sink);
             match provision.catalog {
                 Ok(ProvidedCatalog {
                     catalog,

@@ -36,6 +36,7 @@ use crate::apply::report::{self, Event, Log, Report, ResourceStatus, RunStatus, 
 use crate::apply::{ApplyCatalog, is_tagged};
 use crate::inventory::Target;
 use crate::lang::eval::device_types;
+use crate::run::events::Sink;
 use crate::run::result::{Outcome, Output};
 use crate::transport::TransportError;
 use crate::transport::command::nonce;
@@ -59,11 +60,38 @@ enum Converged {
     Untagged,
 }
 
-/// Applies the job's catalog to the device `dev`.
+/// The device's facts (the device facts action's) under the inventory's,
+/// or the failed outcome saying why there are none.
+async fn device_facts(
+    target: &Target,
+    dev: &Network,
+) -> Result<Result<serde_json::Map<String, Value>, Outcome>, TransportError> {
+    let mut facts = match device::run(target, dev, &DeviceJob::Facts).await? {
+        Outcome::Ok(Output::Task(Value::Object(map))) => map,
+        other => {
+            let why = other
+                .error()
+                .map(|e| e.msg.into_owned())
+                .unwrap_or_else(|| "the device gave no facts".into());
+            return Ok(Err(failed(
+                "ferry/apply-facts",
+                format!("could not gather facts: {why}"),
+            )));
+        }
+    };
+    for (k, v) in &target.facts {
+        facts.insert(k.clone(), v.clone());
+    }
+    Ok(Ok(facts))
+}
+
+/// Applies the job's catalog to the device `dev`; the report goes to the
+/// job's observer, as a host's does.
 pub async fn run(
     target: &Target,
     dev: &Network,
     job: &Arc<ApplyJob>,
+    sink: &dyn Sink,
 ) -> Result<Outcome, TransportError> {
     let started_wall = chrono::Utc::now();
     let started = Instant::now();
@@ -76,22 +104,10 @@ pub async fn run(
             options,
             ..
         } => {
-            let mut facts = match device::run(target, dev, &DeviceJob::Facts).await? {
-                Outcome::Ok(Output::Task(Value::Object(map))) => map,
-                other => {
-                    let why = other
-                        .error()
-                        .map(|e| e.msg.into_owned())
-                        .unwrap_or_else(|| "the device gave no facts".into());
-                    return Ok(failed(
-                        "ferry/apply-facts",
-                        format!("could not gather facts: {why}"),
-                    ));
-                }
+            let facts = match device_facts(target, dev).await? {
+                Ok(f) => f,
+                Err(refusal) => return Ok(refusal),
             };
-            for (k, v) in &target.facts {
-                facts.insert(k.clone(), v.clone());
-            }
             let options = crate::catalog::CompileOptions {
                 device_types: true,
                 ..options.clone()
@@ -101,16 +117,19 @@ pub async fn run(
                 Err(msg) => return Ok(failed("ferry/apply-compile", msg)),
             }
         }
-        // A provider compiles for servers (Puppet's agent resource types),
-        // not with the device types a device's catalog needs.
-        CatalogSource::Provided { .. } => {
-            return Ok(failed(
-                "ferry/apply-device",
-                format!(
-                    "{} is a network device: a catalog from the server's environments (a deploy job) is compiled without device types; apply to it with `ferry apply`",
-                    target.name
-                ),
-            ));
+        // The server's deploy jobs: classified and compiled there, with
+        // the device types.
+        CatalogSource::Provided { provider, .. } => {
+            let facts = match device_facts(target, dev).await? {
+                Ok(f) => f,
+                Err(refusal) => return Ok(refusal),
+            };
+            let provision = provider.catalog(target, facts, true).await;
+            provision.announce(&target.name, sink);
+            match provision.catalog {
+                Ok(p) => p.catalog,
+                Err(e) => return Ok(failed(&e.kind, e.message)),
+            }
         }
     };
     let noop = job.options.noop;
@@ -277,6 +296,9 @@ pub async fn run(
         catalog_uuid: catalog.catalog_uuid.clone(),
         cached_catalog_status: "not_used",
     };
+    if let Some(o) = &job.observer {
+        o.report(&target.name, &report).await;
+    }
     Ok(if any_failed {
         Outcome::Failed(Output::Apply(Box::new(report)))
     } else {

@@ -119,7 +119,7 @@ impl Action {
                         .unwrap_or_else(Outcome::Errored);
                 }
                 Action::Apply(job) => {
-                    return device_catalog::run(target, dev, job)
+                    return device_catalog::run(target, dev, job, sink)
                         .await
                         .unwrap_or_else(Outcome::Errored);
                 }

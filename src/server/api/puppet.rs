@@ -330,7 +330,7 @@ pub async fn catalog(
         .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
     kept.name = certname.clone();
     state.indirector.facts.save(&kept).await?;
-    let request = node::catalog_request(&certname, facts, &loaded, &classified);
+    let request = node::catalog_request(&certname, facts, &loaded, &classified, false);
     let found = state
         .indirector
         .catalog

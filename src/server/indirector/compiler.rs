@@ -2,7 +2,8 @@
 //! blocking pool, in the node's environment (its loader, so a kept
 //! environment compiles its code as first read), with its facts, its
 //! classification's code, `$trusted` as a remote node's, and the
-//! environment's `config_version` as the catalog's version.
+//! environment's `config_version` as the catalog's version; a network
+//! device's compile has the device types built in.
 
 use std::sync::Arc;
 
@@ -26,10 +27,12 @@ impl Terminus<Catalog> for Compiler {
         let node = r.certname.clone();
         let facts = r.facts.clone();
         let code = Arc::clone(&r.node_code);
+        let device_types = r.device_types;
         let (version, compiled) = blocking("compiler", move || {
             let (request, mut options) = environments::compile_request(&env.env, &node, facts);
             options.trusted_authenticated = Some("remote".into());
             options.node_code = Some(code);
+            options.device_types = device_types;
             let version = env.config_version();
             let compiled =
                 crate::catalog::compile_with_options(&request, env.loader.as_ref(), &options);

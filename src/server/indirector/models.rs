@@ -219,6 +219,9 @@ pub struct CatalogRequest {
     pub facts: Map<String, Value>,
     pub environment: Arc<Loaded>,
     pub node_code: Arc<crate::catalog::NodeCode>,
+    /// Compile for a network device: its types (`device_config`,
+    /// `network_interface`...) built in.
+    pub device_types: bool,
 }
 
 impl Model for Catalog {

@@ -202,6 +202,7 @@ impl Deploy {
         &self,
         certname: &str,
         facts: Map<String, Value>,
+        device: bool,
         notices: &mut Vec<Notice>,
     ) -> Result<ProvidedCatalog, ProvideError> {
         let classified = match node::classify(&self.state, certname, facts.clone()).await {
@@ -250,7 +251,7 @@ impl Deploy {
         let loaded = node::classified_environment(&self.state, &name)
             .await
             .map_err(lookup_failure)?;
-        let request = node::catalog_request(certname, facts, &loaded, &classified);
+        let request = node::catalog_request(certname, facts, &loaded, &classified, device);
         let found = self
             .state
             .indirector
@@ -282,9 +283,9 @@ impl CatalogProvider for Deploy {
         format!("Puppet run in {}", self.environment)
     }
 
-    async fn catalog(&self, target: &Target, facts: Map<String, Value>) -> Provision {
+    async fn catalog(&self, target: &Target, facts: Map<String, Value>, device: bool) -> Provision {
         let mut notices = Vec::new();
-        let catalog = self.find(&target.name, facts, &mut notices).await;
+        let catalog = self.find(&target.name, facts, device, &mut notices).await;
         Provision { notices, catalog }
     }
 }
