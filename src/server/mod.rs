@@ -301,7 +301,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(listing::file_content),
         )
         .route("/puppet/v3/node/{certname}", get(puppet::node))
-        .route("/puppet/v3/catalog/{certname}", post(puppet::catalog))
+        .route(
+            "/puppet/v3/catalog/{certname}",
+            post(puppet::catalog).get(puppet::cached_catalog),
+        )
         .route("/puppet/v3/report/{certname}", put(puppet::report))
         .route("/puppet/v3/facts/{certname}", put(puppet::facts))
         .route("/puppet/v3/environments", get(puppet::list_environments))

@@ -63,6 +63,7 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         plans::events,
         puppet::node,
         puppet::catalog,
+        puppet::cached_catalog,
         puppet::report,
         puppet::facts,
         puppet::list_environments,

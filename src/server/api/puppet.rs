@@ -2,7 +2,8 @@
 //! its server: `GET /puppet/v3/node/:certname` (the node's environment),
 //! `POST /puppet/v3/catalog/:certname` (the agent's form body: `facts`
 //! percent-encoded JSON, `facts_format`, `environment`,
-//! `transaction_uuid`, ...), `PUT /puppet/v3/report/:certname` and
+//! `transaction_uuid`, ...: always a fresh compile), `GET
+//! /puppet/v3/catalog/:certname` (the catalog indirection's cache first), `PUT /puppet/v3/report/:certname` and
 //! `PUT /puppet/v3/facts/:certname` (saved through the server's
 //! indirections, `server::indirector`, to the termini `routes:` names),
 //! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node is
@@ -35,6 +36,7 @@ use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
+pub use crate::server::indirector::trusted_facts;
 use crate::server::indirector::{CatalogRequest, Facts, FindOptions, IndirectorError, Report};
 use crate::server::scrub::Scrub;
 
@@ -157,18 +159,6 @@ async fn node_environment(
         .map_err(environment_error)
 }
 
-/// A node's trusted facts as the server knows them from its request.
-pub fn trusted_facts(certname: &str) -> Map<String, Value> {
-    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
-    let mut t = Map::new();
-    t.insert("authenticated".into(), json!("remote"));
-    t.insert("certname".into(), json!(certname));
-    t.insert("domain".into(), json!(domain));
-    t.insert("extensions".into(), json!({}));
-    t.insert("hostname".into(), json!(host));
-    t
-}
-
 /// A node terminus failure as the agent sees it.
 pub fn node_error(e: NodeError) -> ApiError {
     match e {
@@ -261,13 +251,7 @@ pub async fn node(
 ) -> Result<Response, AgentError> {
     check_certname(&certname, "certname")?;
     let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
-    let facts = state
-        .indirector
-        .facts
-        .find(&certname, FindOptions::default())
-        .await?
-        .map(|f| f.values)
-        .unwrap_or_default();
+    let facts = stored_facts(&state, &certname).await?;
     let classified = classify_node(&state, &certname, facts).await?;
     let env = negotiate(&state, &classified, asked.as_deref()).await?;
     let mut parameters = classified.parameters.clone();
@@ -361,29 +345,88 @@ pub async fn catalog(
     if let Some(uuid) = fields.get("transaction_uuid") {
         no_nul("transaction_uuid", uuid)?;
     }
-    let (facts_doc, mut facts) = request_facts(&fields)?;
-    let classified = classify_node(&state, &certname, facts.clone()).await?;
-    let loaded = negotiate(&state, &classified, asked.as_deref()).await?;
-    let mut kept = Facts::from_json(&facts_doc, Some(loaded.env.name.clone()))
-        .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
-    kept.name = certname.clone();
-    state.indirector.facts.save(&kept).await?;
+    let given = request_facts(&fields)?;
+    let options = FindOptions { ignore_cache: true };
+    find_catalog(&state, &certname, asked, Some(given), options).await
+}
+
+/// The node's catalog from the catalog indirection, its cache first.
+///
+/// Puppet's read path (`GET`, Puppet 7's server API): facts may come as
+/// the query parameters `facts_format` and `facts` (as in the `POST`
+/// body), else they are the node's as the facts indirection finds them.
+/// The node is classified and its environment negotiated as for `POST`;
+/// with `routes: catalog: {cache: store, ttl: N}` a cached catalog of
+/// that environment younger than its `ttl` is returned without a
+/// compile, else the catalog is compiled and cached again.
+#[utoipa::path(get, path = "/puppet/v3/catalog/{certname}",
+    params(("certname" = String, Path), ("environment" = Option<String>, Query),
+        ("facts_format" = Option<String>, Query), ("facts" = Option<String>, Query)),
+    responses((status = 200, description = "Puppet's catalog JSON", body = Value)))]
+pub async fn cached_catalog(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, AgentError> {
+    check_certname(&certname, "certname")?;
+    let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
+    let given = match query.contains_key("facts") {
+        true => Some(request_facts(&query)?),
+        false => None,
+    };
+    find_catalog(&state, &certname, asked, given, FindOptions::default()).await
+}
+
+/// The node's facts as the facts indirection finds them (its cache
+/// first); none when it has none.
+async fn stored_facts(
+    state: &Arc<AppState>,
+    certname: &str,
+) -> Result<Map<String, Value>, IndirectorError> {
+    Ok(state
+        .indirector
+        .facts
+        .find(&certname.to_string(), FindOptions::default())
+        .await?
+        .map(|f| f.values)
+        .unwrap_or_default())
+}
+
+/// Finds the node's catalog through the catalog indirection: classified
+/// with the `given` facts (then saved through the facts indirection),
+/// else with those the facts indirection has; in the negotiated
+/// environment.
+async fn find_catalog(
+    state: &Arc<AppState>,
+    certname: &str,
+    asked: Option<String>,
+    given: Option<(Value, Map<String, Value>)>,
+    options: FindOptions,
+) -> Result<Response, AgentError> {
+    let mut facts = match &given {
+        Some((_, values)) => values.clone(),
+        None => stored_facts(state, certname).await?,
+    };
+    let classified = classify_node(state, certname, facts.clone()).await?;
+    let loaded = negotiate(state, &classified, asked.as_deref()).await?;
+    if let Some((facts_doc, _)) = &given {
+        let mut kept = Facts::from_json(facts_doc, Some(loaded.env.name.clone()))
+            .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
+        kept.name = certname.to_string();
+        state.indirector.facts.save(&kept).await?;
+    }
     // A node parameter wins over a fact of the same name, as in Puppet.
     for name in classified.parameters.keys() {
         facts.remove(name);
     }
     let request = CatalogRequest {
-        certname: certname.clone(),
+        certname: certname.to_string(),
         facts,
         environment: Arc::clone(&loaded),
         node_code: Arc::new(node_code(&classified)),
     };
-    let found = state
-        .indirector
-        .catalog
-        .find(&request, FindOptions { ignore_cache: true })
-        .await;
-    let scrub = Scrub::for_server(&state);
+    let found = state.indirector.catalog.find(&request, options).await;
+    let scrub = Scrub::for_server(state);
     let catalog = match found {
         Ok(Some(c)) => c.json,
         Ok(None) => {

@@ -246,7 +246,7 @@ fn puppet_action(method: &Method, path: &str) -> Option<&'static str> {
     let segs: Vec<&str> = path.split('/').collect();
     let action = match segs.as_slice() {
         ["", "puppet", "v3", "node", _] if read => "puppet:agent",
-        ["", "puppet", "v3", "catalog", _] if method == Method::POST => "puppet:agent",
+        ["", "puppet", "v3", "catalog", _] if read || method == Method::POST => "puppet:agent",
         ["", "puppet", "v3", "report" | "facts", _] if method == Method::PUT => "puppet:agent",
         ["", "puppet", "v3", "environments"] if read => "puppet:agent",
         [

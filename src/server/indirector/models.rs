@@ -85,6 +85,22 @@ impl Model for Facts {
     }
 }
 
+/// A node's trusted facts as the server knows them from its certname:
+/// Puppet's `$trusted` for a remote node (`authenticated: remote`, the
+/// certname split into host and domain, no certificate extensions, no
+/// `trusted_external_command` data).
+pub fn trusted_facts(certname: &str) -> Map<String, Value> {
+    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
+    let mut t = Map::new();
+    t.insert("authenticated".into(), json!("remote"));
+    t.insert("certname".into(), json!(certname));
+    t.insert("domain".into(), json!(domain));
+    t.insert("extensions".into(), json!({}));
+    t.insert("external".into(), json!({}));
+    t.insert("hostname".into(), json!(host));
+    t
+}
+
 /// A report that cannot be kept: the field at fault and why.
 #[derive(Debug, thiserror::Error)]
 #[error("{field}: {message}")]
@@ -193,5 +209,9 @@ impl Model for Catalog {
     }
     fn set_expiration(&mut self, at: Option<String>) {
         self.expiration = at;
+    }
+    /// A catalog answers a request in its own environment only.
+    fn answers(&self, request: &CatalogRequest) -> bool {
+        self.environment == request.environment.env.name
     }
 }
