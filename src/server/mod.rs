@@ -175,7 +175,9 @@ impl AppState {
             }),
         };
         let ca = match &config.ca {
-            Some(settings) => Some(Arc::new(ca::Ca::open(&settings.dir)?)),
+            Some(settings) => Some(Arc::new(
+                ca::Ca::open(&settings.dir)?.with_cert_ttl(settings.cert_ttl),
+            )),
             None => None,
         };
         let indirector = Arc::new(indirector::Indirector::from_config(
