@@ -691,3 +691,58 @@ fn pinned_nodes_get_their_groups_config_data_before_the_environments() {
     let after = agent(f, "pinned.test", "", &[]);
     assert!(!after.says("role::data"), "{}", after.output);
 }
+
+#[test]
+fn pinning_takes_the_nodes_as_a_query_string_too() {
+    let f = fixture();
+    let group =
+        json!({"name": "Pinned by query", "parent": "00000000-0000-4000-8000-000000000000"});
+    let (status, _) = call(f, "PUT", "/classifier-api/v1/groups/by-query", Some(group));
+    assert_eq!(status, 201);
+    let rule =
+        |f: &Fixture| call(f, "GET", "/classifier-api/v1/groups/by-query", None).1["rule"].clone();
+    let pin = |path: &str, body: Option<Value>| call(f, "POST", path, body);
+    // PE's query form: comma-separated (encoded), no body.
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/pin?nodes=a.test%2Cb.test",
+        None,
+    );
+    assert_eq!(status, 204, "{doc}");
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "a.test"], ["=", "name", "b.test"]])
+    );
+    // One node as a string in the body; the query and the body together.
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/pin?nodes=c.test",
+        Some(json!({"nodes": "d.test"})),
+    );
+    assert_eq!(status, 204, "{doc}");
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/unpin?nodes=a.test,c.test",
+        None,
+    );
+    assert_eq!(status, 204, "{doc}");
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "b.test"], ["=", "name", "d.test"]])
+    );
+    // Bad ones name the field and change nothing.
+    for (path, field) in [
+        ("/classifier-api/v1/groups/by-query/pin?nodes=", "nodes[0]"),
+        (
+            "/classifier-api/v1/groups/by-query/pin?nodes=e.test,Bad",
+            "nodes[1]",
+        ),
+        ("/classifier-api/v1/groups/by-query/pin?node=e.test", "node"),
+        ("/classifier-api/v1/groups/by-query/pin", "nodes"),
+    ] {
+        let (status, doc) = pin(path, None);
+        assert_eq!(status, 400, "{path}: {doc}");
+        assert_eq!(doc["details"]["field"], field, "{path}: {doc}");
+    }
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "b.test"], ["=", "name", "d.test"]])
+    );
+}

@@ -4,19 +4,20 @@
 //! `PUT` (create or replace), `POST` (change: the keys given replace the
 //! group's, `classes`, `variables` and `config_data` merged into it with
 //! `null` deleting, as PE's update does) and `DELETE` `/groups/:id`, and
-//! `POST /groups/:id/pin` and `/unpin` (`{"nodes": [...]}`: pinned nodes
-//! are `["=", "name", NODE]` in the rule's top-level `or`, as PE writes
-//! them), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
+//! `POST /groups/:id/pin` and `/unpin` (`?nodes=a,b` or `{"nodes":
+//! [...]}`: pinned nodes are `["=", "name", NODE]` in the rule's
+//! top-level `or`, as PE writes them), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
 //! node's classification). A bad group, an unknown parent or a cycle is a 400
 //! naming the field and changes nothing; a change is written to the groups
 //! file before it is answered (`classifier::store`). These are operators'
 //! endpoints: a certificate that is only a node's never reaches them
 //! (`http::auth`).
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -315,36 +316,73 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `{"nodes": [certname, ...]}`: at least one, each a certname.
-fn pin_nodes(body: Result<RawBody, ApiError>) -> Result<Vec<String>, ApiError> {
-    let doc = body_json(body)?;
-    if let Some(k) = doc
-        .as_object()
-        .and_then(|m| m.keys().find(|k| *k != "nodes"))
-    {
+fn nodes_required() -> ApiError {
+    ApiError::bad_field(
+        "nodes",
+        "is required: a list of certnames (in the body, or ?nodes=a,b)",
+    )
+}
+
+/// The nodes of a pin or unpin request, as PE takes them: the query
+/// string's `nodes` (comma-separated certnames), the body's `{"nodes":
+/// [certname, ...]}` (or one certname as a string), or both (their
+/// union). At least one, each a certname.
+fn pin_nodes(
+    query: &HashMap<String, String>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Vec<String>, ApiError> {
+    if let Some(k) = query.keys().find(|k| *k != "nodes") {
         return Err(ApiError::bad_field(
             k,
-            "is not a key of a pin request (nodes)",
+            "is not a parameter of a pin request (nodes)",
         ));
     }
-    let Some(list) = doc.get("nodes").and_then(Value::as_array) else {
-        return Err(ApiError::bad_field(
-            "nodes",
-            "is required: a list of certnames",
-        ));
-    };
-    if list.is_empty() {
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    if let Some(list) = query.get("nodes") {
+        for (i, name) in list.split(',').enumerate() {
+            nodes.push((format!("nodes[{i}]"), name.to_string()));
+        }
+    }
+    let RawBody(bytes) = body?;
+    let no_body = bytes.iter().all(u8::is_ascii_whitespace);
+    if no_body && !query.contains_key("nodes") {
+        return Err(nodes_required());
+    }
+    if !no_body {
+        let doc = body_json(Ok(RawBody(bytes)))?;
+        if let Some(k) = doc
+            .as_object()
+            .and_then(|m| m.keys().find(|k| *k != "nodes"))
+        {
+            return Err(ApiError::bad_field(
+                k,
+                "is not a key of a pin request (nodes)",
+            ));
+        }
+        let list = match doc.get("nodes") {
+            Some(Value::Array(list)) => list.clone(),
+            Some(one @ Value::String(_)) => vec![one.clone()],
+            _ => {
+                return Err(nodes_required());
+            }
+        };
+        for (i, v) in list.iter().enumerate() {
+            let name = v.as_str().unwrap_or_default().to_string();
+            nodes.push((format!("nodes[{i}]"), name));
+        }
+    }
+    if nodes.is_empty() {
         return Err(ApiError::bad_field("nodes", "must name at least one node"));
     }
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let name = v.as_str().unwrap_or_default();
-            crate::server::ca::check_certname(name)
-                .map(|()| name.to_string())
-                .map_err(|e| ApiError::bad_field(&format!("nodes[{i}]"), e.to_string()))
-        })
-        .collect()
+    let mut names: Vec<String> = Vec::new();
+    for (field, name) in nodes {
+        crate::server::ca::check_certname(&name)
+            .map_err(|e| ApiError::bad_field(&field, e.to_string()))?;
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// Rewrites group `id`'s rule with `edit`; 204.
@@ -374,33 +412,36 @@ async fn edit_rule(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// Pins nodes to a group (`{"nodes": [...]}`; 204): each becomes a
-/// `["=", "name", NODE]` in the rule's top-level `or`, as PE writes it.
+/// Pins nodes to a group (`?nodes=a,b` or `{"nodes": [...]}`; 204):
+/// each becomes a `["=", "name", NODE]` in the rule's top-level `or`, as
+/// PE writes it.
 #[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/pin",
-    params(("id" = String, Path)),
+    params(("id" = String, Path), ("nodes" = Option<String>, Query)),
     request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
     responses((status = 204, description = "Pinned")))]
 pub async fn pin(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     body: Result<RawBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let nodes = pin_nodes(body)?;
+    let nodes = pin_nodes(&query, body)?;
     edit_rule(&state, id, nodes, crate::server::classifier::pin::pin).await
 }
 
-/// Unpins nodes from a group (`{"nodes": [...]}`; 204): their
-/// comparisons leave the rule's top-level `or`.
+/// Unpins nodes from a group (`?nodes=a,b` or `{"nodes": [...]}`; 204):
+/// their comparisons leave the rule's top-level `or`.
 #[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/unpin",
-    params(("id" = String, Path)),
+    params(("id" = String, Path), ("nodes" = Option<String>, Query)),
     request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
     responses((status = 204, description = "Unpinned")))]
 pub async fn unpin(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     body: Result<RawBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let nodes = pin_nodes(body)?;
+    let nodes = pin_nodes(&query, body)?;
     edit_rule(&state, id, nodes, crate::server::classifier::pin::unpin).await
 }
 
