@@ -746,3 +746,79 @@ fn pinning_takes_the_nodes_as_a_query_string_too() {
         json!(["or", ["=", "name", "b.test"], ["=", "name", "d.test"]])
     );
 }
+
+#[test]
+fn unpin_from_all_unpins_a_node_everywhere_and_says_from_where() {
+    let f = fixture();
+    for (id, name) in [
+        ("everywhere-a", "Everywhere A"),
+        ("everywhere-b", "Everywhere B"),
+    ] {
+        let group = json!({
+            "name": name, "parent": "00000000-0000-4000-8000-000000000000",
+            "environment": "dev",
+            "rule": ["or", ["=", ["fact", "unpin_test_marker"], "db"], ["=", "name", "u1.test"], ["=", "name", "u2.test"]]
+        });
+        let (status, doc) = call(
+            f,
+            "PUT",
+            &format!("/classifier-api/v1/groups/{id}"),
+            Some(group),
+        );
+        assert_eq!(status, 201, "{doc}");
+    }
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": ["u1.test", "nowhere.test"]})),
+    );
+    assert_eq!(status, 200, "{doc}");
+    let from = |id: &str, name: &str| json!({"id": id, "name": name, "environment": "dev"});
+    assert_eq!(
+        doc,
+        json!({"nodes": [{"name": "u1.test", "groups": [
+            from("everywhere-a", "Everywhere A"),
+            from("everywhere-b", "Everywhere B"),
+        ]}]}),
+        "only pinned nodes are listed"
+    );
+    for id in ["everywhere-a", "everywhere-b"] {
+        let (_, shown) = call(f, "GET", &format!("/classifier-api/v1/groups/{id}"), None);
+        assert_eq!(
+            shown["rule"],
+            json!([
+                "or",
+                ["=", ["fact", "unpin_test_marker"], "db"],
+                ["=", "name", "u2.test"]
+            ]),
+            "the rule's own comparison stays"
+        );
+    }
+    // One node as a string; a bad name is a 400 naming it.
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": "u2.test"})),
+    );
+    assert_eq!(status, 200, "{doc}");
+    assert_eq!(doc["nodes"][0]["groups"].as_array().map(Vec::len), Some(2));
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": ["ok.test", "Not OK"]})),
+    );
+    assert_eq!(status, 400, "{doc}");
+    assert_eq!(doc["details"]["field"], "nodes[1]");
+    for id in ["everywhere-a", "everywhere-b"] {
+        let (status, _) = call(
+            f,
+            "DELETE",
+            &format!("/classifier-api/v1/groups/{id}"),
+            None,
+        );
+        assert_eq!(status, 204);
+    }
+}

@@ -250,6 +250,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orchestrator/v1/plan_jobs/{id}/events"),
     ("GET", "/puppet/v3/node/{certname}"),
     ("POST", "/puppet/v3/catalog/{certname}"),
+    ("GET", "/puppet/v3/catalog/{certname}"),
     ("PUT", "/puppet/v3/report/{certname}"),
     ("PUT", "/puppet/v3/facts/{certname}"),
     ("GET", "/puppet/v3/environments"),
@@ -264,6 +265,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/classifier-api/v1/groups/{id}"),
     ("POST", "/classifier-api/v1/groups/{id}/pin"),
     ("POST", "/classifier-api/v1/groups/{id}/unpin"),
+    ("POST", "/classifier-api/v1/commands/unpin-from-all"),
     ("POST", "/classifier-api/v1/classified/nodes/{name}"),
     ("GET", "/puppet-ca/v1/certificate/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
@@ -338,6 +340,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(
             "/classifier-api/v1/groups/{id}/unpin",
             post(classifier_api::unpin),
+        )
+        .route(
+            "/classifier-api/v1/commands/unpin-from-all",
+            post(classifier_api::unpin_from_all),
         )
         .route(
             "/classifier-api/v1/classified/nodes/{name}",

@@ -6,7 +6,8 @@
 //! `null` deleting, as PE's update does) and `DELETE` `/groups/:id`, and
 //! `POST /groups/:id/pin` and `/unpin` (`?nodes=a,b` or `{"nodes":
 //! [...]}`: pinned nodes are `["=", "name", NODE]` in the rule's
-//! top-level `or`, as PE writes them), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
+//! top-level `or`, as PE writes them), `POST /commands/unpin-from-all`
+//! (the nodes unpinned from every group), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
 //! node's classification). A bad group, an unknown parent or a cycle is a 400
 //! naming the field and changes nothing; a change is written to the groups
 //! file before it is answered (`classifier::store`). These are operators'
@@ -443,6 +444,57 @@ pub async fn unpin(
 ) -> Result<Response, ApiError> {
     let nodes = pin_nodes(&query, body)?;
     edit_rule(&state, id, nodes, crate::server::classifier::pin::unpin).await
+}
+
+/// Unpins nodes from every group they are pinned to (PE's `POST
+/// /v1/commands/unpin-from-all`, body `{"nodes": [...]}` or `{"nodes":
+/// "foo"}`) → 200 `{"nodes": [{name, groups: [{id, name,
+/// environment}]}]}`: each node that was pinned somewhere, with the
+/// groups it left. Rules that match a node otherwise are untouched.
+#[utoipa::path(post, path = "/classifier-api/v1/commands/unpin-from-all",
+    request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
+    responses((status = 200, description = "{nodes: [{name, groups: [{id, name, environment}]}]}", body = Value)))]
+pub async fn unpin_from_all(
+    State(state): State<Arc<AppState>>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, ApiError> {
+    let nodes = pin_nodes(&HashMap::new(), body)?;
+    let st = Arc::clone(&state);
+    let unpinned = blocking(move || {
+        st.groups
+            .change(|set| {
+                let mut groups = set.groups().to_vec();
+                let mut left: Vec<(String, Vec<Value>)> =
+                    nodes.iter().map(|n| (n.clone(), Vec::new())).collect();
+                for g in groups.iter_mut() {
+                    let mut here = Vec::new();
+                    for (node, from) in left.iter_mut() {
+                        let one = std::slice::from_ref(node);
+                        if crate::server::classifier::pin::unpin(&g.rule_json, one) != g.rule_json {
+                            from.push(
+                                json!({"id": g.id, "name": g.name, "environment": g.environment}),
+                            );
+                            here.push(node.clone());
+                        }
+                    }
+                    if here.is_empty() {
+                        continue;
+                    }
+                    let mut doc = g.to_json();
+                    doc["rule"] = crate::server::classifier::pin::unpin(&g.rule_json, &here);
+                    *g = Group::from_json(&doc, Some(&g.id)).map_err(bad_group)?;
+                }
+                let shown: Vec<Value> = left
+                    .into_iter()
+                    .filter(|(_, from)| !from.is_empty())
+                    .map(|(name, from)| json!({"name": name, "groups": from}))
+                    .collect();
+                Ok::<_, ApiError>((groups, shown))
+            })
+            .map_err(store_error)?
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &json!({ "nodes": unpinned })))
 }
 
 /// The classification as PE shows it.

@@ -78,6 +78,7 @@ use crate::server::jobs::{deploy, orchestrator, plans, sse};
         classifier::delete,
         classifier::pin,
         classifier::unpin,
+        classifier::unpin_from_all,
         classifier::classified,
         ca::certificate,
         ca::crl,

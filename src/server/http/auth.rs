@@ -211,6 +211,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         {
             "classifier:edit"
         }
+        "/classifier-api/v1/commands/unpin-from-all" if post => "classifier:edit",
         _ => return None,
     };
     Some(action)
