@@ -16,7 +16,11 @@
 //! waits (even on the autosign list) until `ferry ca sign
 //! --allow-dns-alt-names`, and gets the names in its certificate; a
 //! second server autosigns through a policy script that gets the CSR on
-//! stdin. Without `puppet` (or `openssl`) those tests are skipped with a
+//! stdin. A third server autosigns the names its `autosign.conf` lists
+//! (Puppet Server's rules; the file read again for each CSR) and signs
+//! certificates valid for its `ca.cert-ttl` (30 days), through the API
+//! and `ferry ca sign` alike; a bad line in that file stops `ferry serve`
+//! naming the file and line. Without `puppet` (or `openssl`) those tests are skipped with a
 //! message.
 
 #[path = "common/agent.rs"]
@@ -85,6 +89,22 @@ fn policy_fixture() -> &'static Fixture {
             .expect("policy");
             std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
                 .expect("chmod");
+            String::new()
+        })
+    })
+}
+
+/// A server whose autosign is an `autosign.conf` (`*.lab.test`,
+/// `exact.test`) and whose certificates are valid for 30 days.
+fn conf_fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        start("autosign: autosign.conf\n  cert-ttl: 30d", |dir| {
+            std::fs::write(
+                dir.join("autosign.conf"),
+                "# the lab\n*.lab.test\n\nexact.test\n",
+            )
+            .expect("autosign.conf");
             String::new()
         })
     })
@@ -843,4 +863,97 @@ fn an_autosign_policy_executable_decides_with_the_csr_on_its_stdin() {
     assert_eq!(run.code, 1, "waits: {}", run.output);
     assert!(f.ca_dir.join("requests/no-1.test.pem").is_file());
     assert!(dir.join("policy-stdin-no-1.test").is_file(), "it was asked");
+}
+
+/// The validity of `name`'s certificate from `f`, in seconds, once
+/// signed.
+fn validity(f: &Fixture, name: &str) -> Option<i64> {
+    let got = send_at(
+        f,
+        &Client::trusting(&f.ca_pem, None),
+        "GET",
+        &format!("/puppet-ca/v1/certificate/{name}"),
+        None,
+    );
+    if got.status != 200 {
+        return None;
+    }
+    let (_, pem) = x509_parser::pem::parse_x509_pem(&got.body).expect("pem");
+    let cert = pem.parse_x509().expect("certificate");
+    let v = cert.validity();
+    Some(v.not_after.timestamp() - v.not_before.timestamp())
+}
+
+#[test]
+fn an_autosign_conf_lists_names_and_cert_ttl_sets_their_validity() {
+    let f = conf_fixture();
+    let client = Client::trusting(&f.ca_pem, None);
+    let submit = |name: &str| {
+        let r = send_at(
+            f,
+            &client,
+            "PUT",
+            &format!("/puppet-ca/v1/certificate_request/{name}"),
+            Some(csr(name).into_bytes()),
+        );
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+    };
+    // 30 days, and the day they are backdated by.
+    let thirty_days = 31 * 86400;
+    for name in ["web1.lab.test", "a.b.lab.test", "exact.test"] {
+        submit(name);
+        assert_eq!(
+            validity(f, name),
+            Some(thirty_days),
+            "{name} signed at once"
+        );
+    }
+    for name in ["other.test", "lab.test.evil", "x.exact.test"] {
+        submit(name);
+        assert_eq!(validity(f, name), None, "{name} waits");
+        assert!(f.ca_dir.join(format!("requests/{name}.pem")).is_file());
+    }
+    // The file is read again for each CSR.
+    let conf = f.ca_dir.parent().expect("dir").join("autosign.conf");
+    std::fs::write(&conf, "*.lab.test\nlater.test\n").expect("edit");
+    submit("later.test");
+    assert_eq!(validity(f, "later.test"), Some(thirty_days));
+    // `ferry ca sign --config` signs with the config's cert-ttl too.
+    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["ca", "sign", "other.test", "--config"])
+        .arg(&f.config)
+        .output()
+        .expect("ferry ca sign");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(validity(f, "other.test"), Some(thirty_days));
+}
+
+#[test]
+fn a_bad_autosign_conf_line_stops_the_server_naming_file_and_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let conf = dir.path().join("autosign.conf");
+    std::fs::write(&conf, "# ok\n*.lab.test\nweb1.example.com # the web\n").expect("write");
+    let config = dir.path().join("server.yaml");
+    std::fs::write(
+        &config,
+        "host: 127.0.0.1\nport: 0\nca:\n  dir: ca\n  autosign: autosign.conf\n",
+    )
+    .expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .expect("ferry serve");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{}:3: ", conf.display()))
+            && err.contains("a comment must be a line"),
+        "{err}"
+    );
+    assert!(!dir.path().join("ca").exists(), "nothing was made: {err}");
 }

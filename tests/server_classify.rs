@@ -691,3 +691,134 @@ fn pinned_nodes_get_their_groups_config_data_before_the_environments() {
     let after = agent(f, "pinned.test", "", &[]);
     assert!(!after.says("role::data"), "{}", after.output);
 }
+
+#[test]
+fn pinning_takes_the_nodes_as_a_query_string_too() {
+    let f = fixture();
+    let group =
+        json!({"name": "Pinned by query", "parent": "00000000-0000-4000-8000-000000000000"});
+    let (status, _) = call(f, "PUT", "/classifier-api/v1/groups/by-query", Some(group));
+    assert_eq!(status, 201);
+    let rule =
+        |f: &Fixture| call(f, "GET", "/classifier-api/v1/groups/by-query", None).1["rule"].clone();
+    let pin = |path: &str, body: Option<Value>| call(f, "POST", path, body);
+    // PE's query form: comma-separated (encoded), no body.
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/pin?nodes=a.test%2Cb.test",
+        None,
+    );
+    assert_eq!(status, 204, "{doc}");
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "a.test"], ["=", "name", "b.test"]])
+    );
+    // One node as a string in the body; the query and the body together.
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/pin?nodes=c.test",
+        Some(json!({"nodes": "d.test"})),
+    );
+    assert_eq!(status, 204, "{doc}");
+    let (status, doc) = pin(
+        "/classifier-api/v1/groups/by-query/unpin?nodes=a.test,c.test",
+        None,
+    );
+    assert_eq!(status, 204, "{doc}");
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "b.test"], ["=", "name", "d.test"]])
+    );
+    // Bad ones name the field and change nothing.
+    for (path, field) in [
+        ("/classifier-api/v1/groups/by-query/pin?nodes=", "nodes[0]"),
+        (
+            "/classifier-api/v1/groups/by-query/pin?nodes=e.test,Bad",
+            "nodes[1]",
+        ),
+        ("/classifier-api/v1/groups/by-query/pin?node=e.test", "node"),
+        ("/classifier-api/v1/groups/by-query/pin", "nodes"),
+    ] {
+        let (status, doc) = pin(path, None);
+        assert_eq!(status, 400, "{path}: {doc}");
+        assert_eq!(doc["details"]["field"], field, "{path}: {doc}");
+    }
+    assert_eq!(
+        rule(f),
+        json!(["or", ["=", "name", "b.test"], ["=", "name", "d.test"]])
+    );
+}
+
+#[test]
+fn unpin_from_all_unpins_a_node_everywhere_and_says_from_where() {
+    let f = fixture();
+    for (id, name) in [
+        ("everywhere-a", "Everywhere A"),
+        ("everywhere-b", "Everywhere B"),
+    ] {
+        let group = json!({
+            "name": name, "parent": "00000000-0000-4000-8000-000000000000",
+            "environment": "dev",
+            "rule": ["or", ["=", ["fact", "unpin_test_marker"], "db"], ["=", "name", "u1.test"], ["=", "name", "u2.test"]]
+        });
+        let (status, doc) = call(
+            f,
+            "PUT",
+            &format!("/classifier-api/v1/groups/{id}"),
+            Some(group),
+        );
+        assert_eq!(status, 201, "{doc}");
+    }
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": ["u1.test", "nowhere.test"]})),
+    );
+    assert_eq!(status, 200, "{doc}");
+    let from = |id: &str, name: &str| json!({"id": id, "name": name, "environment": "dev"});
+    assert_eq!(
+        doc,
+        json!({"nodes": [{"name": "u1.test", "groups": [
+            from("everywhere-a", "Everywhere A"),
+            from("everywhere-b", "Everywhere B"),
+        ]}]}),
+        "only pinned nodes are listed"
+    );
+    for id in ["everywhere-a", "everywhere-b"] {
+        let (_, shown) = call(f, "GET", &format!("/classifier-api/v1/groups/{id}"), None);
+        assert_eq!(
+            shown["rule"],
+            json!([
+                "or",
+                ["=", ["fact", "unpin_test_marker"], "db"],
+                ["=", "name", "u2.test"]
+            ]),
+            "the rule's own comparison stays"
+        );
+    }
+    // One node as a string; a bad name is a 400 naming it.
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": "u2.test"})),
+    );
+    assert_eq!(status, 200, "{doc}");
+    assert_eq!(doc["nodes"][0]["groups"].as_array().map(Vec::len), Some(2));
+    let (status, doc) = call(
+        f,
+        "POST",
+        "/classifier-api/v1/commands/unpin-from-all",
+        Some(json!({"nodes": ["ok.test", "Not OK"]})),
+    );
+    assert_eq!(status, 400, "{doc}");
+    assert_eq!(doc["details"]["field"], "nodes[1]");
+    for id in ["everywhere-a", "everywhere-b"] {
+        let (status, _) = call(
+            f,
+            "DELETE",
+            &format!("/classifier-api/v1/groups/{id}"),
+            None,
+        );
+        assert_eq!(status, 204);
+    }
+}

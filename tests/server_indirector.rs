@@ -14,7 +14,18 @@
 //! - `agent_facts_and_report_reach_puppetdb`: with facts (cached in yaml)
 //!   and reports routed to PuppetDB over HTTPS with a client certificate,
 //!   PuppetDB's `/pdb/query/v4/nodes/<certname>/facts` and `/reports`
-//!   return what the agent sent.
+//!   return what the agent sent, and `/pdb/query/v4/facts/trusted` the
+//!   node's trusted facts, which the terminus sends with them as Puppet's
+//!   does.
+//!
+//! - `catalog_get_reads_the_cache`: with `catalog: {terminus: compiler,
+//!   cache: store, ttl: 600}`, `GET /puppet/v3/catalog/:certname` gives
+//!   the cached catalog while it is fresh (the environment's
+//!   `config_version` script counts compiles, so the catalog's `version`
+//!   says which compile made it), recompiles once it has expired or when
+//!   another environment is asked for, uses the node's stored facts or
+//!   those in its query; `POST` always compiles and refills the cache; a
+//!   node asking for another node's catalog is refused.
 //!
 //! Without the `puppet` command the Puppet tests pass with a message.
 
@@ -52,6 +63,157 @@ fn serve(extra: &str) -> Background {
         environments().display()
     );
     TestServer::in_background(move |_| extra)
+}
+
+/// Writes an environment `name` under `path` whose `config_version`
+/// counts its compiles (`<name>-<n>`) and whose catalog holds one notify
+/// naming the node and its `color` fact.
+fn counting_environment(path: &Path, name: &str) {
+    let dir = path.join(name);
+    let write = |p: &str, text: String| {
+        let file = dir.join(p);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    };
+    write("environment.conf", "config_version = bin/version\n".into());
+    write(
+        "bin/version",
+        format!(
+            "#!/bin/sh\nn=$(($(cat count 2>/dev/null || echo 0) + 1))\necho $n > count\necho {name}-$n\n"
+        ),
+    );
+    write(
+        "manifests/site.pp",
+        "notify { \"hello ${trusted['certname']} ${facts['color']}\": }\n".into(),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("bin/version"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+}
+
+/// A catalog response's version and its notify's title.
+fn version_and_notify(r: &tls::Resp) -> Result<(String, String), Failed> {
+    check(r.status == 200, || format!("{} {}", r.status, r.text()))?;
+    let doc = r.json();
+    let notify = doc["resources"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["type"] == "Notify"))
+        .and_then(|r| r["title"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    Ok((
+        doc["version"].as_str().unwrap_or_default().to_string(),
+        notify,
+    ))
+}
+
+fn catalog_get_reads_the_cache() -> Outcome {
+    let s = TestServer::in_background(|dir| {
+        let envs = dir.join("environments");
+        counting_environment(&envs, "production");
+        counting_environment(&envs, "other");
+        format!(
+            "environmentpath: {}\nenvironment-timeout: 0\nloglevel: warn\nroutes:\n  catalog: {{terminus: compiler, cache: store, ttl: 600}}\n",
+            envs.display()
+        )
+    });
+    let node = tls::Client::new(&s.pki, Some(&s.pki.node("c1.test")));
+    let get = |path: &str| s.rt.block_on(node.get(s.addr, path));
+    let send = |method: &str, path: &str, body: String| {
+        s.rt.block_on(node.send(s.addr, method, path, Some(body.into_bytes())))
+            .map_err(|e| e.to_string())
+    };
+    let url = "/puppet/v3/catalog/c1.test?environment=production";
+    // The node's stored facts are used when the query has none.
+    let put = send(
+        "PUT",
+        "/puppet/v3/facts/c1.test",
+        json!({"name": "c1.test", "values": {"color": "blue"}}).to_string(),
+    )?;
+    check(put.status == 200, || format!("PUT facts: {}", put.text()))?;
+    let want = |v: &str, n: &str| (v.to_string(), n.to_string());
+    let first = version_and_notify(&get(url))?;
+    check(first == want("production-1", "hello c1.test blue"), || {
+        format!("a miss compiles: {first:?}")
+    })?;
+    let second = version_and_notify(&get(url))?;
+    check(second == first, || {
+        format!("a hit is the cached one: {second:?}")
+    })?;
+    // Facts in the query are saved; a fresh cached catalog is still used.
+    let facts = json!({"name": "c1.test", "values": {"color": "red"}}).to_string();
+    let with_facts = format!(
+        "{url}&facts_format=application%2Fjson&facts={}",
+        percent_encoding::utf8_percent_encode(&facts, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let third = version_and_notify(&get(&with_facts))?;
+    check(third == first, || {
+        format!("still the cached one: {third:?}")
+    })?;
+    let stored =
+        s.rt.block_on(s.state.store.facts("c1.test"))
+            .map_err(|e| e.to_string())?
+            .ok_or("no stored facts")?;
+    check(stored.facts["values"]["color"] == "red", || {
+        format!("the query's facts were not saved: {}", stored.facts)
+    })?;
+    // Expired: recompiled (with the saved facts) and cached again.
+    let cached =
+        s.rt.block_on(s.state.store.catalog("c1.test"))
+            .map_err(|e| e.to_string())?
+            .ok_or("nothing cached")?;
+    s.rt.block_on(s.state.store.save_catalog(
+        "c1.test",
+        &cached.environment,
+        Some("2000-01-01T00:00:00.000000000+00:00"),
+        &cached.catalog,
+    ))
+    .map_err(|e| e.to_string())?;
+    let fourth = version_and_notify(&get(url))?;
+    check(fourth == want("production-2", "hello c1.test red"), || {
+        format!("an expired entry is recompiled: {fourth:?}")
+    })?;
+    let refilled =
+        s.rt.block_on(s.state.store.catalog("c1.test"))
+            .map_err(|e| e.to_string())?
+            .ok_or("nothing cached")?;
+    check(
+        refilled
+            .expiration
+            .as_deref()
+            .is_some_and(|e| e > "2026-01-01"),
+        || format!("cache not refilled: {:?}", refilled.expiration),
+    )?;
+    check(version_and_notify(&get(url))? == fourth, || {
+        "the refilled entry is not used".into()
+    })?;
+    // Another environment (the plain node terminus leaves it to the
+    // node) is a miss.
+    let other = version_and_notify(&get("/puppet/v3/catalog/c1.test?environment=other"))?;
+    check(other.0 == "other-1", || {
+        format!("another environment: {other:?}")
+    })?;
+    // POST always compiles, and refills the cache.
+    let form = format!(
+        "facts_format=application%2Fjson&environment=production&facts={}",
+        percent_encoding::utf8_percent_encode(&facts, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let posted = version_and_notify(&send("POST", "/puppet/v3/catalog/c1.test", form)?)?;
+    check(posted.0 == "production-3", || format!("POST: {posted:?}"))?;
+    let after = version_and_notify(&get(url))?;
+    check(after == posted, || format!("after POST: {after:?}"))?;
+    // Another node's catalog is refused, cached or not.
+    let refused = get("/puppet/v3/catalog/c2.test?environment=production");
+    check(refused.status == 403, || {
+        format!(
+            "another node's catalog: {} {}",
+            refused.status,
+            refused.text()
+        )
+    })
 }
 
 /// Runs Ruby with Puppet loaded and its directories under `dir`
@@ -267,6 +429,18 @@ fn agent_facts_and_report_reach_puppetdb() -> Outcome {
         facts.iter().all(|r| r["environment"] == "production"),
         || format!("facts in PuppetDB: {facts:?}"),
     )?;
+    // The node's trusted facts went with them, as Puppet's terminus
+    // sends them.
+    let trusted = rows_of(
+        &db,
+        "/pdb/query/v4/facts/trusted?query=%5B%22%3D%22%2C%22certname%22%2C%22pdb1.test%22%5D",
+    )?;
+    check(
+        trusted[0]["value"]
+            == json!({"authenticated": "remote", "certname": "pdb1.test", "domain": "test",
+                "extensions": {}, "external": {}, "hostname": "pdb1"}),
+        || format!("trusted in PuppetDB: {trusted:?}"),
+    )?;
     let reports = rows_of(
         &db,
         "/pdb/query/v4/reports?query=%5B%22%3D%22%2C%22certname%22%2C%22pdb1.test%22%5D",
@@ -374,7 +548,7 @@ fn job_scope_query_goes_to_puppetdb() -> Outcome {
 
 fn main() {
     let args = Arguments::from_args();
-    let trials = vec![
+    let mut trials = vec![
         Trial::test(
             "yaml_facts_files_are_puppets_own",
             yaml_facts_files_are_puppets_own,
@@ -392,6 +566,10 @@ fn main() {
             job_scope_query_goes_to_puppetdb,
         ),
     ];
+    trials.push(Trial::test(
+        "catalog_get_reads_the_cache",
+        catalog_get_reads_the_cache,
+    ));
     let conclusion = libtest_mimic::run(&args, trials);
     puppetdb::shutdown();
     conclusion.exit();

@@ -89,13 +89,15 @@ impl CaDir {
         }
     }
 
-    fn path(&self) -> Result<PathBuf> {
+    /// The CA directory and how long the certificates it signs are valid
+    /// (the config's `ca.cert-ttl`; Puppet's default with `--dir`).
+    fn settings(&self) -> Result<(PathBuf, i64)> {
         if let Some(dir) = &self.dir {
-            return Ok(dir.clone());
+            return Ok((dir.clone(), ferry::server::ca::CERT_TTL_SECS));
         }
         let config = self.config()?;
         match config.and_then(|c| c.ca) {
-            Some(ca) => Ok(ca.dir),
+            Some(ca) => Ok((ca.dir, ca.cert_ttl)),
             None => bail!(
                 "{}: no `ca` in this server configuration",
                 self.config.as_deref().unwrap_or(Path::new("?")).display()
@@ -104,7 +106,8 @@ impl CaDir {
     }
 
     fn open(&self) -> Result<Ca> {
-        Ok(Ca::open(&self.path()?)?)
+        let (dir, cert_ttl) = self.settings()?;
+        Ok(Ca::open(&dir)?.with_cert_ttl(cert_ttl))
     }
 }
 
@@ -159,7 +162,7 @@ fn each(
 }
 
 fn setup(dir: &CaDir) -> Result<ExitCode> {
-    let path = dir.path()?;
+    let (path, _) = dir.settings()?;
     match dir.config()? {
         Some(config) => {
             let settings = config.ca.context("no `ca` in the server configuration")?;

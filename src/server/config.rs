@@ -244,12 +244,7 @@ impl ModelRoutes {
                         "needs a cache: it is how long cache entries are used".into(),
                     ));
                 }
-                let parsed = match ttl {
-                    serde_json::Value::Number(n) => n.as_u64().map(Timeout::Seconds),
-                    serde_json::Value::String(t) => Timeout::parse(&t),
-                    _ => None,
-                };
-                match parsed {
+                match duration(&ttl) {
                     Some(Timeout::Seconds(n)) if n > 0 => Some(Duration::from_secs(n)),
                     Some(Timeout::Unlimited) => None,
                     _ => {
@@ -283,7 +278,7 @@ pub enum NodeTerminusKind {
 /// The node groups file when `classifier-groups` is not set.
 pub const DEFAULT_CLASSIFIER_GROUPS: &str = "classifier-groups.json";
 /// `ca.autosign`: `true`, `false`, a list of certname globs, or the path
-/// of an autosign policy executable.
+/// of an autosign policy executable or of an `autosign.conf` file.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum RawAutosign {
@@ -299,6 +294,9 @@ struct RawCa {
     dir: PathBuf,
     autosign: Option<RawAutosign>,
     autosign_timeout: Option<u64>,
+    /// Seconds or Puppet's duration text; read by hand so that any bad
+    /// value is an error naming the key.
+    cert_ttl: Option<serde_json::Value>,
     server_names: Option<Vec<String>>,
 }
 
@@ -309,9 +307,34 @@ pub struct CaSettings {
     pub dir: PathBuf,
     /// Which CSRs are signed as they come.
     pub autosign: Autosign,
+    /// How long node certificates are valid, in seconds (Puppet's
+    /// `ca_ttl`).
+    pub cert_ttl: i64,
     /// The names on the server certificate the CA makes when `ssl-cert`
     /// and `ssl-key` do not exist yet: the first is its CN, all are SANs.
     pub server_names: Vec<String>,
+}
+
+/// A duration in the config: a number of seconds, or Puppet's text
+/// (`5m`, `unlimited`).
+fn duration(value: &serde_json::Value) -> Option<Timeout> {
+    match value {
+        serde_json::Value::Number(n) => n.as_u64().map(Timeout::Seconds),
+        serde_json::Value::String(t) => Timeout::parse(t),
+        _ => None,
+    }
+}
+
+/// `ca.cert-ttl` in seconds: Puppet's duration (a number of seconds, or
+/// digits with `s`, `m`, `h`, `d` or `y`), 1 second to 100 years.
+fn cert_ttl(value: &serde_json::Value) -> Option<i64> {
+    let Timeout::Seconds(secs) = duration(value)? else {
+        return None;
+    };
+    (1..=100 * 365 * 86400)
+        .contains(&secs)
+        .then(|| i64::try_from(secs).ok())
+        .flatten()
 }
 
 /// The names the server's certificate gets by default: the machine's
@@ -700,29 +723,50 @@ impl ServerConfig {
                     Some(RawAutosign::Policy(program)) => {
                         use std::os::unix::fs::PermissionsExt;
                         let program = anchored(program);
-                        let executable = std::fs::metadata(&program)
-                            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-                        if !executable {
+                        let file = std::fs::metadata(&program).ok().filter(|m| m.is_file());
+                        let Some(file) = file else {
                             return Err(bad(
                                 "ca.autosign",
                                 format!(
-                                    "{} is not an executable file (an autosign policy program; or give true, false or a list of globs)",
+                                    "{} is not a file (an autosign.conf or an autosign policy program; or give true, false or a list of globs)",
                                     program.display()
                                 ),
                             ));
-                        }
-                        let timeout = match c.autosign_timeout {
-                            None => crate::server::ca::policy::DEFAULT_POLICY_TIMEOUT,
-                            Some(0) => {
+                        };
+                        if file.permissions().mode() & 0o111 == 0 {
+                            crate::server::ca::autosign_conf::check(&program)
+                                .map_err(|e| bad("ca.autosign", e.to_string()))?;
+                            if c.autosign_timeout.is_some() {
                                 return Err(bad(
                                     "ca.autosign-timeout",
-                                    "must be at least 1 second".into(),
+                                    "is for an autosign policy program, not an autosign.conf"
+                                        .into(),
                                 ));
                             }
-                            Some(secs) => std::time::Duration::from_secs(secs),
-                        };
-                        Autosign::Policy { program, timeout }
+                            Autosign::Listed(program)
+                        } else {
+                            let timeout = match c.autosign_timeout {
+                                None => crate::server::ca::policy::DEFAULT_POLICY_TIMEOUT,
+                                Some(0) => {
+                                    return Err(bad(
+                                        "ca.autosign-timeout",
+                                        "must be at least 1 second".into(),
+                                    ));
+                                }
+                                Some(secs) => std::time::Duration::from_secs(secs),
+                            };
+                            Autosign::Policy { program, timeout }
+                        }
                     }
+                };
+                let cert_ttl = match c.cert_ttl {
+                    None => crate::server::ca::CERT_TTL_SECS,
+                    Some(ttl) => cert_ttl(&ttl).ok_or_else(|| {
+                        bad(
+                            "ca.cert-ttl",
+                            "must be a duration of 1 second to 100 years: seconds (3600), or a number with s, m, h, d or y (30d, 5y)".into(),
+                        )
+                    })?,
                 };
                 let server_names = c
                     .server_names
@@ -738,6 +782,7 @@ impl ServerConfig {
                 Some(CaSettings {
                     dir: anchored(c.dir),
                     autosign,
+                    cert_ttl,
                     server_names,
                 })
             }
@@ -839,6 +884,61 @@ mod tests {
         assert!(e.to_string().contains("wat"), "{e}");
         let e = ServerConfig::parse("port: 1\n", path).expect_err("no tls");
         assert!(e.to_string().contains("ssl-cert"), "{e}");
+    }
+
+    #[test]
+    fn cert_ttl_is_puppets_duration() {
+        let path = Path::new("/etc/ferry/server.yaml");
+        let ttl = |v: &str| {
+            ServerConfig::parse(&format!("ca: {{dir: /x, cert-ttl: {v}}}\n"), path)
+                .map(|c| c.ca.expect("ca").cert_ttl)
+                .map_err(|e| e.to_string())
+        };
+        let default = ServerConfig::parse("ca: {dir: /x}\n", path).expect("config");
+        assert_eq!(default.ca.expect("ca").cert_ttl, 5 * 365 * 86400);
+        for (text, secs) in [
+            ("3600", 3600),
+            ("'3600'", 3600),
+            ("30s", 30),
+            ("15m", 900),
+            ("2h", 7200),
+            ("30d", 30 * 86400),
+            ("5y", 5 * 365 * 86400),
+        ] {
+            assert_eq!(ttl(text), Ok(secs), "{text}");
+        }
+        for text in ["0", "-1", "5w", "1.5d", "unlimited", "101y", "[]", "''"] {
+            let e = ttl(text).expect_err(text);
+            assert!(e.contains("ca.cert-ttl: must be a duration"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_autosign_file_that_is_not_executable_is_an_autosign_conf() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("server.yaml");
+        let conf = dir.path().join("autosign.conf");
+        std::fs::write(&conf, "# lab\n*.lab\n").expect("write");
+        let c =
+            ServerConfig::parse("ca: {dir: ca, autosign: autosign.conf}\n", &path).expect("config");
+        assert_eq!(c.ca.expect("ca").autosign, Autosign::Listed(conf.clone()));
+        std::fs::write(&conf, "# lab\n*.lab\nweb 1\n").expect("write");
+        let e = ServerConfig::parse("ca: {dir: ca, autosign: autosign.conf}\n", &path)
+            .expect_err("a bad line")
+            .to_string();
+        let want = format!(
+            "ca.autosign: {}:3: 'web 1': an entry has no spaces",
+            conf.display()
+        );
+        assert!(e.contains(&want), "{e}");
+        std::fs::write(&conf, "*.lab\n").expect("write");
+        let e = ServerConfig::parse(
+            "ca: {dir: ca, autosign: autosign.conf, autosign-timeout: 5}\n",
+            &path,
+        )
+        .expect_err("a timeout for a file")
+        .to_string();
+        assert!(e.contains("ca.autosign-timeout"), "{e}");
     }
 
     #[test]

@@ -176,7 +176,9 @@ impl AppState {
             }),
         };
         let ca = match &config.ca {
-            Some(settings) => Some(Arc::new(ca::Ca::open(&settings.dir)?)),
+            Some(settings) => Some(Arc::new(
+                ca::Ca::open(&settings.dir)?.with_cert_ttl(settings.cert_ttl),
+            )),
             None => None,
         };
         let indirector = Arc::new(indirector::Indirector::from_config(
@@ -249,6 +251,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orchestrator/v1/plan_jobs/{id}/events"),
     ("GET", "/puppet/v3/node/{certname}"),
     ("POST", "/puppet/v3/catalog/{certname}"),
+    ("GET", "/puppet/v3/catalog/{certname}"),
     ("PUT", "/puppet/v3/report/{certname}"),
     ("PUT", "/puppet/v3/facts/{certname}"),
     ("GET", "/puppet/v3/environments"),
@@ -263,6 +266,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/classifier-api/v1/groups/{id}"),
     ("POST", "/classifier-api/v1/groups/{id}/pin"),
     ("POST", "/classifier-api/v1/groups/{id}/unpin"),
+    ("POST", "/classifier-api/v1/commands/unpin-from-all"),
     ("POST", "/classifier-api/v1/classified/nodes/{name}"),
     ("GET", "/puppet-ca/v1/certificate/{certname}"),
     ("GET", "/puppet-ca/v1/certificate_revocation_list/{name}"),
@@ -302,7 +306,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(listing::file_content),
         )
         .route("/puppet/v3/node/{certname}", get(puppet::node))
-        .route("/puppet/v3/catalog/{certname}", post(puppet::catalog))
+        .route(
+            "/puppet/v3/catalog/{certname}",
+            post(puppet::catalog).get(puppet::cached_catalog),
+        )
         .route("/puppet/v3/report/{certname}", put(puppet::report))
         .route("/puppet/v3/facts/{certname}", put(puppet::facts))
         .route("/puppet/v3/environments", get(puppet::list_environments))
@@ -334,6 +341,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(
             "/classifier-api/v1/groups/{id}/unpin",
             post(classifier_api::unpin),
+        )
+        .route(
+            "/classifier-api/v1/commands/unpin-from-all",
+            post(classifier_api::unpin_from_all),
         )
         .route(
             "/classifier-api/v1/classified/nodes/{name}",

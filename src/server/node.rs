@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::server::AppState;
 use crate::server::classifier::code::node_code;
@@ -35,17 +35,7 @@ pub enum NodeLookupError {
     Worker,
 }
 
-/// A node's trusted facts as the server knows them from its certname.
-pub fn trusted_facts(certname: &str) -> Map<String, Value> {
-    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
-    let mut t = Map::new();
-    t.insert("authenticated".into(), json!("remote"));
-    t.insert("certname".into(), json!(certname));
-    t.insert("domain".into(), json!(domain));
-    t.insert("extensions".into(), json!({}));
-    t.insert("hostname".into(), json!(host));
-    t
-}
+pub use crate::server::indirector::trusted_facts;
 
 /// The node's classification from the configured node terminus (on the
 /// blocking pool: an external node classifier is a process).

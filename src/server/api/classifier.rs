@@ -4,19 +4,21 @@
 //! `PUT` (create or replace), `POST` (change: the keys given replace the
 //! group's, `classes`, `variables` and `config_data` merged into it with
 //! `null` deleting, as PE's update does) and `DELETE` `/groups/:id`, and
-//! `POST /groups/:id/pin` and `/unpin` (`{"nodes": [...]}`: pinned nodes
-//! are `["=", "name", NODE]` in the rule's top-level `or`, as PE writes
-//! them), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
+//! `POST /groups/:id/pin` and `/unpin` (`?nodes=a,b` or `{"nodes":
+//! [...]}`: pinned nodes are `["=", "name", NODE]` in the rule's
+//! top-level `or`, as PE writes them), `POST /commands/unpin-from-all`
+//! (the nodes unpinned from every group), and `POST /classified/nodes/:name` (`{fact, trusted}` → the
 //! node's classification). A bad group, an unknown parent or a cycle is a 400
 //! naming the field and changes nothing; a change is written to the groups
 //! file before it is answered (`classifier::store`). These are operators'
 //! endpoints: a certificate that is only a node's never reaches them
 //! (`http::auth`).
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -315,36 +317,73 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// `{"nodes": [certname, ...]}`: at least one, each a certname.
-fn pin_nodes(body: Result<RawBody, ApiError>) -> Result<Vec<String>, ApiError> {
-    let doc = body_json(body)?;
-    if let Some(k) = doc
-        .as_object()
-        .and_then(|m| m.keys().find(|k| *k != "nodes"))
-    {
+fn nodes_required() -> ApiError {
+    ApiError::bad_field(
+        "nodes",
+        "is required: a list of certnames (in the body, or ?nodes=a,b)",
+    )
+}
+
+/// The nodes of a pin or unpin request, as PE takes them: the query
+/// string's `nodes` (comma-separated certnames), the body's `{"nodes":
+/// [certname, ...]}` (or one certname as a string), or both (their
+/// union). At least one, each a certname.
+fn pin_nodes(
+    query: &HashMap<String, String>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Vec<String>, ApiError> {
+    if let Some(k) = query.keys().find(|k| *k != "nodes") {
         return Err(ApiError::bad_field(
             k,
-            "is not a key of a pin request (nodes)",
+            "is not a parameter of a pin request (nodes)",
         ));
     }
-    let Some(list) = doc.get("nodes").and_then(Value::as_array) else {
-        return Err(ApiError::bad_field(
-            "nodes",
-            "is required: a list of certnames",
-        ));
-    };
-    if list.is_empty() {
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    if let Some(list) = query.get("nodes") {
+        for (i, name) in list.split(',').enumerate() {
+            nodes.push((format!("nodes[{i}]"), name.to_string()));
+        }
+    }
+    let RawBody(bytes) = body?;
+    let no_body = bytes.iter().all(u8::is_ascii_whitespace);
+    if no_body && !query.contains_key("nodes") {
+        return Err(nodes_required());
+    }
+    if !no_body {
+        let doc = body_json(Ok(RawBody(bytes)))?;
+        if let Some(k) = doc
+            .as_object()
+            .and_then(|m| m.keys().find(|k| *k != "nodes"))
+        {
+            return Err(ApiError::bad_field(
+                k,
+                "is not a key of a pin request (nodes)",
+            ));
+        }
+        let list = match doc.get("nodes") {
+            Some(Value::Array(list)) => list.clone(),
+            Some(one @ Value::String(_)) => vec![one.clone()],
+            _ => {
+                return Err(nodes_required());
+            }
+        };
+        for (i, v) in list.iter().enumerate() {
+            let name = v.as_str().unwrap_or_default().to_string();
+            nodes.push((format!("nodes[{i}]"), name));
+        }
+    }
+    if nodes.is_empty() {
         return Err(ApiError::bad_field("nodes", "must name at least one node"));
     }
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let name = v.as_str().unwrap_or_default();
-            crate::server::ca::check_certname(name)
-                .map(|()| name.to_string())
-                .map_err(|e| ApiError::bad_field(&format!("nodes[{i}]"), e.to_string()))
-        })
-        .collect()
+    let mut names: Vec<String> = Vec::new();
+    for (field, name) in nodes {
+        crate::server::ca::check_certname(&name)
+            .map_err(|e| ApiError::bad_field(&field, e.to_string()))?;
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// Rewrites group `id`'s rule with `edit`; 204.
@@ -374,34 +413,88 @@ async fn edit_rule(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// Pins nodes to a group (`{"nodes": [...]}`; 204): each becomes a
-/// `["=", "name", NODE]` in the rule's top-level `or`, as PE writes it.
+/// Pins nodes to a group (`?nodes=a,b` or `{"nodes": [...]}`; 204):
+/// each becomes a `["=", "name", NODE]` in the rule's top-level `or`, as
+/// PE writes it.
 #[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/pin",
-    params(("id" = String, Path)),
+    params(("id" = String, Path), ("nodes" = Option<String>, Query)),
     request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
     responses((status = 204, description = "Pinned")))]
 pub async fn pin(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     body: Result<RawBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let nodes = pin_nodes(body)?;
+    let nodes = pin_nodes(&query, body)?;
     edit_rule(&state, id, nodes, crate::server::classifier::pin::pin).await
 }
 
-/// Unpins nodes from a group (`{"nodes": [...]}`; 204): their
-/// comparisons leave the rule's top-level `or`.
+/// Unpins nodes from a group (`?nodes=a,b` or `{"nodes": [...]}`; 204):
+/// their comparisons leave the rule's top-level `or`.
 #[utoipa::path(post, path = "/classifier-api/v1/groups/{id}/unpin",
-    params(("id" = String, Path)),
+    params(("id" = String, Path), ("nodes" = Option<String>, Query)),
     request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
     responses((status = 204, description = "Unpinned")))]
 pub async fn unpin(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     body: Result<RawBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let nodes = pin_nodes(body)?;
+    let nodes = pin_nodes(&query, body)?;
     edit_rule(&state, id, nodes, crate::server::classifier::pin::unpin).await
+}
+
+/// Unpins nodes from every group they are pinned to (PE's `POST
+/// /v1/commands/unpin-from-all`, body `{"nodes": [...]}` or `{"nodes":
+/// "foo"}`) → 200 `{"nodes": [{name, groups: [{id, name,
+/// environment}]}]}`: each node that was pinned somewhere, with the
+/// groups it left. Rules that match a node otherwise are untouched.
+#[utoipa::path(post, path = "/classifier-api/v1/commands/unpin-from-all",
+    request_body(content = Value, content_type = "application/json", description = "{\"nodes\": [certname]}"),
+    responses((status = 200, description = "{nodes: [{name, groups: [{id, name, environment}]}]}", body = Value)))]
+pub async fn unpin_from_all(
+    State(state): State<Arc<AppState>>,
+    body: Result<RawBody, ApiError>,
+) -> Result<Response, ApiError> {
+    let nodes = pin_nodes(&HashMap::new(), body)?;
+    let st = Arc::clone(&state);
+    let unpinned = blocking(move || {
+        st.groups
+            .change(|set| {
+                let mut groups = set.groups().to_vec();
+                let mut left: Vec<(String, Vec<Value>)> =
+                    nodes.iter().map(|n| (n.clone(), Vec::new())).collect();
+                for g in groups.iter_mut() {
+                    let mut here = Vec::new();
+                    for (node, from) in left.iter_mut() {
+                        let one = std::slice::from_ref(node);
+                        if crate::server::classifier::pin::unpin(&g.rule_json, one) != g.rule_json {
+                            from.push(
+                                json!({"id": g.id, "name": g.name, "environment": g.environment}),
+                            );
+                            here.push(node.clone());
+                        }
+                    }
+                    if here.is_empty() {
+                        continue;
+                    }
+                    let mut doc = g.to_json();
+                    doc["rule"] = crate::server::classifier::pin::unpin(&g.rule_json, &here);
+                    *g = Group::from_json(&doc, Some(&g.id)).map_err(bad_group)?;
+                }
+                let shown: Vec<Value> = left
+                    .into_iter()
+                    .filter(|(_, from)| !from.is_empty())
+                    .map(|(name, from)| json!({"name": name, "groups": from}))
+                    .collect();
+                Ok::<_, ApiError>((groups, shown))
+            })
+            .map_err(store_error)?
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &json!({ "nodes": unpinned })))
 }
 
 /// The classification as PE shows it.

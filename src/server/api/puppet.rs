@@ -2,7 +2,8 @@
 //! its server: `GET /puppet/v3/node/:certname` (the node's environment),
 //! `POST /puppet/v3/catalog/:certname` (the agent's form body: `facts`
 //! percent-encoded JSON, `facts_format`, `environment`,
-//! `transaction_uuid`, ...), `PUT /puppet/v3/report/:certname` and
+//! `transaction_uuid`, ...: always a fresh compile), `GET
+//! /puppet/v3/catalog/:certname` (the catalog indirection's cache first), `PUT /puppet/v3/report/:certname` and
 //! `PUT /puppet/v3/facts/:certname` (saved through the server's
 //! indirections, `server::indirector`, to the termini `routes:` names),
 //! `GET /puppet/v3/environments` and `GET /status/v1/simple`. A node is
@@ -34,6 +35,7 @@ use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
+pub use crate::server::indirector::trusted_facts;
 use crate::server::indirector::{Facts, FindOptions, IndirectorError, Report};
 use crate::server::node::{self, NodeLookupError};
 use crate::server::scrub::Scrub;
@@ -138,8 +140,6 @@ pub fn environment_error(e: EnvironmentError) -> ApiError {
     }
 }
 
-pub use crate::server::node::trusted_facts;
-
 /// A node terminus failure as the agent sees it.
 pub fn node_error(e: NodeError) -> ApiError {
     match e {
@@ -223,13 +223,7 @@ pub async fn node(
 ) -> Result<Response, AgentError> {
     check_certname(&certname, "certname")?;
     let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
-    let facts = state
-        .indirector
-        .facts
-        .find(&certname, FindOptions::default())
-        .await?
-        .map(|f| f.values)
-        .unwrap_or_default();
+    let facts = stored_facts(&state, &certname).await?;
     let classified = classify_node(&state, &certname, facts).await?;
     let env = negotiate(&state, &classified, asked.as_deref()).await?;
     let mut parameters = classified.parameters.clone();
@@ -323,20 +317,79 @@ pub async fn catalog(
     if let Some(uuid) = fields.get("transaction_uuid") {
         no_nul("transaction_uuid", uuid)?;
     }
-    let (facts_doc, facts) = request_facts(&fields)?;
-    let classified = classify_node(&state, &certname, facts.clone()).await?;
-    let loaded = negotiate(&state, &classified, asked.as_deref()).await?;
-    let mut kept = Facts::from_json(&facts_doc, Some(loaded.env.name.clone()))
-        .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
-    kept.name = certname.clone();
-    state.indirector.facts.save(&kept).await?;
-    let request = node::catalog_request(&certname, facts, &loaded, &classified, false);
-    let found = state
+    let given = request_facts(&fields)?;
+    let options = FindOptions { ignore_cache: true };
+    find_catalog(&state, &certname, asked, Some(given), options).await
+}
+
+/// The node's catalog from the catalog indirection, its cache first.
+///
+/// Puppet's read path (`GET`, Puppet 7's server API): facts may come as
+/// the query parameters `facts_format` and `facts` (as in the `POST`
+/// body), else they are the node's as the facts indirection finds them.
+/// The node is classified and its environment negotiated as for `POST`;
+/// with `routes: catalog: {cache: store, ttl: N}` a cached catalog of
+/// that environment younger than its `ttl` is returned without a
+/// compile, else the catalog is compiled and cached again.
+#[utoipa::path(get, path = "/puppet/v3/catalog/{certname}",
+    params(("certname" = String, Path), ("environment" = Option<String>, Query),
+        ("facts_format" = Option<String>, Query), ("facts" = Option<String>, Query)),
+    responses((status = 200, description = "Puppet's catalog JSON", body = Value)))]
+pub async fn cached_catalog(
+    State(state): State<Arc<AppState>>,
+    Path(certname): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, AgentError> {
+    check_certname(&certname, "certname")?;
+    let asked = asked_environment(query.get("environment").map(String::as_str), "environment")?;
+    let given = match query.contains_key("facts") {
+        true => Some(request_facts(&query)?),
+        false => None,
+    };
+    find_catalog(&state, &certname, asked, given, FindOptions::default()).await
+}
+
+/// The node's facts as the facts indirection finds them (its cache
+/// first); none when it has none.
+async fn stored_facts(
+    state: &Arc<AppState>,
+    certname: &str,
+) -> Result<Map<String, Value>, IndirectorError> {
+    Ok(state
         .indirector
-        .catalog
-        .find(&request, FindOptions { ignore_cache: true })
-        .await;
-    let scrub = Scrub::for_server(&state);
+        .facts
+        .find(&certname.to_string(), FindOptions::default())
+        .await?
+        .map(|f| f.values)
+        .unwrap_or_default())
+}
+
+/// Finds the node's catalog through the catalog indirection: classified
+/// with the `given` facts (then saved through the facts indirection),
+/// else with those the facts indirection has; in the negotiated
+/// environment.
+async fn find_catalog(
+    state: &Arc<AppState>,
+    certname: &str,
+    asked: Option<String>,
+    given: Option<(Value, Map<String, Value>)>,
+    options: FindOptions,
+) -> Result<Response, AgentError> {
+    let facts = match &given {
+        Some((_, values)) => values.clone(),
+        None => stored_facts(state, certname).await?,
+    };
+    let classified = classify_node(state, certname, facts.clone()).await?;
+    let loaded = negotiate(state, &classified, asked.as_deref()).await?;
+    if let Some((facts_doc, _)) = &given {
+        let mut kept = Facts::from_json(facts_doc, Some(loaded.env.name.clone()))
+            .ok_or_else(|| ApiError::bad_field("facts.values", "must be an object"))?;
+        kept.name = certname.to_string();
+        state.indirector.facts.save(&kept).await?;
+    }
+    let request = node::catalog_request(certname, facts, &loaded, &classified, false);
+    let found = state.indirector.catalog.find(&request, options).await;
+    let scrub = Scrub::for_server(state);
     let catalog = match found {
         Ok(Some(c)) => c.json,
         Ok(None) => {

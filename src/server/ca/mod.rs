@@ -10,7 +10,8 @@
 //!
 //! A CSR is checked (`csr`), kept until signed (`ferry ca sign`, or `PUT
 //! certificate_status`) or signed at once when the autosign setting
-//! approves it (`policy`: a list of globs or a policy executable); one
+//! approves it (`policy`: a list of globs, an `autosign.conf` file
+//! (`autosign_conf`) or a policy executable); one
 //! asking for subject alternative names is only signed when the operator
 //! allows them, and then they are copied into the certificate. A
 //! certificate is revoked by adding its serial to the CRL, which the
@@ -18,9 +19,11 @@
 //! next connection is refused. What the CA holds for a name is reported
 //! as Puppet Server's `certificate_status` shows it (`status`). Files are
 //! written atomically under one lock (`disk`); the CA key is `0600` and
-//! never printed. Signing is rcgen's; reading certificates, CSRs and CRLs
+//! never printed. Node certificates are valid for `ca.cert-ttl`
+//! (Puppet's `ca_ttl`, 5 years by default). Signing is rcgen's; reading certificates, CSRs and CRLs
 //! is x509-parser's.
 
+pub mod autosign_conf;
 pub mod csr;
 pub mod disk;
 pub mod policy;
@@ -86,8 +89,9 @@ pub enum CaError {
 pub const MAX_PENDING: usize = 10_000;
 /// Longest certname taken.
 pub const MAX_CERTNAME: usize = 255;
-/// Validity of certificates the CA signs (Puppet's `ca_ttl`, 5 years).
-const CERT_TTL_SECS: i64 = 5 * 365 * 86400;
+/// Default validity of certificates the CA signs (Puppet's `ca_ttl`, 5
+/// years).
+pub const CERT_TTL_SECS: i64 = 5 * 365 * 86400;
 /// Validity of a new CA certificate (Puppet Server's 15 years).
 const CA_TTL_SECS: i64 = 15 * 365 * 86400;
 /// Certificates are valid from a day back, for clocks that lag (as Puppet).
@@ -131,11 +135,20 @@ pub enum Submitted {
 /// A CA directory.
 pub struct Ca {
     dir: PathBuf,
+    /// How long the certificates it signs are valid, in seconds.
+    cert_ttl: i64,
 }
 
 impl Ca {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The same CA signing certificates valid for `secs` seconds (from
+    /// now; they are also backdated a day, as Puppet's are).
+    pub fn with_cert_ttl(mut self, secs: i64) -> Ca {
+        self.cert_ttl = secs;
+        self
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -163,6 +176,7 @@ impl Ca {
         }
         let ca = Ca {
             dir: dir.to_path_buf(),
+            cert_ttl: CERT_TTL_SECS,
         };
         ca.issuer()?;
         for sub in ["signed", "requests"] {
@@ -201,6 +215,7 @@ impl Ca {
         let cert = params.self_signed(&key)?;
         let ca = Ca {
             dir: dir.to_path_buf(),
+            cert_ttl: CERT_TTL_SECS,
         };
         for sub in ["signed", "requests"] {
             disk::make_dir(&ca.path(sub))?;
@@ -387,7 +402,7 @@ impl Ca {
             .push(DnType::CommonName, csr.name.as_str());
         params.serial_number = Some(SerialNumber::from(serial));
         params.not_before = time_at(now - BACKDATE_SECS)?.to_datetime();
-        params.not_after = time_at(now + CERT_TTL_SECS)?.to_datetime();
+        params.not_after = time_at(now + self.cert_ttl)?.to_datetime();
         params.is_ca = IsCa::ExplicitNoCa;
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
@@ -640,6 +655,7 @@ pub fn bootstrap(
 ) -> Result<Ca, CaError> {
     let first = settings.server_names.first().cloned().unwrap_or_default();
     let (ca, made) = Ca::setup(&settings.dir, &format!("ferry CA: {first}"))?;
+    let ca = ca.with_cert_ttl(settings.cert_ttl);
     if made {
         tracing::info!(dir = %settings.dir.display(), "made a new Puppet CA");
     }

@@ -1,6 +1,7 @@
 //! Which CSRs are signed as soon as they come (`ca.autosign`): none (the
-//! default), all (test labs), those whose certname matches a glob, or
-//! those an autosign policy executable approves — Puppet's policy-based
+//! default), all (test labs), those whose certname matches a glob, those
+//! an `autosign.conf` file lists (`super::autosign_conf`), or those an
+//! autosign policy executable approves — Puppet's policy-based
 //! autosigning: the program gets the certname as its only argument and
 //! the CSR (PEM) on its standard input, never on a command line, and exit
 //! status 0 means sign; anything else (another status, a signal, not
@@ -30,6 +31,8 @@ pub enum Autosign {
     Always,
     /// Those whose certname matches one of these globs (`*`, `?`).
     Matching(Vec<String>),
+    /// Those this `autosign.conf` lists (read for each CSR).
+    Listed(PathBuf),
     /// Those this executable approves (exit 0).
     Policy { program: PathBuf, timeout: Duration },
 }
@@ -44,6 +47,7 @@ impl Autosign {
             Autosign::Matching(globs) => globs
                 .iter()
                 .any(|g| wildmatch::WildMatch::new(g).matches(certname)),
+            Autosign::Listed(path) => super::autosign_conf::lists(path, certname),
             Autosign::Policy { program, timeout } => run_policy(program, *timeout, certname, pem),
         }
     }

@@ -211,6 +211,7 @@ pub fn action_for(method: &Method, path: &str) -> Option<&'static str> {
         {
             "classifier:edit"
         }
+        "/classifier-api/v1/commands/unpin-from-all" if post => "classifier:edit",
         _ => return None,
     };
     Some(action)
@@ -246,7 +247,7 @@ fn puppet_action(method: &Method, path: &str) -> Option<&'static str> {
     let segs: Vec<&str> = path.split('/').collect();
     let action = match segs.as_slice() {
         ["", "puppet", "v3", "node", _] if read => "puppet:agent",
-        ["", "puppet", "v3", "catalog", _] if method == Method::POST => "puppet:agent",
+        ["", "puppet", "v3", "catalog", _] if read || method == Method::POST => "puppet:agent",
         ["", "puppet", "v3", "report" | "facts", _] if method == Method::PUT => "puppet:agent",
         ["", "puppet", "v3", "environments"] if read => "puppet:agent",
         [

@@ -5,7 +5,9 @@
 //! saves what that found into the cache; `save` saves to the terminus and
 //! then the cache; `destroy` removes from both. A cache entry expires
 //! `ttl` after it was cached (its `expiration`, kept with it: in Puppet's
-//! facts YAML, in the store's JSON). A cache that fails is logged and
+//! facts YAML, in the store's JSON); an entry that does not answer the
+//! request ([`Model::answers`]: a catalog of another environment) is a
+//! miss too. A cache that fails is logged and
 //! passed over (it only saves work); the terminus's failure is the
 //! caller's.
 //!
@@ -37,6 +39,12 @@ pub trait Model: Clone + Send + Sync + 'static {
     /// When it stops being used from a cache (RFC 3339), if ever.
     fn expiration(&self) -> Option<&str>;
     fn set_expiration(&mut self, at: Option<String>);
+    /// Whether a cached model answers `request` (a catalog compiled in
+    /// another environment does not); one that does not is a cache miss.
+    fn answers(&self, request: &Self::Request) -> bool {
+        let _ = request;
+        true
+    }
 }
 
 /// A place a model is found in and saved to.
@@ -166,6 +174,10 @@ impl<M: Model> Indirection<M> {
         let certname = M::request_certname(request);
         if let Some(cache) = self.cache.as_ref().filter(|_| !options.ignore_cache) {
             match cache.find(request).await {
+                Ok(Some(m)) if !m.answers(request) => tracing::info!(
+                    "the cached {} of {certname} does not answer this request",
+                    M::NAME
+                ),
                 Ok(Some(m)) if !self.expired(&m) => return Ok(Some(m)),
                 Ok(Some(_)) => {
                     tracing::info!(
@@ -247,6 +259,11 @@ mod tests {
         }
         fn set_expiration(&mut self, at: Option<String>) {
             self.expiration = at;
+        }
+        /// The value `elsewhere` stands for a catalog of another
+        /// environment: never an answer from the cache.
+        fn answers(&self, _: &String) -> bool {
+            self.value != "elsewhere"
         }
     }
 
@@ -364,6 +381,18 @@ mod tests {
                 s(1, "find", "a", "", "one", "C"),
                 s(2, "destroy", "a", "", "", ""),
                 s(3, "find", "a", "", "-", "T"),
+            ],
+        ),
+        (
+            "an entry that does not answer the request is a miss",
+            60,
+            &[("a", "elsewhere")],
+            &[
+                s(0, "find", "a", "", "elsewhere", "T"),
+                s(1, "find", "a", "", "elsewhere", "T"),
+                s(2, "put", "a", "one", "", ""),
+                s(3, "find", "a", "", "one", "T"),
+                s(4, "find", "a", "", "one", "C"),
             ],
         ),
         (

@@ -22,7 +22,7 @@ pub mod yaml;
 use std::sync::Arc;
 
 pub use indirection::{FindOptions, Indirection, Model, Terminus};
-pub use models::{BadReport, Catalog, CatalogRequest, Facts, FactsSearch, Report};
+pub use models::{BadReport, Catalog, CatalogRequest, Facts, FactsSearch, Report, trusted_facts};
 
 use crate::query::puppetdb::{PuppetDb, PuppetDbError};
 use crate::server::config::{Route, ServerConfig, TerminusKind};

@@ -87,6 +87,22 @@ impl Model for Facts {
     }
 }
 
+/// A node's trusted facts as the server knows them from its certname:
+/// Puppet's `$trusted` for a remote node (`authenticated: remote`, the
+/// certname split into host and domain, no certificate extensions, no
+/// `trusted_external_command` data).
+pub fn trusted_facts(certname: &str) -> Map<String, Value> {
+    let (host, domain) = certname.split_once('.').unwrap_or((certname, ""));
+    let mut t = Map::new();
+    t.insert("authenticated".into(), json!("remote"));
+    t.insert("certname".into(), json!(certname));
+    t.insert("domain".into(), json!(domain));
+    t.insert("extensions".into(), json!({}));
+    t.insert("external".into(), json!({}));
+    t.insert("hostname".into(), json!(host));
+    t
+}
+
 /// A search of facts: the nodes a PuppetDB query (PQL text or PuppetDB's
 /// AST) selects.
 #[derive(Clone, Debug, Default)]
@@ -239,6 +255,10 @@ impl Model for Catalog {
     }
     fn set_expiration(&mut self, at: Option<String>) {
         self.expiration = at;
+    }
+    /// A catalog answers a request in its own environment only.
+    fn answers(&self, request: &CatalogRequest) -> bool {
+        self.environment == request.environment.env.name
     }
 }
 

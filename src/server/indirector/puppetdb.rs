@@ -1,9 +1,11 @@
 //! The `puppetdb` terminus: a real PuppetDB through `query::puppetdb`'s
 //! client (the server's `puppetdb-url`, its TLS files). Facts are saved
-//! with the `replace_facts` command (version 5) and found with a query of
-//! the `inventory` entity (`/pdb/query/v4`), searched by passing the
-//! search's query (PQL or AST) to `/pdb/query/v4` unchanged, the facts of
-//! the certnames its rows name then read; reports are saved with
+//! with the `replace_facts` command (version 5), the node's trusted facts
+//! among them as the fact `trusted` (as Puppet's terminus sends them),
+//! and found with a query of the `inventory` entity (`/pdb/query/v4`,
+//! without that `trusted`), searched by passing the search's query (PQL
+//! or AST) to `/pdb/query/v4` unchanged, the facts of the certnames its
+//! rows name then read; reports are saved with
 //! `store_report` (version 8), converted from Puppet's report as Puppet's
 //! own PuppetDB report processor converts them: metrics and logs as
 //! lists, only the resources that had events or were skipped, times in
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use super::models::{Facts, FactsSearch, Report};
+use super::models::{Facts, FactsSearch, Report, trusted_facts};
 use super::{IndirectorError, Terminus, blocking};
 use crate::query::puppetdb::PuppetDb;
 
@@ -48,12 +50,15 @@ fn wire(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-/// `replace_facts`' payload (version 5).
+/// `replace_facts`' payload (version 5). As Puppet's own terminus does,
+/// the node's trusted facts go with its facts, as the fact `trusted`.
 pub fn facts_payload(facts: &Facts, producer: &str, now: DateTime<Utc>) -> Value {
+    let mut values = facts.values.clone();
+    values.insert("trusted".into(), Value::Object(trusted_facts(&facts.name)));
     json!({
         "certname": facts.name,
         "environment": facts.environment.as_deref().filter(|e| !e.is_empty()).unwrap_or(DEFAULT_ENVIRONMENT),
-        "values": facts.values,
+        "values": values,
         "producer_timestamp": wire(now),
         "producer": producer,
     })
@@ -206,11 +211,13 @@ impl Terminus<Facts> for PuppetDbTerminus {
         let Some(row) = rows.into_iter().next() else {
             return Ok(None);
         };
-        let values = row
+        let mut values = row
             .get("facts")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        // The server's own addition on save: `$trusted` is never a fact.
+        values.remove("trusted");
         let text = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_string);
         Ok(Some(Facts {
             name: certname.clone(),
