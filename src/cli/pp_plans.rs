@@ -65,6 +65,7 @@ pub(super) async fn run(
         sink,
         message,
         downloads: PathBuf::from("downloads"),
+        stop: Default::default(),
     };
     let outcome = puppet::run_reported(name, given, ctx, report).await;
     let mut out = std::io::stdout().lock();

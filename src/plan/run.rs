@@ -631,6 +631,7 @@ impl<'a> Runner<'a> {
             sink: Arc::new(|| -> Arc<dyn Sink> { Arc::new(Discard) }),
             message,
             downloads: self.ctx.downloads.clone(),
+            stop: Default::default(),
         };
         let done = super::puppet::eval_code(
             code,

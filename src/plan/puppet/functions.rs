@@ -112,6 +112,17 @@ pub fn find(name: &str) -> Option<PlanFn> {
     })
 }
 
+/// What a plan function called after the plan was stopped gives: an
+/// evaluation error (no `catch_errors` takes it), so nothing runs after.
+pub(super) fn stopped(c: &Call<'_>) -> Unwind {
+    stopped_at(c.loc)
+}
+
+/// [`stopped`] at `loc`.
+pub(super) fn stopped_at(loc: &crate::lang::error::Loc) -> Unwind {
+    Unwind::Error(plain("the plan was stopped").at(loc))
+}
+
 /// A Bolt error raised at the call.
 pub(super) fn raise(c: &Call<'_>, e: ErrorValue) -> Unwind {
     Unwind::Raise {
@@ -316,13 +327,16 @@ impl PlanLibrary {
         } else {
             self.sink()
         };
-        let summary = self.handle.block_on(run::run_on(
-            inv,
-            action,
-            &options,
-            sink,
-            Some(Arc::clone(&self.conns)),
-        ));
+        let summary = self
+            .handle
+            .block_on(self.stop.or(run::run_on(
+                inv,
+                action,
+                &options,
+                sink,
+                Some(Arc::clone(&self.conns)),
+            )))
+            .ok_or_else(|| plain("the plan was stopped"))?;
         let mut results = Vec::new();
         for t in &targets {
             if let Some(r) = summary.results.iter().find(|r| r.target == t.name) {
@@ -360,7 +374,8 @@ impl PlanLibrary {
         }
         let summaries = self
             .handle
-            .block_on(futures_util::future::join_all(futures));
+            .block_on(self.stop.or(futures_util::future::join_all(futures)))
+            .ok_or_else(|| plain("the plan was stopped"))?;
         let mut results = Vec::new();
         for (t, summary) in order.into_iter().zip(summaries) {
             for r in summary.results {
@@ -650,7 +665,7 @@ fn wait_until_available(
             }));
             break;
         }
-        std::thread::sleep(every);
+        lib.stop.sleep(&lib.handle, every);
     }
     lib.check(&c, "wait_until_available", done, meta.catch_errors)
         .map_err(|u| match u {
@@ -1230,15 +1245,20 @@ fn seconds(c: &Call<'_>, v: &Value, param: &str) -> EvalResult<std::time::Durati
     Ok(std::time::Duration::from_secs_f64(s.clamp(0.0, 1e9)))
 }
 
-fn sleep(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+fn sleep(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 1, 1)?;
-    std::thread::sleep(seconds(&c, &c.arg(0), "period")?);
+    if !lib
+        .stop
+        .sleep(&lib.handle, seconds(&c, &c.arg(0), "period")?)
+    {
+        return Err(stopped(&c));
+    }
     Ok(Value::Undef)
 }
 
 /// `ctrl::do_until({limit => N, interval => S}) || { ... }`: the block
 /// again until it returns a true value or the limit is reached; its last value.
-fn do_until(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+fn do_until(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 0, 1)?;
     let options = match c.args.first() {
         Some(Value::Hash(h)) => h.clone(),
@@ -1264,8 +1284,10 @@ fn do_until(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<
         if limit != 0 && i >= limit {
             return Ok(x);
         }
-        if let Some(d) = interval {
-            std::thread::sleep(d);
+        if let Some(d) = interval
+            && !lib.stop.sleep(&lib.handle, d)
+        {
+            return Err(stopped(&c));
         }
     }
 }

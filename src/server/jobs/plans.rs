@@ -160,6 +160,12 @@ impl Reporter for JobReport {
     fn verbose(&self, _: &str) {}
 }
 
+/// A stopped YAML plan's error (a Puppet-language plan says where it
+/// stopped itself).
+fn stopped_json() -> Value {
+    json!({ "kind": "ferry/plan-stopped", "msg": "The plan was stopped", "details": {} })
+}
+
 /// Server paths taken out of a plan's value.
 fn scrub_value(scrub: &Scrub, value: Value) -> Value {
     let text = value.to_string();
@@ -252,9 +258,14 @@ pub async fn plan_run(
                     report: &report,
                     downloads,
                 };
-                match crate::plan::run::run(&plan, params, &ctx).await {
-                    Ok(v) => (true, v.to_json()),
-                    Err(f) => (false, f.to_json()),
+                match rec
+                    .stop()
+                    .or(crate::plan::run::run(&plan, params, &ctx))
+                    .await
+                {
+                    Some(Ok(v)) => (true, v.to_json()),
+                    Some(Err(f)) => (false, f.to_json()),
+                    None => (false, stopped_json()),
                 }
             }
             Ready::Puppet(params) => {
@@ -270,6 +281,7 @@ pub async fn plan_run(
                         msg_rec.record(EventKind::OutMessage, m, json!({ "message": m }));
                     }),
                     downloads,
+                    stop: rec.stop().clone(),
                 };
                 let outcome = crate::plan::puppet::run(&name, params, ctx).await;
                 (outcome.ok, outcome.value)
