@@ -943,3 +943,81 @@ async fn puppet_plan_jobs_stop_where_they_are() {
     }
     server.stop().await;
 }
+
+/// Without a PuppetDB, a plan job's `puppetdb_query` and `puppetdb_fact`
+/// read the facts the server stored: those agents sent
+/// (`PUT /puppet/v3/facts/:certname` with the node's certificate), then
+/// the inventory's targets' own; a `.pp` plan and a YAML plan's code both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_jobs_query_the_facts_agents_sent() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let query = r#"inventory[certname]{ facts.os.family = "Debian" order by certname }"#;
+    let files = [
+        (
+            "plans/debian.pp".to_string(),
+            format!(
+                "plan demo::debian() {{\n  $rows = puppetdb_query('{query}')\n  $facts = puppetdb_fact(['agent1.test', 'nobody.test'])\n  return {{ 'debian' => $rows.map |$r| {{ $r['certname'] }}, 'agent1' => $facts['agent1.test']['os'], 'nobody' => $facts['nobody.test'] }}\n}}\n"
+            ),
+        ),
+        (
+            "plans/ydebian.yaml".to_string(),
+            format!(
+                "steps:\n  - name: rows\n    eval: |\n      puppetdb_query('{query}')\nreturn: $rows\n"
+            ),
+        ),
+    ];
+    let server = demo_server(&pki, dir.path(), files).await;
+    let addr = server.addr;
+    for (node, family) in [
+        ("agent1.test", "Debian"),
+        ("agent2.test", "RedHat"),
+        ("agent3.test", "Debian"),
+    ] {
+        let agent = Client::new(&pki, Some(&pki.node(node)));
+        let body = json!({
+            "name": node,
+            "values": {"os": {"family": family, "name": "x"}, "hostname": node},
+        });
+        let r = agent
+            .send(
+                addr,
+                "PUT",
+                &format!("/puppet/v3/facts/{node}?environment=production"),
+                Some(body.to_string().into_bytes()),
+            )
+            .await
+            .expect("PUT facts");
+        assert_eq!(r.status, 200, "{node}: {}", r.text());
+    }
+    let client = Client::new(&pki, Some(&pki.client));
+    for (plan, want) in [
+        (
+            "demo::debian",
+            json!({
+                "debian": ["agent1.test", "agent3.test"],
+                "agent1": {"family": "Debian", "name": "x"},
+                "nobody": {},
+            }),
+        ),
+        (
+            "demo::ydebian",
+            json!([{"certname": "agent1.test"}, {"certname": "agent3.test"}]),
+        ),
+    ] {
+        let r = client
+            .post(
+                addr,
+                "/orchestrator/v1/command/plan_run",
+                &json!({"plan_name": plan}),
+            )
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        let job = r.json()["name"].as_str().expect("name").to_string();
+        let events = stream(&client, addr, &job).await;
+        let (kind, last) = &events[events.len() - 2];
+        assert_eq!(kind, "plan_finished", "{plan}: {events:?}");
+        assert_eq!(last["details"]["result"], want, "{plan}");
+    }
+    server.stop().await;
+}

@@ -102,6 +102,9 @@ pub struct Context<'a> {
     pub report: &'a dyn Reporter,
     /// Where `download` steps save files: `<downloads>/<destination>/<target>/`.
     pub downloads: PathBuf,
+    /// Stored facts beyond the inventory's, for the Puppet code's
+    /// `puppetdb_query` (see [`super::puppet::Context::stored_facts`]).
+    pub stored_facts: Option<super::puppet::FactsSource>,
 }
 
 fn is_target_spec(ty: &str) -> bool {
@@ -632,6 +635,7 @@ impl<'a> Runner<'a> {
             message,
             downloads: self.ctx.downloads.clone(),
             stop: Default::default(),
+            stored_facts: self.ctx.stored_facts.clone(),
         };
         let done = super::puppet::eval_code(
             code,

@@ -40,6 +40,8 @@ pub struct PlanLibrary {
     pub me: std::sync::OnceLock<std::sync::Weak<PlanLibrary>>,
     /// Set when the plan is to stop: no plan function runs after it.
     pub stop: crate::run::Stop,
+    /// Stored facts beyond the inventory's, if the plan has any.
+    pub stored_facts: Option<super::FactsSource>,
 }
 
 impl PlanLibrary {
@@ -68,6 +70,7 @@ impl PlanLibrary {
             message,
             downloads,
             stop,
+            stored_facts,
         } = ctx;
         PlanLibrary {
             modulepath,
@@ -82,6 +85,7 @@ impl PlanLibrary {
             report: None,
             me: std::sync::OnceLock::new(),
             stop,
+            stored_facts,
         }
     }
 }

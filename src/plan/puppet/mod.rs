@@ -43,6 +43,7 @@ use crate::lang::values::value::Value;
 use crate::plan::Failure;
 use crate::plan::expr::{Code, Val, Vars};
 use crate::plan::run::Reporter;
+use crate::query::NodeFacts;
 use crate::run::events::Sink;
 use crate::run::{Connections, RunOptions, Stop};
 
@@ -202,7 +203,19 @@ pub struct Context {
     /// step is cut off and no plan function runs after it. Dropping the
     /// future of [`run`] or [`eval_code`] sets it too.
     pub stop: Stop,
+    /// Facts stored beyond the inventory's (the server's: what agents and
+    /// deploy runs sent), which `puppetdb_query` and `puppetdb_fact` read
+    /// when no PuppetDB is configured; asked at the first such query.
+    pub stored_facts: Option<FactsSource>,
 }
+
+/// Where a plan finds stored facts beyond its inventory's.
+pub type FactsSource = Arc<dyn Fn() -> Result<Vec<NodeFacts>, FactsUnreadable> + Send + Sync>;
+
+/// Why the stored facts could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("the stored facts cannot be read: {0}")]
+pub struct FactsUnreadable(pub String);
 
 /// How a plan ended: its return value, or Bolt's error object.
 #[derive(Debug, Clone, PartialEq)]
