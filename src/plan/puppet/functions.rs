@@ -222,6 +222,8 @@ fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
             (Some("_env_vars"), other) => {
                 return Err(arg_error(c, "_env_vars", "a Hash", other));
             }
+            // apply's, checked there.
+            (Some("_puppetdb"), _) if c.name == "apply" => {}
             (Some(k), _) if k.starts_with('_') => {
                 tracing::warn!("{}: option {k} is not supported by ferry; ignored", c.name);
             }
@@ -1372,6 +1374,23 @@ fn system_env(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult
     Ok(std::env::var(&name).map_or(Value::Undef, Value::Str))
 }
 
+/// apply's `_puppetdb`: a named instance of the project's
+/// `puppetdb-instances`, which must be configured (Bolt's error). ferry's
+/// compile queries no PuppetDB, so the instance is only checked.
+fn apply_puppetdb(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<()> {
+    match hash_get_str(options, "_puppetdb") {
+        None | Some(Value::Undef) => Ok(()),
+        Some(Value::Str(name)) => match crate::query::puppetdb::named(Some(name)) {
+            Some(Err(e @ crate::query::PuppetDbError::UnknownInstance(_))) => Err(raise(
+                c,
+                ErrorValue::new(e.to_string(), "bolt/puppetdb-error"),
+            )),
+            _ => Ok(()),
+        },
+        Some(other) => Err(arg_error(c, "_puppetdb", "a String", other)),
+    }
+}
+
 /// `apply($targets, options) { ... }`: the block compiled into a catalog
 /// per target (its facts, its vars and the plan's variables in the top
 /// scope), each applied on its target through the executor, all at once.
@@ -1398,6 +1417,7 @@ pub fn apply_block(
         Some(other) => return Err(arg_error(&c, "options", "a Hash value", other)),
     };
     let meta = meta(&c, &options)?;
+    apply_puppetdb(&c, &options)?;
     let plan_vars: Vec<(String, Value)> = ev
         .visible_vars(call.scope)
         .into_iter()
