@@ -108,6 +108,7 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "puppetdb_query" => super::puppetdb::puppetdb_query,
         "puppetdb_fact" => super::puppetdb::puppetdb_fact,
         "get_resources" => super::resources::get_resources,
+        "run_container" => super::container::run_container,
         _ => return None,
     })
 }
@@ -132,7 +133,7 @@ pub(super) fn raise(c: &Call<'_>, e: ErrorValue) -> Unwind {
 }
 
 /// An argument error, worded as Puppet's.
-fn arg_error(c: &Call<'_>, param: &str, want: &str, got: &Value) -> Unwind {
+pub(super) fn arg_error(c: &Call<'_>, param: &str, want: &str, got: &Value) -> Unwind {
     plain(format!(
         "'{}' parameter '{param}' expects {want}, got {}",
         c.name,

@@ -18,6 +18,7 @@
 //! [`run`] runs one and gives Bolt's result: the plan's return value, or
 //! its error (`{kind, msg, details}`, with file, line and column).
 
+mod container;
 mod functions;
 mod library;
 mod prompt;
