@@ -69,6 +69,9 @@ REQUIREMENTS=(
   "telnet telnet"
   "java default-jre-headless"
   "/usr/sbin/puppetdb puppetdb"
+  "podman podman"
+  "runc runc"
+  "/bin/busybox busybox-static"
 )
 
 have() {

@@ -309,8 +309,15 @@ pub fn load(dir: &Path, chosen: Chosen) -> Result<Project, ProjectError> {
                 let Value::Map(plugins) = &v.value else {
                     return Err(wrong("Hash"));
                 };
-                for (name, config) in plugins {
-                    let name = key_text(name);
+                for (key, config) in plugins {
+                    let name = key_text(key);
+                    if name == "puppetdb" {
+                        // Bolt's rule: the plugin reads the `puppetdb` section.
+                        return Err(invalid(
+                            key,
+                            "Configuration for the PuppetDB plugin must be in the 'puppetdb' config section, not 'plugins'".into(),
+                        ));
+                    }
                     match config.to_json() {
                         serde_json::Value::Object(map) => {
                             project.plugins.insert(name, map);
@@ -499,6 +506,14 @@ fn puppetdb(
             "token" => config.token = Some(path()?),
             "connect_timeout" => config.connect_timeout = secs()?,
             "read_timeout" => config.read_timeout = secs()?,
+            "default" => {
+                return Err(invalid(
+                    k,
+                    format!(
+                        "Unknown option 'default' in {section}: the default PuppetDB is the 'puppetdb' section itself; to make a named instance of 'puppetdb-instances' the default, pass --puppetdb NAME"
+                    ),
+                ));
+            }
             other => {
                 return Err(invalid(
                     k,

@@ -466,6 +466,69 @@ groups:
     )
 }
 
+const APPLY_PLAN: &str = r#"plan q::applydb() {
+  $known = apply([], '_puppetdb' => 'main') { }
+  $unknown = catch_errors() || { apply([], '_puppetdb' => 'nosuch') { } }
+  return [$known.count, $unknown.kind, $unknown.message]
+}
+"#;
+
+/// Bolt's default PuppetDB beside named ones: the `puppetdb` section is
+/// the default (asked when a query names no instance), `--puppetdb NAME`
+/// makes a named one the default instead; `apply`'s `_puppetdb` names an
+/// instance too. What Bolt refuses, with the key named: a `default` key
+/// in `puppetdb` (Bolt's default is chosen with `--puppetdb`), and the
+/// puppetdb plugin configured under `plugins`.
+fn default_and_named_puppetdb_instances() -> Result<(), Failed> {
+    let db = fed();
+    let main = pdb_config(&db)
+        .replace("puppetdb:\n", "  main:\n")
+        .replace("\n  ", "\n    ");
+    let plain = format!("['http://127.0.0.1:{}']", db.http_port);
+    let config = format!(
+        "puppetdb:\n  server_urls: {plain}\npuppetdb-instances:\n{main}  plain:\n    server_urls: {plain}\n"
+    );
+    let inventory = "targets:\n  - name: local.example.com\n    facts: {os: {family: Debian}}\n";
+    let plans = [("instances", INSTANCES_PLAN), ("applydb", APPLY_PLAN)];
+    let p = Project::new(&config, inventory, &plans);
+    let debian = serde_json::json!(["db1.example.com", "web1.example.com"]);
+    for extra in [&[][..], &["--puppetdb", "main"][..]] {
+        let mut args = vec!["plan", "run", "q::instances", "--format", "json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = p.ferry(&args);
+        check(code == 0, format!("{extra:?}: exit {code}: {out}{err}"))?;
+        let v = json(&out)?;
+        check(v["stored"] == debian, format!("{extra:?}: got {v}"))?;
+    }
+    let (code, out, err) = p.ferry(&["plan", "run", "q::applydb", "--format", "json"]);
+    check(code == 0, format!("exit {code}: {out}{err}"))?;
+    let v = json(&out)?;
+    let want = serde_json::json!([
+        0,
+        "bolt/puppetdb-error",
+        "PuppetDB instance 'nosuch' has not been configured, unable to connect"
+    ]);
+    check(v == want, format!("got {v}\nwant {want}"))?;
+    for (bad, say) in [
+        (
+            format!("puppetdb:\n  server_urls: {plain}\n  default: main\n"),
+            "bolt-project.yaml:4:3: invalid configuration: Unknown option 'default' in puppetdb: the default PuppetDB is the 'puppetdb' section itself; to make a named instance of 'puppetdb-instances' the default, pass --puppetdb NAME",
+        ),
+        (
+            format!("plugins:\n  puppetdb:\n    server_urls: {plain}\n"),
+            "bolt-project.yaml:3:3: invalid configuration: Configuration for the PuppetDB plugin must be in the 'puppetdb' config section, not 'plugins'",
+        ),
+    ] {
+        let p = Project::new(&bad, inventory, &[]);
+        let (code, out, err) = p.ferry(&["inventory", "show", "-t", "all"]);
+        check(
+            code == 1 && err.contains(say),
+            format!("exit {code}: {out}{err}"),
+        )?;
+    }
+    Ok(())
+}
+
 fn query_flag_selects_targets() -> Result<(), Failed> {
     let db = fed();
     let p = Project::new(&pdb_config(&db), "{}\n", &[]);
@@ -631,8 +694,12 @@ fn main() {
             puppetdb_case(&a)
         }));
     }
-    let named: [(&str, Check); 8] = [
+    let named: [(&str, Check); 9] = [
         ("named_puppetdb_instances", named_puppetdb_instances),
+        (
+            "default_and_named_puppetdb_instances",
+            default_and_named_puppetdb_instances,
+        ),
         (
             "plan_functions_query_puppetdb",
             plan_functions_query_puppetdb,

@@ -29,6 +29,31 @@ fn scratch() -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// `ferry serve` over the fixture's inventory ([`inventory`]) with the
+/// module `demo` on its modulepath, holding `files` (paths inside it).
+async fn demo_server<P: AsRef<str>, T: AsRef<[u8]>>(
+    pki: &Pki,
+    dir: &Path,
+    files: impl IntoIterator<Item = (P, T)>,
+) -> TestServer {
+    let sshd = fixture().await;
+    let inv = inventory(sshd, dir);
+    let demo = dir.join("modules/demo");
+    for (path, text) in files {
+        let path = demo.join(path.as_ref());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(path, text).expect("write fixture");
+    }
+    let extra = format!(
+        "inventory: {}\nmodulepath: {}\n",
+        inv.display(),
+        dir.join("modules").display()
+    );
+    TestServer::start(pki, dir, &extra).await
+}
+
 async fn command_jobs(pki: &Pki, dir: &Path, store: &str) {
     let sshd = fixture().await;
     let inv = inventory(sshd, dir);
@@ -426,26 +451,15 @@ async fn deeply_nested_query_is_a_400() {
 async fn task_that_cannot_start_is_errored() {
     let pki = Pki::new();
     let dir = scratch();
-    let sshd = fixture().await;
-    let inv = inventory(sshd, dir.path());
-    let tasks = dir.path().join("modules/demo/tasks");
-    std::fs::create_dir_all(&tasks).expect("mkdir");
-    for (name, text) in [
-        ("win.ps1", "Write-Output 'hi'\n"),
+    let files = [
+        ("tasks/win.ps1", "Write-Output 'hi'\n"),
         (
-            "win.json",
+            "tasks/win.json",
             r#"{"implementations": [{"name": "win.ps1", "requirements": ["powershell"]}]}"#,
         ),
-        ("fails.sh", "#!/bin/sh\necho no >&2\nexit 3\n"),
-    ] {
-        std::fs::write(tasks.join(name), text).expect("write task");
-    }
-    let extra = format!(
-        "inventory: {}\nmodulepath: {}\n",
-        inv.display(),
-        dir.path().join("modules").display()
-    );
-    let server = TestServer::start(&pki, dir.path(), &extra).await;
+        ("tasks/fails.sh", "#!/bin/sh\necho no >&2\nexit 3\n"),
+    ];
+    let server = demo_server(&pki, dir.path(), files).await;
     let client = Client::new(&pki, Some(&pki.client));
     for (task, kind, error) in [
         ("demo::win", "node_errored", "bolt/no-implementation"),
@@ -495,12 +509,7 @@ async fn task_that_cannot_start_is_errored() {
 async fn plan_jobs_yaml_and_puppet() {
     let pki = Pki::new();
     let dir = scratch();
-    let sshd = fixture().await;
-    let inv = inventory(sshd, dir.path());
-    let demo = dir.path().join("modules/demo");
-    std::fs::create_dir_all(demo.join("tasks")).expect("mkdir");
-    std::fs::create_dir_all(demo.join("plans")).expect("mkdir");
-    for (path, text) in [
+    let files = [
         (
             "tasks/greet.sh",
             "#!/bin/sh\necho \"{\\\"greeting\\\": \\\"hi $PT_name\\\"}\"\n",
@@ -533,15 +542,8 @@ async fn plan_jobs_yaml_and_puppet() {
             "plans/broken.pp",
             "plan demo::broken(TargetSpec $targets) {\n  run_command('exit 3', $targets)\n  return 'never'\n}\n",
         ),
-    ] {
-        std::fs::write(demo.join(path), text).expect("write fixture");
-    }
-    let extra = format!(
-        "inventory: {}\nmodulepath: {}\n",
-        inv.display(),
-        dir.path().join("modules").display()
-    );
-    let server = TestServer::start(&pki, dir.path(), &extra).await;
+    ];
+    let server = demo_server(&pki, dir.path(), files).await;
     let client = Client::new(&pki, Some(&pki.client));
     let addr = server.addr;
 
@@ -707,8 +709,8 @@ async fn plan_jobs_yaml_and_puppet() {
         .await;
     assert_eq!(r.json()["state"], "stopped", "{}", r.text());
 
-    // A Puppet-language plan stopped mid-step: its evaluation may go on
-    // (there is no way to interrupt it), but the job ends at once.
+    // A Puppet-language plan stopped mid-step ends at once (what it leaves
+    // running: `puppet_plan_jobs_stop_where_they_are`).
     let job = start("demo::pslow", json!({"targets": "web1"})).await;
     wait_events(&client, addr, &job, |ev| {
         ev.iter().any(|e| e["type"] == "node_running")
@@ -811,5 +813,211 @@ async fn plan_jobs_yaml_and_puppet() {
         action_for(&Method::GET, "/orchestrator/v1/plan_jobsx"),
         None
     );
+    server.stop().await;
+}
+
+/// Stopping a Puppet-language plan job (`POST /orchestrator/v1/command/stop`)
+/// stops the plan where it is: a `run_command` sleeping on the target is
+/// ended there, as are `ctrl::sleep`, `wait_until_available` and the
+/// blocks of a `parallelize`; no later step runs (the job's
+/// `job_finished` comes only once the plan's evaluation has ended, so the
+/// checks after it are final), and the plan's end is `ferry/plan-stopped`
+/// at the line it stopped on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn puppet_plan_jobs_stop_where_they_are() {
+    use common::procs::{gone_within, running, unique_seconds};
+    let pki = Pki::new();
+    let dir = scratch();
+    let plans = [
+        (
+            "step",
+            "  run_command(\"sleep ${first}\", $targets)\n  run_command(\"sleep ${then}\", $targets)\n",
+        ),
+        (
+            "nap",
+            "  out::message('napping')\n  ctrl::sleep(600)\n  run_command(\"sleep ${then}\", $targets)\n",
+        ),
+        (
+            "waits",
+            "  out::message('waiting')\n  wait_until_available('down', 'wait_time' => 600)\n  run_command(\"sleep ${then}\", $targets)\n",
+        ),
+        (
+            "par",
+            "  parallelize([$first, $second]) |$s| { run_command(\"sleep ${s}\", $targets) }\n  run_command(\"sleep ${then}\", $targets)\n",
+        ),
+    ];
+    let files = plans.iter().map(|(name, body)| {
+        let text = format!(
+            "plan demo::{name}(TargetSpec $targets, String $first = '1', String $second = '1', String $then = '1') {{\n{body}}}\n"
+        );
+        (format!("plans/{name}.pp"), text)
+    });
+    let server = demo_server(&pki, dir.path(), files).await;
+    let client = Client::new(&pki, Some(&pki.client));
+    let addr = server.addr;
+
+    let procs_up = |args: Vec<String>| async move {
+        tokio::task::spawn_blocking(move || {
+            args.iter()
+                .all(|a| common::procs::appears_within(a, Duration::from_secs(20)))
+        })
+        .await
+        .expect("join")
+    };
+    for (plan, line, wait_for) in [
+        ("step", 2, "running"),
+        ("nap", 3, "napping"),
+        ("waits", 3, "waiting"),
+        ("par", 2, "running"),
+    ] {
+        let (first, second, then) = (unique_seconds(), unique_seconds(), unique_seconds());
+        let body = json!({
+            "plan_name": format!("demo::{plan}"),
+            "params": {"targets": "web1", "first": first, "second": second, "then": then},
+        });
+        let r = client
+            .post(addr, "/orchestrator/v1/command/plan_run", &body)
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        let job = r.json()["name"].as_str().expect("name").to_string();
+        let sleeping = match plan {
+            "step" => vec![first.clone()],
+            "par" => vec![first.clone(), second.clone()],
+            _ => Vec::new(),
+        };
+        if wait_for == "running" {
+            assert!(
+                procs_up(sleeping.clone()).await,
+                "{plan}: its step never started"
+            );
+        } else {
+            wait_events(&client, addr, &job, |ev| {
+                ev.iter().any(|e| e["type"] == "out_message")
+            })
+            .await;
+        }
+        let r = client
+            .post(addr, "/orchestrator/v1/command/stop", &json!({"job": job}))
+            .await;
+        assert_eq!(r.status, 200, "{plan}: {}", r.text());
+        let events = stream(&client, addr, &job).await;
+        let k = kinds(&events);
+        assert_eq!(
+            k[k.len() - 2..],
+            ["plan_failed", "job_finished"],
+            "{plan}: {events:?}"
+        );
+        // The plan's evaluation ended by itself, before the job did.
+        assert_eq!(
+            events[events.len() - 1].1["details"],
+            json!({"state": "stopped"}),
+            "{plan}: {events:?}"
+        );
+        let result = &events[events.len() - 2].1["details"]["result"];
+        assert_eq!(result["kind"], "ferry/plan-stopped", "{plan}: {result}");
+        assert_eq!(result["details"]["line"], line, "{plan}: {result}");
+        let starts = k.iter().filter(|x| **x == "command_start").count();
+        assert_eq!(
+            starts,
+            if plan == "par" {
+                2
+            } else {
+                usize::from(plan == "step")
+            },
+            "{plan}: {k:?}"
+        );
+        assert!(!running(&then), "{plan}: a step after the stop ran");
+        let r = client
+            .get(addr, &format!("/orchestrator/v1/jobs/{job}"))
+            .await;
+        assert_eq!(r.json()["state"], "stopped", "{plan}: {}", r.text());
+        let gone = tokio::task::spawn_blocking(move || {
+            sleeping
+                .iter()
+                .all(|s| gone_within(s, Duration::from_secs(10)))
+        });
+        assert!(
+            gone.await.expect("join"),
+            "{plan}: its step still runs on the target"
+        );
+    }
+    server.stop().await;
+}
+
+/// Without a PuppetDB, a plan job's `puppetdb_query` and `puppetdb_fact`
+/// read the facts the server stored: those agents sent
+/// (`PUT /puppet/v3/facts/:certname` with the node's certificate), then
+/// the inventory's targets' own; a `.pp` plan and a YAML plan's code both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_jobs_query_the_facts_agents_sent() {
+    let pki = Pki::new();
+    let dir = scratch();
+    let query = r#"inventory[certname]{ facts.os.family = "Debian" order by certname }"#;
+    let files = [
+        (
+            "plans/debian.pp".to_string(),
+            format!(
+                "plan demo::debian() {{\n  $rows = puppetdb_query('{query}')\n  $facts = puppetdb_fact(['agent1.test', 'nobody.test'])\n  return {{ 'debian' => $rows.map |$r| {{ $r['certname'] }}, 'agent1' => $facts['agent1.test']['os'], 'nobody' => $facts['nobody.test'] }}\n}}\n"
+            ),
+        ),
+        (
+            "plans/ydebian.yaml".to_string(),
+            format!(
+                "steps:\n  - name: rows\n    eval: |\n      puppetdb_query('{query}')\nreturn: $rows\n"
+            ),
+        ),
+    ];
+    let server = demo_server(&pki, dir.path(), files).await;
+    let addr = server.addr;
+    for (node, family) in [
+        ("agent1.test", "Debian"),
+        ("agent2.test", "RedHat"),
+        ("agent3.test", "Debian"),
+    ] {
+        let agent = Client::new(&pki, Some(&pki.node(node)));
+        let body = json!({
+            "name": node,
+            "values": {"os": {"family": family, "name": "x"}, "hostname": node},
+        });
+        let r = agent
+            .send(
+                addr,
+                "PUT",
+                &format!("/puppet/v3/facts/{node}?environment=production"),
+                Some(body.to_string().into_bytes()),
+            )
+            .await
+            .expect("PUT facts");
+        assert_eq!(r.status, 200, "{node}: {}", r.text());
+    }
+    let client = Client::new(&pki, Some(&pki.client));
+    for (plan, want) in [
+        (
+            "demo::debian",
+            json!({
+                "debian": ["agent1.test", "agent3.test"],
+                "agent1": {"family": "Debian", "name": "x"},
+                "nobody": {},
+            }),
+        ),
+        (
+            "demo::ydebian",
+            json!([{"certname": "agent1.test"}, {"certname": "agent3.test"}]),
+        ),
+    ] {
+        let r = client
+            .post(
+                addr,
+                "/orchestrator/v1/command/plan_run",
+                &json!({"plan_name": plan}),
+            )
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        let job = r.json()["name"].as_str().expect("name").to_string();
+        let events = stream(&client, addr, &job).await;
+        let (kind, last) = &events[events.len() - 2];
+        assert_eq!(kind, "plan_finished", "{plan}: {events:?}");
+        assert_eq!(last["details"]["result"], want, "{plan}");
+    }
     server.stop().await;
 }

@@ -105,6 +105,7 @@ pub async fn run(
         sink: &sink,
         report,
         downloads: PathBuf::from("downloads"),
+        stored_facts: None,
     };
     let outcome = ferry::plan::run::run(&plan, params, &ctx).await;
     match format {

@@ -65,6 +65,8 @@ pub(super) async fn run(
         sink,
         message,
         downloads: PathBuf::from("downloads"),
+        stop: Default::default(),
+        stored_facts: None,
     };
     let outcome = puppet::run_reported(name, given, ctx, report).await;
     let mut out = std::io::stdout().lock();

@@ -102,6 +102,9 @@ pub struct Context<'a> {
     pub report: &'a dyn Reporter,
     /// Where `download` steps save files: `<downloads>/<destination>/<target>/`.
     pub downloads: PathBuf,
+    /// Stored facts beyond the inventory's, for the Puppet code's
+    /// `puppetdb_query` (see [`super::puppet::Context::stored_facts`]).
+    pub stored_facts: Option<super::puppet::FactsSource>,
 }
 
 fn is_target_spec(ty: &str) -> bool {
@@ -631,6 +634,8 @@ impl<'a> Runner<'a> {
             sink: Arc::new(|| -> Arc<dyn Sink> { Arc::new(Discard) }),
             message,
             downloads: self.ctx.downloads.clone(),
+            stop: Default::default(),
+            stored_facts: self.ctx.stored_facts.clone(),
         };
         let done = super::puppet::eval_code(
             code,

@@ -10,6 +10,7 @@ pub mod actions;
 pub mod capture;
 pub mod events;
 pub mod result;
+pub mod stop;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,6 +21,7 @@ use tokio::task::JoinSet;
 pub use actions::Action;
 pub use events::{Discard, Event, FanOut, Sink};
 pub use result::{CommandOutput, Outcome, Output, Status, Summary, TargetResult};
+pub use stop::Stop;
 
 use crate::inventory::Target;
 use crate::transport::{self, Overrides, Transport, TransportError};

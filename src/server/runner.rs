@@ -20,7 +20,7 @@ use super::AppState;
 use super::scrub::Scrub;
 use crate::inventory::Target;
 use crate::run::events::{Event, Sink};
-use crate::run::{self, Action, Outcome as RunOutcome, RunOptions, Summary, TargetResult};
+use crate::run::{self, Action, Outcome as RunOutcome, RunOptions, Stop, Summary, TargetResult};
 use crate::store::{EventKind, EventRecord, JobRecord, JobState, NodeState};
 
 /// One event of one job, as broadcast to stream subscribers.
@@ -270,6 +270,7 @@ pub enum Done {
 #[derive(Clone)]
 pub struct Recorder {
     tx: mpsc::UnboundedSender<Msg>,
+    stop: Stop,
 }
 
 impl Recorder {
@@ -295,13 +296,19 @@ impl Recorder {
     /// evaluation thread after the job was stopped, so the job's events
     /// end when the job does.
     pub fn weak(&self) -> WeakRecorder {
-        WeakRecorder(self.tx.downgrade())
+        WeakRecorder(self.tx.downgrade(), self.stop.clone())
+    }
+
+    /// Set when the job is stopped: work that runs beyond the job's task
+    /// (a plan's evaluation thread) watches it and ends by itself.
+    pub fn stop(&self) -> &Stop {
+        &self.stop
     }
 }
 
 /// See [`Recorder::weak`].
 #[derive(Clone)]
-pub struct WeakRecorder(mpsc::WeakUnboundedSender<Msg>);
+pub struct WeakRecorder(mpsc::WeakUnboundedSender<Msg>, Stop);
 
 impl WeakRecorder {
     /// [`Recorder::sink`], whose events are dropped once the job's work
@@ -316,7 +323,11 @@ impl WeakRecorder {
     /// [`Recorder::record`] while the job's work lives.
     pub fn record(&self, kind: EventKind, message: &str, details: Value) {
         if let Some(tx) = self.0.upgrade() {
-            Recorder { tx }.record(kind, message, details);
+            Recorder {
+                tx,
+                stop: self.1.clone(),
+            }
+            .record(kind, message, details);
         }
     }
 }
@@ -372,7 +383,10 @@ where
     F: Future<Output = Summary> + Send + 'static,
 {
     start_with(state, job, scrub, move |rec: Recorder| async move {
-        Done::Run(work(rec.sink(false)).await)
+        let stop = rec.stop().clone();
+        // A stopped run is cut off at once: the job ends `stopped`, and
+        // this summary is never reported.
+        Done::Run(stop.or(work(rec.sink(false))).await.unwrap_or_default())
     })
 }
 
@@ -397,6 +411,11 @@ where
 /// How long the end of a job waits for its events to be written.
 const WRITER_GRACE: Duration = Duration::from_secs(10);
 
+/// How long a stopped job's work may take to end by itself (a plan's
+/// evaluation cutting off its step, closing its connections) before it
+/// is aborted.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// Runs the job's work in a task of its own and ends the job whatever
 /// becomes of that task: finished, stopped, or failed when it panicked.
 async fn supervise<W, F>(
@@ -415,7 +434,12 @@ where
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let mut written = tokio::spawn(writer(Arc::clone(&state), job, rx, scrub.clone()));
-    let mut work = tokio::spawn(work(Recorder { tx }));
+    let signal = Stop::default();
+    let mut work = tokio::spawn(work(Recorder {
+        tx,
+        stop: signal.clone(),
+    }));
+    let mut abandoned = false;
     // `stop` stays alive until the job is recorded as ended, so a stop that
     // comes meanwhile is taken by this job, not left unheard.
     let stopped = async {
@@ -438,9 +462,14 @@ where
             }
         },
         () = stopped => {
-            work.abort();
-            // Aborted: its sink is dropped, so the writer can finish.
-            let _ = work.await;
+            signal.trigger();
+            if tokio::time::timeout(STOP_GRACE, &mut work).await.is_err() {
+                tracing::error!(job, "the stopped job's work did not end in time; aborted");
+                abandoned = true;
+                work.abort();
+                // Aborted: its sink is dropped, so the writer can finish.
+                let _ = work.await;
+            }
             Outcome::Stopped
         }
     };
@@ -466,7 +495,11 @@ where
             JobState::Stopped,
             NodeState::Stopped,
             "The job was stopped".to_string(),
-            json!({ "state": "stopped" }),
+            if abandoned {
+                json!({ "state": "stopped", "reason": "work-abandoned" })
+            } else {
+                json!({ "state": "stopped" })
+            },
         ),
         Outcome::Finished(s) => {
             let job_state = if s.all_ok() {

@@ -31,6 +31,18 @@ pub struct FactsRecord {
     pub facts: Value,
 }
 
+/// A row of the facts table.
+fn facts_record(r: &sqlx::any::AnyRow) -> Result<FactsRecord, StoreError> {
+    let get =
+        |c: &str| -> Result<String, StoreError> { r.try_get(c).map_err(query_error("read facts")) };
+    Ok(FactsRecord {
+        certname: get("certname")?,
+        environment: get("environment")?,
+        received_at: get("received_at")?,
+        facts: parse_json(&get("facts")?, "read facts")?,
+    })
+}
+
 /// A node's stored catalog.
 #[derive(Debug, Clone)]
 pub struct CatalogRecord {
@@ -60,17 +72,6 @@ fn parse_json(text: &str, op: &'static str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Query {
         op,
         message: e.to_string(),
-    })
-}
-
-fn facts_record(r: &sqlx::any::AnyRow) -> Result<FactsRecord, StoreError> {
-    let get =
-        |c: &str| -> Result<String, StoreError> { r.try_get(c).map_err(query_error("read facts")) };
-    Ok(FactsRecord {
-        certname: get("certname")?,
-        environment: get("environment")?,
-        received_at: get("received_at")?,
-        facts: parse_json(&get("facts")?, "read facts")?,
     })
 }
 
@@ -162,7 +163,8 @@ impl Store {
         row.as_ref().map(facts_record).transpose()
     }
 
-    /// Every node's latest facts, by certname.
+    /// Every node's latest facts, by certname (for queries over the
+    /// stored facts: a plan job's `puppetdb_query` without PuppetDB).
     pub async fn all_facts(&self) -> Result<Vec<FactsRecord>, StoreError> {
         let sql = self
             .sql("SELECT certname, environment, received_at, facts FROM facts ORDER BY certname");

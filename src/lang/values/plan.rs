@@ -61,6 +61,8 @@ impl Target {
 pub enum ResultKind {
     Result,
     ApplyResult,
+    /// `run_container`'s: no target; its object is the image.
+    ContainerResult,
 }
 
 /// One target's result of a plan function (`Result`, or `ApplyResult`
@@ -87,11 +89,14 @@ impl PlanResult {
         }
     }
 
-    /// Bolt's `to_data`: `{target, action, object, status, value}`.
+    /// Bolt's `to_data`: `{target, action, object, status, value}`
+    /// (a ContainerResult's: `{object, status, value}`).
     pub fn to_data(&self) -> J {
         let mut m = Map::new();
-        m.insert("target".into(), J::String(self.target.name.clone()));
-        m.insert("action".into(), J::String(self.action.clone()));
+        if self.kind != ResultKind::ContainerResult {
+            m.insert("target".into(), J::String(self.target.name.clone()));
+            m.insert("action".into(), J::String(self.action.clone()));
+        }
         m.insert(
             "object".into(),
             self.object.clone().map_or(J::Null, J::String),
@@ -243,6 +248,7 @@ pub enum PlanType {
     Target,
     Result,
     ApplyResult,
+    ContainerResult,
     ResultSet,
     Error,
     Future,
@@ -258,6 +264,7 @@ impl PlanType {
             "Target" => PlanType::Target,
             "Result" => PlanType::Result,
             "ApplyResult" => PlanType::ApplyResult,
+            "ContainerResult" => PlanType::ContainerResult,
             "ResultSet" => PlanType::ResultSet,
             "Error" => PlanType::Error,
             "Future" => PlanType::Future,
@@ -272,6 +279,7 @@ impl PlanType {
             PlanType::Target => "Target",
             PlanType::Result => "Result",
             PlanType::ApplyResult => "ApplyResult",
+            PlanType::ContainerResult => "ContainerResult",
             PlanType::ResultSet => "ResultSet",
             PlanType::Error => "Error",
             PlanType::Future => "Future",
@@ -290,6 +298,9 @@ impl PlanType {
             }
             PlanType::ApplyResult => {
                 matches!(obj, Some(PlanObject::Result(r)) if r.kind == ResultKind::ApplyResult)
+            }
+            PlanType::ContainerResult => {
+                matches!(obj, Some(PlanObject::Result(r)) if r.kind == ResultKind::ContainerResult)
             }
             PlanType::ResultSet => matches!(obj, Some(PlanObject::ResultSet(_))),
             PlanType::Error => matches!(obj, Some(PlanObject::Error(_))),
@@ -342,6 +353,7 @@ impl PlanObject {
         match self {
             PlanObject::Target(_) => "Target",
             PlanObject::Result(r) if r.kind == ResultKind::ApplyResult => "ApplyResult",
+            PlanObject::Result(r) if r.kind == ResultKind::ContainerResult => "ContainerResult",
             PlanObject::Result(_) => "Result",
             PlanObject::ResultSet(_) => "ResultSet",
             PlanObject::Error(_) => "Error",
@@ -353,6 +365,9 @@ impl PlanObject {
         let t = match self {
             PlanObject::Target(_) => PlanType::Target,
             PlanObject::Result(r) if r.kind == ResultKind::ApplyResult => PlanType::ApplyResult,
+            PlanObject::Result(r) if r.kind == ResultKind::ContainerResult => {
+                PlanType::ContainerResult
+            }
             PlanObject::Result(_) => PlanType::Result,
             PlanObject::ResultSet(_) => PlanType::ResultSet,
             PlanObject::Error(_) => PlanType::Error,
@@ -506,6 +521,11 @@ impl PlanObject {
                 ),
                 "sensitive" => no_args(
                     hash_get_str(&r.value, "_sensitive")
+                        .cloned()
+                        .unwrap_or(Value::Undef),
+                ),
+                "stdout" | "stderr" if r.kind == ResultKind::ContainerResult => no_args(
+                    hash_get_str(&r.value, name)
                         .cloned()
                         .unwrap_or(Value::Undef),
                 ),

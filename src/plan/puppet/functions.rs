@@ -108,8 +108,20 @@ pub fn find(name: &str) -> Option<PlanFn> {
         "puppetdb_query" => super::puppetdb::puppetdb_query,
         "puppetdb_fact" => super::puppetdb::puppetdb_fact,
         "get_resources" => super::resources::get_resources,
+        "run_container" => super::container::run_container,
         _ => return None,
     })
+}
+
+/// What a plan function called after the plan was stopped gives: an
+/// evaluation error (no `catch_errors` takes it), so nothing runs after.
+pub(super) fn stopped(c: &Call<'_>) -> Unwind {
+    stopped_at(c.loc)
+}
+
+/// [`stopped`] at `loc`.
+pub(super) fn stopped_at(loc: &crate::lang::error::Loc) -> Unwind {
+    Unwind::Error(plain("the plan was stopped").at(loc))
 }
 
 /// A Bolt error raised at the call.
@@ -121,7 +133,7 @@ pub(super) fn raise(c: &Call<'_>, e: ErrorValue) -> Unwind {
 }
 
 /// An argument error, worded as Puppet's.
-fn arg_error(c: &Call<'_>, param: &str, want: &str, got: &Value) -> Unwind {
+pub(super) fn arg_error(c: &Call<'_>, param: &str, want: &str, got: &Value) -> Unwind {
     plain(format!(
         "'{}' parameter '{param}' expects {want}, got {}",
         c.name,
@@ -211,6 +223,8 @@ fn meta(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<Meta> {
             (Some("_env_vars"), other) => {
                 return Err(arg_error(c, "_env_vars", "a Hash", other));
             }
+            // apply's, checked there.
+            (Some("_puppetdb"), _) if c.name == "apply" => {}
             (Some(k), _) if k.starts_with('_') => {
                 tracing::warn!("{}: option {k} is not supported by ferry; ignored", c.name);
             }
@@ -316,13 +330,16 @@ impl PlanLibrary {
         } else {
             self.sink()
         };
-        let summary = self.handle.block_on(run::run_on(
-            inv,
-            action,
-            &options,
-            sink,
-            Some(Arc::clone(&self.conns)),
-        ));
+        let summary = self
+            .handle
+            .block_on(self.stop.or(run::run_on(
+                inv,
+                action,
+                &options,
+                sink,
+                Some(Arc::clone(&self.conns)),
+            )))
+            .ok_or_else(|| plain("the plan was stopped"))?;
         let mut results = Vec::new();
         for t in &targets {
             if let Some(r) = summary.results.iter().find(|r| r.target == t.name) {
@@ -360,7 +377,8 @@ impl PlanLibrary {
         }
         let summaries = self
             .handle
-            .block_on(futures_util::future::join_all(futures));
+            .block_on(self.stop.or(futures_util::future::join_all(futures)))
+            .ok_or_else(|| plain("the plan was stopped"))?;
         let mut results = Vec::new();
         for (t, summary) in order.into_iter().zip(summaries) {
             for r in summary.results {
@@ -650,7 +668,7 @@ fn wait_until_available(
             }));
             break;
         }
-        std::thread::sleep(every);
+        lib.stop.sleep(&lib.handle, every);
     }
     lib.check(&c, "wait_until_available", done, meta.catch_errors)
         .map_err(|u| match u {
@@ -1230,15 +1248,20 @@ fn seconds(c: &Call<'_>, v: &Value, param: &str) -> EvalResult<std::time::Durati
     Ok(std::time::Duration::from_secs_f64(s.clamp(0.0, 1e9)))
 }
 
-fn sleep(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+fn sleep(lib: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 1, 1)?;
-    std::thread::sleep(seconds(&c, &c.arg(0), "period")?);
+    if !lib
+        .stop
+        .sleep(&lib.handle, seconds(&c, &c.arg(0), "period")?)
+    {
+        return Err(stopped(&c));
+    }
     Ok(Value::Undef)
 }
 
 /// `ctrl::do_until({limit => N, interval => S}) || { ... }`: the block
 /// again until it returns a true value or the limit is reached; its last value.
-fn do_until(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+fn do_until(lib: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     want_args(&c, 0, 1)?;
     let options = match c.args.first() {
         Some(Value::Hash(h)) => h.clone(),
@@ -1264,8 +1287,10 @@ fn do_until(_: &PlanLibrary, ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<
         if limit != 0 && i >= limit {
             return Ok(x);
         }
-        if let Some(d) = interval {
-            std::thread::sleep(d);
+        if let Some(d) = interval
+            && !lib.stop.sleep(&lib.handle, d)
+        {
+            return Err(stopped(&c));
         }
     }
 }
@@ -1350,6 +1375,23 @@ fn system_env(_: &PlanLibrary, _: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult
     Ok(std::env::var(&name).map_or(Value::Undef, Value::Str))
 }
 
+/// apply's `_puppetdb`: a named instance of the project's
+/// `puppetdb-instances`, which must be configured (Bolt's error). ferry's
+/// compile queries no PuppetDB, so the instance is only checked.
+fn apply_puppetdb(c: &Call<'_>, options: &[(Value, Value)]) -> EvalResult<()> {
+    match hash_get_str(options, "_puppetdb") {
+        None | Some(Value::Undef) => Ok(()),
+        Some(Value::Str(name)) => match crate::query::puppetdb::named(Some(name)) {
+            Some(Err(e @ crate::query::PuppetDbError::UnknownInstance(_))) => Err(raise(
+                c,
+                ErrorValue::new(e.to_string(), "bolt/puppetdb-error"),
+            )),
+            _ => Ok(()),
+        },
+        Some(other) => Err(arg_error(c, "_puppetdb", "a String", other)),
+    }
+}
+
 /// `apply($targets, options) { ... }`: the block compiled into a catalog
 /// per target (its facts, its vars and the plan's variables in the top
 /// scope), each applied on its target through the executor, all at once.
@@ -1376,6 +1418,7 @@ pub fn apply_block(
         Some(other) => return Err(arg_error(&c, "options", "a Hash value", other)),
     };
     let meta = meta(&c, &options)?;
+    apply_puppetdb(&c, &options)?;
     let plan_vars: Vec<(String, Value)> = ev
         .visible_vars(call.scope)
         .into_iter()

@@ -38,6 +38,10 @@ pub struct PlanLibrary {
     /// The library itself, for `background` blocks that outlive the call
     /// (set by whoever puts the library in an `Arc`).
     pub me: std::sync::OnceLock<std::sync::Weak<PlanLibrary>>,
+    /// Set when the plan is to stop: no plan function runs after it.
+    pub stop: crate::run::Stop,
+    /// Stored facts beyond the inventory's, if the plan has any.
+    pub stored_facts: Option<super::FactsSource>,
 }
 
 impl PlanLibrary {
@@ -65,6 +69,8 @@ impl PlanLibrary {
             sink,
             message,
             downloads,
+            stop,
+            stored_facts,
         } = ctx;
         PlanLibrary {
             modulepath,
@@ -78,6 +84,8 @@ impl PlanLibrary {
             run_as: Mutex::new(None),
             report: None,
             me: std::sync::OnceLock::new(),
+            stop,
+            stored_facts,
         }
     }
 }
@@ -107,6 +115,7 @@ impl PlanLibrary {
 impl Library for PlanLibrary {
     fn call(&self, ev: &mut Evaluator<'_>, call: Call<'_>) -> Option<EvalResult<Value>> {
         match functions::find(call.name) {
+            Some(_) if self.stop.is_set() => Some(Err(functions::stopped(&call))),
             Some(f) => Some(f(self, ev, call)),
             None => crate::lang::functions::registry().call(ev, call),
         }
@@ -117,6 +126,9 @@ impl Library for PlanLibrary {
     }
 
     fn apply_block(&self, ev: &mut Evaluator<'_>, call: ApplyCall<'_>) -> EvalResult<Value> {
+        if self.stop.is_set() {
+            return Err(functions::stopped_at(call.loc));
+        }
         functions::apply_block(self, ev, call)
     }
 }

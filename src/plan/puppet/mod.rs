@@ -18,6 +18,7 @@
 //! [`run`] runs one and gives Bolt's result: the plan's return value, or
 //! its error (`{kind, msg, details}`, with file, line and column).
 
+mod container;
 mod functions;
 mod library;
 mod prompt;
@@ -43,8 +44,9 @@ use crate::lang::values::value::Value;
 use crate::plan::Failure;
 use crate::plan::expr::{Code, Val, Vars};
 use crate::plan::run::Reporter;
+use crate::query::NodeFacts;
 use crate::run::events::Sink;
-use crate::run::{Connections, RunOptions};
+use crate::run::{Connections, RunOptions, Stop};
 
 /// Stack size of the thread a plan is evaluated on (as the compiler's).
 pub(crate) const PLAN_STACK: usize = 64 * 1024 * 1024;
@@ -198,7 +200,23 @@ pub struct Context {
     pub message: Arc<dyn Fn(&str) + Send + Sync>,
     /// The directory `download_file` saves under (`<dir>/<destination>/<target>/`).
     pub downloads: PathBuf,
+    /// Set when the plan is to stop (its job was stopped): the running
+    /// step is cut off and no plan function runs after it. Dropping the
+    /// future of [`run`] or [`eval_code`] sets it too.
+    pub stop: Stop,
+    /// Facts stored beyond the inventory's (the server's: what agents and
+    /// deploy runs sent), which `puppetdb_query` and `puppetdb_fact` read
+    /// when no PuppetDB is configured; asked at the first such query.
+    pub stored_facts: Option<FactsSource>,
 }
+
+/// Where a plan finds stored facts beyond its inventory's.
+pub type FactsSource = Arc<dyn Fn() -> Result<Vec<NodeFacts>, FactsUnreadable> + Send + Sync>;
+
+/// Why the stored facts could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("the stored facts cannot be read: {0}")]
+pub struct FactsUnreadable(pub String);
 
 /// How a plan ended: its return value, or Bolt's error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +243,8 @@ pub async fn run_reported(
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let name = name.trim_start_matches("::").to_string();
+    // Whoever drops this future stops the evaluation thread too.
+    let guard = ctx.stop.on_drop();
     let kept = Arc::clone(&conns);
     let spawned = std::thread::Builder::new()
         .name("ferry-plan".into())
@@ -249,6 +269,7 @@ pub async fn run_reported(
             )),
         },
     };
+    guard.disarm();
     conns.close_all().await;
     outcome
 }
@@ -304,6 +325,9 @@ fn evaluate(
     if let Some(r) = &report {
         r.plan_finished(&def.name, started.elapsed());
     }
+    if library.stop.is_set() {
+        return stopped(ran.err());
+    }
     match ran {
         Ok(v) => {
             if !crate::lang::values::plan::PlanType::PlanResult.is_instance(&v) {
@@ -322,6 +346,19 @@ fn evaluate(
             }
         }
         Err(u) => failure(u),
+    }
+}
+
+/// A stopped plan's end: `ferry/plan-stopped`, at the call that was cut
+/// off or refused.
+fn stopped(end: Option<Unwind>) -> Outcome {
+    let mut e = ErrorValue::new("The plan was stopped", "ferry/plan-stopped");
+    if let Some(l) = end.and_then(|u| u.into_error().loc) {
+        e.details = location_details(&l);
+    }
+    Outcome {
+        ok: false,
+        value: error_json(&e),
     }
 }
 
@@ -400,6 +437,7 @@ pub async fn eval_code(
 ) -> Result<Val, Failure> {
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let guard = ctx.stop.on_drop();
     let spawned = std::thread::Builder::new()
         .name("ferry-plan-code".into())
         .stack_size(PLAN_STACK)
@@ -409,13 +447,17 @@ pub async fn eval_code(
             ));
         });
     match spawned {
-        Ok(_) => rx.await.unwrap_or_else(|_| {
-            Err(Failure::new(
-                "bolt/pal-error",
-                "internal error: the code's evaluation stopped",
-                None,
-            ))
-        }),
+        Ok(_) => {
+            let done = rx.await.unwrap_or_else(|_| {
+                Err(Failure::new(
+                    "bolt/pal-error",
+                    "internal error: the code's evaluation stopped",
+                    None,
+                ))
+            });
+            guard.disarm();
+            done
+        }
         Err(e) => Err(Failure::new(
             "bolt/pal-error",
             PuppetPlanError::Thread(e.to_string()).to_string(),

@@ -2,11 +2,14 @@
 //! PuppetDB's AST, the rows as an Array) and `puppetdb_fact(certnames)`
 //! (a Hash of certname to facts, `{}` for a node PuppetDB does not know).
 //! Both ask the PuppetDB the project configures, else evaluate over the
-//! stored facts (the plan's inventory's facts); every failure is Bolt's
+//! stored facts: those the plan's context stores (a server's plan job:
+//! what agents and deploy runs sent), then the facts of every inventory
+//! target not among them; every failure is Bolt's
 //! `bolt/puppetdb-error`. The optional `instance` argument names one of
 //! the project's `puppetdb-instances`, which is then asked (an instance
 //! the project does not configure is Bolt's error).
 
+use super::FactsUnreadable;
 use super::functions::{raise, want_args};
 use super::library::PlanLibrary;
 use crate::lang::error::plain;
@@ -16,19 +19,47 @@ use crate::lang::values::plan::ErrorValue;
 use crate::lang::values::value::Value;
 use crate::query::{NodeFacts, QueryError};
 
-/// The plan's stored facts: each inventory target's.
-fn stored(lib: &PlanLibrary) -> Vec<NodeFacts> {
-    let Ok(inv) = lib.state.inventory.lock() else {
-        return Vec::new();
+/// The plan's stored facts: the context's, then each inventory target's
+/// that the context has none for. Why the context's cannot be read is
+/// left in `unreadable`.
+fn stored(lib: &PlanLibrary, unreadable: &mut Option<FactsUnreadable>) -> Vec<NodeFacts> {
+    let mut out = match lib.stored_facts.as_ref().map(|source| source()) {
+        Some(Ok(facts)) => facts,
+        Some(Err(e)) => {
+            *unreadable = Some(e);
+            return Vec::new();
+        }
+        None => Vec::new(),
     };
-    inv.targets
-        .iter()
-        .map(|t| NodeFacts {
-            certname: t.name.clone(),
-            environment: None,
-            facts: t.facts.clone(),
-        })
-        .collect()
+    let Ok(inv) = lib.state.inventory.lock() else {
+        return out;
+    };
+    for t in &inv.targets {
+        if !out.iter().any(|n| n.certname == t.name) {
+            out.push(NodeFacts {
+                certname: t.name.clone(),
+                environment: None,
+                facts: t.facts.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The rows of `answer`, or Bolt's error for the query or for stored
+/// facts that could not be read.
+fn answered<T>(
+    c: &Call<'_>,
+    answer: Result<T, QueryError>,
+    unreadable: Option<FactsUnreadable>,
+) -> EvalResult<T> {
+    if let Some(e) = unreadable {
+        return Err(raise(
+            c,
+            ErrorValue::new(e.to_string(), "bolt/puppetdb-error"),
+        ));
+    }
+    answer.map_err(|e| failed(c, e))
 }
 
 fn failed(c: &Call<'_>, e: QueryError) -> crate::lang::eval::control::Unwind {
@@ -68,8 +99,9 @@ pub(super) fn puppetdb_query(
             .into());
         }
     };
-    let rows = crate::query::run_on(instance.as_deref(), &query, || stored(lib))
-        .map_err(|e| failed(&c, e))?;
+    let mut unreadable = None;
+    let answer = crate::query::run_on(instance.as_deref(), &query, || stored(lib, &mut unreadable));
+    let rows = answered(&c, answer, unreadable)?;
     Ok(Value::from_json(&serde_json::Value::Array(rows)))
 }
 
@@ -92,7 +124,10 @@ pub(super) fn puppetdb_fact(
             .into());
         }
     };
-    let facts = crate::query::facts(instance.as_deref(), &certnames, || stored(lib))
-        .map_err(|e| failed(&c, e))?;
+    let mut unreadable = None;
+    let answer = crate::query::facts(instance.as_deref(), &certnames, || {
+        stored(lib, &mut unreadable)
+    });
+    let facts = answered(&c, answer, unreadable)?;
     Ok(Value::from_json(&serde_json::Value::Object(facts)))
 }

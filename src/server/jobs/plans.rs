@@ -28,14 +28,17 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use crate::inventory::Inventory;
+use crate::plan::puppet::{FactsSource, FactsUnreadable};
 use crate::plan::run::{Context, Reporter};
 use crate::plan::{Located, Plan, PlanError};
+use crate::query::NodeFacts;
 use crate::server::AppState;
 use crate::server::environments::{self, EnvironmentError};
 use crate::server::http::auth::Identity;
 use crate::server::http::body::{JsonBody, typed};
 use crate::server::http::errors::ApiError;
 use crate::server::http::limits;
+use crate::server::indirector::models::Facts;
 use crate::server::jobs::orchestrator::job_options;
 use crate::server::runner::{self, Done, Recorder};
 use crate::server::scrub::Scrub;
@@ -160,6 +163,36 @@ impl Reporter for JobReport {
     fn verbose(&self, _: &str) {}
 }
 
+/// The facts the server's store keeps (what agents and deploy runs sent
+/// through the `store` facts terminus), read when a plan first queries
+/// them from its evaluation thread.
+fn stored_facts(state: &Arc<AppState>) -> FactsSource {
+    let store = Arc::clone(&state.store);
+    let handle = tokio::runtime::Handle::current();
+    Arc::new(move || {
+        let records = handle
+            .block_on(store.all_facts())
+            .map_err(|e| FactsUnreadable(e.to_string()))?;
+        Ok(records
+            .into_iter()
+            .filter_map(|r| {
+                let facts = Facts::from_json(&r.facts, Some(r.environment))?;
+                Some(NodeFacts {
+                    certname: r.certname,
+                    environment: facts.environment,
+                    facts: facts.values,
+                })
+            })
+            .collect())
+    })
+}
+
+/// A stopped YAML plan's error (a Puppet-language plan says where it
+/// stopped itself).
+fn stopped_json() -> Value {
+    json!({ "kind": "ferry/plan-stopped", "msg": "The plan was stopped", "details": {} })
+}
+
 /// Server paths taken out of a plan's value.
 fn scrub_value(scrub: &Scrub, value: Value) -> Value {
     let text = value.to_string();
@@ -233,6 +266,7 @@ pub async fn plan_run(
         .cache_dir
         .join("plan-downloads")
         .join(job.id.to_string());
+    let stored_facts = stored_facts(&state);
     let work = move |rec: Recorder| async move {
         rec.record(
             EventKind::PlanStarted,
@@ -251,10 +285,16 @@ pub async fn plan_run(
                     sink: &sink,
                     report: &report,
                     downloads,
+                    stored_facts: Some(stored_facts),
                 };
-                match crate::plan::run::run(&plan, params, &ctx).await {
-                    Ok(v) => (true, v.to_json()),
-                    Err(f) => (false, f.to_json()),
+                match rec
+                    .stop()
+                    .or(crate::plan::run::run(&plan, params, &ctx))
+                    .await
+                {
+                    Some(Ok(v)) => (true, v.to_json()),
+                    Some(Err(f)) => (false, f.to_json()),
+                    None => (false, stopped_json()),
                 }
             }
             Ready::Puppet(params) => {
@@ -270,6 +310,8 @@ pub async fn plan_run(
                         msg_rec.record(EventKind::OutMessage, m, json!({ "message": m }));
                     }),
                     downloads,
+                    stop: rec.stop().clone(),
+                    stored_facts: Some(stored_facts),
                 };
                 let outcome = crate::plan::puppet::run(&name, params, ctx).await;
                 (outcome.ok, outcome.value)
