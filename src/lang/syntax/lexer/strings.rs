@@ -84,8 +84,16 @@ impl<'a> Lexer<'a> {
                                 other => lit.push(other),
                             }
                         }
-                        Some('\n') if escapes.contains('L') => {
+                        // A backslash ending a line joins it to the next in
+                        // double-quoted strings and heredocs with `L`.
+                        Some('\n') if escapes.contains('L') || escapes.contains('"') => {
                             self.pos += 2;
+                        }
+                        Some('\r')
+                            if self.peek_at(2) == Some('\n')
+                                && (escapes.contains('L') || escapes.contains('"')) =>
+                        {
+                            self.pos += 3;
                         }
                         _ => {
                             lit.push('\\');

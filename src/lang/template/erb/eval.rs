@@ -383,6 +383,41 @@ impl<'a, 'l> Interp<'a, 'l> {
         self.ev.lookup_var(name, self.sc).unwrap_or(Value::Undef)
     }
 
+    /// `scope.to_hash`: every variable the calling scope sees, from the
+    /// top scope down to its own (an inner one hiding an outer one of the
+    /// same name), without the undef ones, as Puppet's `Scope#to_hash`
+    /// gives them; keys sorted (Puppet's order is the order of assignment,
+    /// which the scopes do not keep).
+    pub fn scope_hash(&self) -> Value {
+        let mut chain = Vec::new();
+        let mut cur = Some(self.sc);
+        while let Some(id) = cur {
+            if chain.len() > 10_000 || chain.contains(&id) {
+                break;
+            }
+            chain.push(id);
+            cur = self.ev.scopes.get(id).and_then(|s| s.parent);
+        }
+        let mut vars: std::collections::BTreeMap<&str, &Value> = Default::default();
+        for id in chain.into_iter().rev() {
+            let Some(s) = self.ev.scopes.get(id) else {
+                continue;
+            };
+            for (k, v) in &s.vars {
+                if v.is_undef() {
+                    vars.remove(k.as_str());
+                } else {
+                    vars.insert(k, v);
+                }
+            }
+        }
+        Value::Hash(
+            vars.into_iter()
+                .map(|(k, v)| (Value::str(k), v.clone()))
+                .collect(),
+        )
+    }
+
     pub fn tick(&mut self) -> R<()> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
@@ -625,6 +660,19 @@ impl<'a, 'l> Interp<'a, 'l> {
             RExpr::Line(n) => {
                 self.line = *n;
                 Value::Undef
+            }
+            RExpr::Rescue(r) => {
+                let result = match self.block_body(&r.body) {
+                    Err(Ctl::Err(e)) => {
+                        if let Some(var) = &r.var {
+                            self.set_local(var, Value::Str(e.message.clone()));
+                        }
+                        self.block_body(&r.handler)
+                    }
+                    other => other,
+                };
+                self.block_body(&r.always)?;
+                result?
             }
             RExpr::Def(m) => {
                 self.methods.insert(m.name.clone(), m.clone());
