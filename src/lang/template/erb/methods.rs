@@ -178,6 +178,11 @@ impl<'a, 'l> Interp<'a, 'l> {
         match name {
             "nil?" => return Ok(Value::Bool(recv.is_undef())),
             "to_s" => return Ok(Value::Str(to_s(&recv))),
+            "to_yaml" => {
+                return Ok(Value::Str(crate::lang::template::erb::yaml::to_yaml(
+                    &recv,
+                )?));
+            }
             "inspect" => return Ok(Value::Str(inspect(&recv))),
             "is_a?" | "kind_of?" | "instance_of?" => {
                 return Ok(Value::Bool(self.is_a(&recv, &to_s(&a0))));
