@@ -77,6 +77,18 @@ pub fn removed(old: &Value, name: &str, arg: Option<&Value>) -> R<(Value, Value)
     })
 }
 
+/// What a bang method (`gsub!`, `compact!`...) returns, given its
+/// receiver before and after: nil when nothing changed, except for the
+/// methods that always return their receiver (`map!`, `sort!`...).
+fn bang_result(base: &str, old: &Value, new: Value) -> Value {
+    let always_self = matches!(base, "map" | "collect" | "sort" | "sort_by" | "shuffle");
+    if always_self || !ruby_eq(&new, old) {
+        new
+    } else {
+        Value::Undef
+    }
+}
+
 /// Evaluation steps allowed for one template (bounds loops over ranges).
 const MAX_STEPS: usize = 5_000_000;
 /// Largest template output, in bytes.
@@ -195,13 +207,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             _ => {
                 let base = name.trim_end_matches('!');
                 let new = self.call_method(old.clone(), base, args, block)?;
-                let always_self =
-                    matches!(base, "map" | "collect" | "sort" | "sort_by" | "shuffle");
-                let ret = if always_self || !ruby_eq(&new, &old) {
-                    new.clone()
-                } else {
-                    Value::Undef
-                };
+                let ret = bang_result(base, &old, new.clone());
                 (new, ret)
             }
         };
@@ -505,14 +511,16 @@ impl<'a, 'l> Interp<'a, 'l> {
                 self.mutate(target, name, vals, block.as_deref())?
             }
             RExpr::Call(Some(recv), name, args, block) if name.ends_with('!') => {
-                // A bang method on a temporary: its result, the changed copy.
+                // A bang method on a temporary: the changed copy, or nil
+                // when nothing changed (`x.gsub(a, b).gsub!(c, d)`).
                 let recv = self.eval(recv)?;
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
                     vals.push(self.eval(a)?);
                 }
                 let base = name.trim_end_matches('!');
-                self.call_method(recv, base, vals, block.as_deref())?
+                let new = self.call_method(recv.clone(), base, vals, block.as_deref())?;
+                bang_result(base, &recv, new)
             }
             RExpr::Call(recv, name, args, block) => {
                 let recv = match recv {
