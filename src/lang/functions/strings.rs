@@ -276,11 +276,48 @@ fn prefix_suffix(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     })
 }
 
+/// stdlib's `basename(path, [suffix])`: Ruby's `File.basename`.
 fn basename(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let a0 = c.arg(0);
-    Ok(Value::Str(
-        a0.to_s().rsplit('/').next().unwrap_or_default().to_string(),
-    ))
+    let Value::Str(path) = c.arg(0) else {
+        return Err(
+            crate::lang::error::plain("basename(): Requires string as first argument").into(),
+        );
+    };
+    let suffix = match c.args.get(1) {
+        None => None,
+        Some(Value::Str(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(crate::lang::error::plain(
+                "basename(): Requires string as second argument",
+            )
+            .into());
+        }
+    };
+    Ok(Value::Str(file_basename(&path, suffix.as_deref())))
+}
+
+/// Ruby's `File.basename(path, suffix)`: the last component (trailing
+/// slashes ignored, `/` for a root), without `suffix` when it ends the name
+/// and is not all of it; the suffix `.*` removes any extension.
+fn file_basename(path: &str, suffix: Option<&str>) -> String {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return if path.is_empty() {
+            String::new()
+        } else {
+            "/".into()
+        };
+    }
+    let name = trimmed.rsplit('/').next().unwrap_or(trimmed);
+    let stem = match suffix {
+        Some(".*") => name
+            .rfind('.')
+            .filter(|i| *i > 0)
+            .and_then(|i| name.get(..i)),
+        Some(sfx) if !sfx.is_empty() && name.len() > sfx.len() => name.strip_suffix(sfx),
+        _ => None,
+    };
+    stem.unwrap_or(name).to_string()
 }
 
 fn dirname(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {

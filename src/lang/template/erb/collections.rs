@@ -60,6 +60,18 @@ impl<'a, 'l> Interp<'a, 'l> {
         Ok(Ok(out))
     }
 
+    /// `each_slice`, `zip`: with a block, run it over `items` (nil, or the
+    /// value of a `break`); without one, the items.
+    fn yield_each_or_list(&mut self, block: Option<&Block>, items: Vec<Value>) -> R {
+        let Some(b) = block else {
+            return Ok(Value::Array(items));
+        };
+        Ok(match self.each_result(b, &items)? {
+            Err(v) => v,
+            Ok(_) => Value::Undef,
+        })
+    }
+
     /// Methods shared by arrays and hashes (hashes iterate `[k, v]` pairs).
     fn enum_method(
         &mut self,
@@ -205,15 +217,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                     _ => return fail("invalid slice size"),
                 };
                 let chunks: Vec<Value> = a.chunks(n).map(|c| Value::Array(c.to_vec())).collect();
-                match block {
-                    Some(b) => {
-                        if let Err(v) = self.each_result(b, &chunks)? {
-                            return Ok(v);
-                        }
-                        Value::Undef
-                    }
-                    None => Value::Array(chunks),
-                }
+                self.yield_each_or_list(block, chunks)?
             }
             "length" | "size" | "count" => Value::Int(a.len() as i64),
             "empty?" => Value::Bool(a.is_empty()),
@@ -264,6 +268,35 @@ impl<'a, 'l> Interp<'a, 'l> {
                 .map_or(Value::Undef, |i| Value::Int(i as i64)),
             "to_a" | "entries" | "to_ary" => Value::Array(a),
             "to_h" => from_pairs(a)?,
+            "zip" => {
+                let mut others = Vec::with_capacity(args.len());
+                for o in &args {
+                    others.push(match o {
+                        Value::Array(x) => x.clone(),
+                        Value::Hash(_) => self.iter_values(o)?,
+                        other => {
+                            return fail(format!(
+                                "wrong argument type {} (must respond to :each)",
+                                class_name(other)
+                            ));
+                        }
+                    });
+                }
+                let rows: Vec<Value> = a
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let mut row = vec![x];
+                        row.extend(
+                            others
+                                .iter()
+                                .map(|o| o.get(i).cloned().unwrap_or(Value::Undef)),
+                        );
+                        Value::Array(row)
+                    })
+                    .collect();
+                self.yield_each_or_list(block, rows)?
+            }
             "push" | "<<" | "append" => {
                 let mut a = a;
                 a.extend(args);

@@ -77,6 +77,18 @@ pub fn removed(old: &Value, name: &str, arg: Option<&Value>) -> R<(Value, Value)
     })
 }
 
+/// What a bang method (`gsub!`, `compact!`...) returns, given its
+/// receiver before and after: nil when nothing changed, except for the
+/// methods that always return their receiver (`map!`, `sort!`...).
+fn bang_result(base: &str, old: &Value, new: Value) -> Value {
+    let always_self = matches!(base, "map" | "collect" | "sort" | "sort_by" | "shuffle");
+    if always_self || !ruby_eq(&new, old) {
+        new
+    } else {
+        Value::Undef
+    }
+}
+
 /// Evaluation steps allowed for one template (bounds loops over ranges).
 const MAX_STEPS: usize = 5_000_000;
 /// Largest template output, in bytes.
@@ -195,13 +207,7 @@ impl<'a, 'l> Interp<'a, 'l> {
             _ => {
                 let base = name.trim_end_matches('!');
                 let new = self.call_method(old.clone(), base, args, block)?;
-                let always_self =
-                    matches!(base, "map" | "collect" | "sort" | "sort_by" | "shuffle");
-                let ret = if always_self || !ruby_eq(&new, &old) {
-                    new.clone()
-                } else {
-                    Value::Undef
-                };
+                let ret = bang_result(base, &old, new.clone());
                 (new, ret)
             }
         };
@@ -383,6 +389,41 @@ impl<'a, 'l> Interp<'a, 'l> {
         self.ev.lookup_var(name, self.sc).unwrap_or(Value::Undef)
     }
 
+    /// `scope.to_hash`: every variable the calling scope sees, from the
+    /// top scope down to its own (an inner one hiding an outer one of the
+    /// same name), without the undef ones, as Puppet's `Scope#to_hash`
+    /// gives them; keys sorted (Puppet's order is the order of assignment,
+    /// which the scopes do not keep).
+    pub fn scope_hash(&self) -> Value {
+        let mut chain = Vec::new();
+        let mut cur = Some(self.sc);
+        while let Some(id) = cur {
+            if chain.len() > 10_000 || chain.contains(&id) {
+                break;
+            }
+            chain.push(id);
+            cur = self.ev.scopes.get(id).and_then(|s| s.parent);
+        }
+        let mut vars: std::collections::BTreeMap<&str, &Value> = Default::default();
+        for id in chain.into_iter().rev() {
+            let Some(s) = self.ev.scopes.get(id) else {
+                continue;
+            };
+            for (k, v) in &s.vars {
+                if v.is_undef() {
+                    vars.remove(k.as_str());
+                } else {
+                    vars.insert(k, v);
+                }
+            }
+        }
+        Value::Hash(
+            vars.into_iter()
+                .map(|(k, v)| (Value::str(k), v.clone()))
+                .collect(),
+        )
+    }
+
     pub fn tick(&mut self) -> R<()> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
@@ -470,14 +511,16 @@ impl<'a, 'l> Interp<'a, 'l> {
                 self.mutate(target, name, vals, block.as_deref())?
             }
             RExpr::Call(Some(recv), name, args, block) if name.ends_with('!') => {
-                // A bang method on a temporary: its result, the changed copy.
+                // A bang method on a temporary: the changed copy, or nil
+                // when nothing changed (`x.gsub(a, b).gsub!(c, d)`).
                 let recv = self.eval(recv)?;
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
                     vals.push(self.eval(a)?);
                 }
                 let base = name.trim_end_matches('!');
-                self.call_method(recv, base, vals, block.as_deref())?
+                let new = self.call_method(recv.clone(), base, vals, block.as_deref())?;
+                bang_result(base, &recv, new)
             }
             RExpr::Call(recv, name, args, block) => {
                 let recv = match recv {
@@ -625,6 +668,19 @@ impl<'a, 'l> Interp<'a, 'l> {
             RExpr::Line(n) => {
                 self.line = *n;
                 Value::Undef
+            }
+            RExpr::Rescue(r) => {
+                let result = match self.block_body(&r.body) {
+                    Err(Ctl::Err(e)) => {
+                        if let Some(var) = &r.var {
+                            self.set_local(var, Value::Str(e.message.clone()));
+                        }
+                        self.block_body(&r.handler)
+                    }
+                    other => other,
+                };
+                self.block_body(&r.always)?;
+                result?
             }
             RExpr::Def(m) => {
                 self.methods.insert(m.name.clone(), m.clone());

@@ -68,7 +68,7 @@ const OPS: &[&str] = &[
 
 const KEYWORDS: &[&str] = &[
     "if", "elsif", "else", "end", "unless", "do", "then", "and", "or", "not", "for", "in", "while",
-    "until", "case", "when", "return", "next", "break", "begin",
+    "until", "case", "when", "return", "next", "break", "begin", "rescue", "ensure",
 ];
 
 /// Does this token end a value (so a following `/` divides)?
@@ -283,6 +283,15 @@ pub fn lex_at(src: &str, first_line: usize, out: &mut Vec<Token>) -> Result<(), 
                 .collect();
             Tok::Sym(lit)
         } else if c == '%'
+            && at(i + 1) == Some('r')
+            && at(i + 2).is_some_and(|c| "([{<|!/".contains(c))
+        {
+            // `%r{...}flags`: a regexp whose delimiters need no escaping.
+            let open = at(i + 2).unwrap_or('{');
+            let (body, next) = percent_regex(&chars, i + 3, open)?;
+            i = next;
+            Tok::Regex(regex_flags(&chars, &mut i, body))
+        } else if c == '%'
             && matches!(at(i + 1), Some('w' | 'W' | 'q' | 'Q' | 'i'))
             && at(i + 2).is_some_and(|c| "([{<|!/".contains(c))
         {
@@ -331,18 +340,7 @@ pub fn lex_at(src: &str, first_line: usize, out: &mut Vec<Token>) -> Result<(), 
                 }
             }
             i += 1;
-            let mut flags = String::new();
-            while let Some(f) = at(i).filter(|c| matches!(c, 'i' | 'm' | 'x' | 'o')) {
-                if f != 'o' {
-                    flags.push(if f == 'm' { 's' } else { f });
-                }
-                i += 1;
-            }
-            Tok::Regex(if flags.is_empty() {
-                s
-            } else {
-                format!("(?{flags}){s}")
-            })
+            Tok::Regex(regex_flags(&chars, &mut i, s))
         } else {
             let rest: String = chars.iter().skip(i).take(3).collect();
             let Some(op) = OPS.iter().find(|o| rest.starts_with(**o)) else {
@@ -359,6 +357,65 @@ pub fn lex_at(src: &str, first_line: usize, out: &mut Vec<Token>) -> Result<(), 
         space = matches!(out.last().map(|t| &t.tok), Some(Tok::Nl));
     }
     Ok(())
+}
+
+/// The flags after a regexp literal (from `*i`, moved past them) applied
+/// to `body`: Ruby's `m` is the `s` flag of the `regex` crate, `o` means
+/// nothing here.
+fn regex_flags(chars: &[char], i: &mut usize, body: String) -> String {
+    let mut flags = String::new();
+    while let Some(&f) = chars.get(*i).filter(|c| matches!(c, 'i' | 'm' | 'x' | 'o')) {
+        if f != 'o' {
+            flags.push(if f == 'm' { 's' } else { f });
+        }
+        *i += 1;
+    }
+    if flags.is_empty() {
+        body
+    } else {
+        format!("(?{flags}){body}")
+    }
+}
+
+/// The body of a `%r` regexp from `i` (after its opening delimiter
+/// `open`) up to the matching closing one, and the index after it. Nested
+/// bracket pairs are part of the body; an escaped delimiter that is not
+/// a regexp metacharacter loses its backslash, other escapes are the
+/// regexp's own.
+fn percent_regex(
+    chars: &[char],
+    mut i: usize,
+    open: char,
+) -> Result<(String, usize), ErbSyntaxError> {
+    let close = closing(open);
+    let mut depth = 0;
+    let mut body = String::new();
+    loop {
+        let Some(&c) = chars.get(i) else {
+            return Err("unterminated regexp".into());
+        };
+        if c == '\\' {
+            let n = chars.get(i + 1).copied().unwrap_or('\\');
+            // Ruby keeps the backslash of an escaped delimiter that is a
+            // regexp metacharacter (`%r{\{}` is `\{`), drops the others'.
+            if (n != open && n != close) || "(){}[]|".contains(n) {
+                body.push('\\');
+            }
+            body.push(n);
+            i += 2;
+            continue;
+        }
+        if c == close && depth == 0 {
+            return Ok((body, i + 1));
+        }
+        if c == open && open != close {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+        }
+        body.push(c);
+        i += 1;
+    }
 }
 
 /// Read a double-quoted string body from `i` up to `close` (nesting `open`),

@@ -98,6 +98,7 @@ impl<'a, 'l> Interp<'a, 'l> {
                 let n = to_s(&a0);
                 self.ev.lookup_var(&n, self.sc).unwrap_or(Value::Undef)
             }
+            "to_hash" => self.scope_hash(),
             "exist?" | "include?" => Value::Bool(self.ev.lookup_var(&to_s(&a0), self.sc).is_some()),
             "setvar" => {
                 let v = args.get(1).cloned().unwrap_or(Value::Undef);
@@ -124,6 +125,42 @@ impl<'a, 'l> Interp<'a, 'l> {
         })
     }
 
+    /// `Class.name(args)`: constructors and the class methods templates use
+    /// (`Regexp.escape`, `JSON.parse`).
+    fn class_method(&mut self, class: &str, name: &str, args: &[Value]) -> R {
+        let a0 = args.first().cloned().unwrap_or(Value::Undef);
+        Ok(match (class, name) {
+            (_, "name" | "to_s") => Value::str(class),
+            ("Hash", "new") => Value::Hash(Vec::new()),
+            ("Array", "new") => Value::Array(Vec::new()),
+            ("Regexp", "escape" | "quote") => match &a0 {
+                Value::Str(text) => Value::Str(regexp_escape(text)),
+                other => {
+                    return fail(format!(
+                        "no implicit conversion of {} into String",
+                        class_name(other)
+                    ));
+                }
+            },
+            ("JSON", "parse") => {
+                let text = match &a0 {
+                    Value::Str(t) => t,
+                    other => {
+                        return fail(format!(
+                            "no implicit conversion of {} into String",
+                            class_name(other)
+                        ));
+                    }
+                };
+                match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(j) => Value::from_json(&j),
+                    Err(_) => return fail(format!("unexpected token at '{text}'")),
+                }
+            }
+            _ => return fail(format!("undefined method `{name}' for {class}:Class")),
+        })
+    }
+
     /// `recv.name(args) { block }`.
     pub fn call_method(
         &mut self,
@@ -141,6 +178,11 @@ impl<'a, 'l> Interp<'a, 'l> {
         match name {
             "nil?" => return Ok(Value::Bool(recv.is_undef())),
             "to_s" => return Ok(Value::Str(to_s(&recv))),
+            "to_yaml" => {
+                return Ok(Value::Str(crate::lang::template::erb::yaml::to_yaml(
+                    &recv,
+                )?));
+            }
             "inspect" => return Ok(Value::Str(inspect(&recv))),
             "is_a?" | "kind_of?" | "instance_of?" => {
                 return Ok(Value::Bool(self.is_a(&recv, &to_s(&a0))));
@@ -154,12 +196,9 @@ impl<'a, 'l> Interp<'a, 'l> {
             _ => {}
         }
         match &recv {
-            Value::Str(s) if s.starts_with("\u{0}class:") => match name {
-                "name" | "to_s" => Ok(Value::Str(s.trim_start_matches("\u{0}class:").into())),
-                "new" if s.ends_with(":Hash") => Ok(Value::Hash(Vec::new())),
-                "new" if s.ends_with(":Array") => Ok(Value::Array(Vec::new())),
-                _ => fail(format!("undefined method `{name}' for {s}")),
-            },
+            Value::Str(s) if s.starts_with("\u{0}class:") => {
+                self.class_method(s.trim_start_matches("\u{0}class:"), name, &args)
+            }
             Value::Str(s) => self.string_method(s, name, &args, block),
             Value::Regex(_) if matches!(name, "match" | "match?" | "=~") => {
                 let subject = to_s(&a0);
@@ -258,6 +297,27 @@ impl<'a, 'l> Interp<'a, 'l> {
                     parts.pop();
                 }
                 Value::Array(parts)
+            }
+            "gsub" | "sub" if args.len() == 1 && block.is_some() => {
+                // Each match replaced by the block's value (the match in `$~`).
+                let re = regex_of(&a0)?;
+                let Some(b) = block else {
+                    return Ok(Value::str(s));
+                };
+                let mut out = String::new();
+                let mut last = 0;
+                for m in re.find_iter(s) {
+                    out.push_str(s.get(last..m.start()).unwrap_or_default());
+                    self.set_last_match(&re, m.as_str());
+                    let v = self.yield_block(b, vec![Value::str(m.as_str())])?;
+                    out.push_str(&to_s(&v));
+                    last = m.end();
+                    if name == "sub" {
+                        break;
+                    }
+                }
+                out.push_str(s.get(last..).unwrap_or_default());
+                Value::Str(out)
             }
             "gsub" | "sub" => {
                 let re = regex_of(&a0)?;
@@ -449,4 +509,27 @@ impl<'a, 'l> Interp<'a, 'l> {
             }
         })
     }
+}
+
+/// Ruby's `Regexp.escape`: the regexp metacharacters and space behind a
+/// backslash, tab, newline, carriage return, form feed and vertical tab as
+/// their letter escapes.
+fn regexp_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\x0c' => out.push_str("\\f"),
+            '\x0b' => out.push_str("\\v"),
+            ' ' | '#' | '$' | '(' | ')' | '*' | '+' | '-' | '.' | '?' | '[' | '\\' | ']' | '^'
+            | '{' | '|' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -2,8 +2,8 @@
 //! templates use: [`lex`] (template segments to Ruby tokens), [`parse`]
 //! (tokens to a small AST), [`eval`] (the interpreter), [`control`]
 //! (its non-local exits), [`methods`] and [`collections`] (String, number, Array and Hash
-//! methods) and [`value`] (Ruby semantics of Puppet values: equality,
-//! ordering, `to_s`/`inspect`). Anything outside the subset is an error
+//! methods), [`value`] (Ruby semantics of Puppet values: equality,
+//! ordering, `to_s`/`inspect`) and [`yaml`] (Psych's `to_yaml`). Anything outside the subset is an error
 //! naming the construct.
 
 pub mod collections;
@@ -13,6 +13,7 @@ pub mod lex;
 pub mod methods;
 pub mod parse;
 pub mod value;
+pub mod yaml;
 
 use std::sync::Arc;
 

@@ -60,6 +60,8 @@ pub enum RExpr {
     Break(Option<Box<RExpr>>),
     Defined(Box<RExpr>),
     Range(Box<RExpr>, Box<RExpr>, bool),
+    /// `begin`/`def` body with `rescue` (and `ensure`) clauses.
+    Rescue(Box<Rescue>),
     /// `def name(params) ... end`: a method of the template object.
     Def(Arc<MethodDef>),
     /// `return [value]` out of a `def` method.
@@ -83,6 +85,17 @@ pub struct MethodDef {
     pub name: String,
     pub params: Vec<String>,
     pub body: Vec<RExpr>,
+}
+
+/// `body rescue [Class, ...] [=> var] handler ensure always end`: an
+/// error raised by `body` runs `handler` (with the message in `var`)
+/// whatever its class; `always` runs in every case.
+#[derive(Debug, Clone)]
+pub struct Rescue {
+    pub body: Vec<RExpr>,
+    pub var: Option<String>,
+    pub handler: Vec<RExpr>,
+    pub always: Vec<RExpr>,
 }
 
 #[derive(Debug, Clone)]
@@ -238,6 +251,7 @@ impl Parser {
                 }
                 Some(Tok::OutStart) => {
                     self.pos += 1;
+                    self.skip_nl();
                     let e = self.stmt()?;
                     self.skip_nl();
                     if !matches!(self.bump(), Some(Tok::OutEnd)) {
@@ -676,6 +690,8 @@ impl Parser {
                     | "elsif"
                     | "when"
                     | "in"
+                    | "rescue"
+                    | "ensure"
                     | "while"
                     | "until"
             ),
@@ -877,11 +893,11 @@ impl Parser {
             "def" => self.method_def()?,
             "return" => RExpr::Return(self.exit_value()?),
             "begin" => {
-                let body = self.stmts(&["end"])?;
-                self.expect_kw("end")?;
+                let body = self.body_to_end()?;
                 RExpr::If(vec![(RExpr::Bool(true), body)], Vec::new())
             }
-            "then" | "do" | "end" | "else" | "elsif" | "when" | "and" | "or" | "in" => {
+            "then" | "do" | "end" | "else" | "elsif" | "when" | "and" | "or" | "in" | "rescue"
+            | "ensure" => {
                 return Err(ErbSyntaxError(format!("unexpected '{n}'")));
             }
             _ if self.is_local(&n) && (self.space_before() || !self.is_op("(")) => RExpr::Local(n),
@@ -943,10 +959,56 @@ impl Parser {
         }
         // A method body sees its parameters only, not the template's locals.
         let outer = std::mem::replace(&mut self.locals, vec![params.clone()]);
-        let body = self.stmts(&["end"]);
+        let body = self.body_to_end();
         self.locals = outer;
         let body = body?;
-        self.expect_kw("end")?;
         Ok(RExpr::Def(Arc::new(MethodDef { name, params, body })))
+    }
+
+    /// The statements of a `begin` or `def` body up to its `end`
+    /// (consumed), with its `rescue` and `ensure` clauses.
+    fn body_to_end(&mut self) -> PResult<Vec<RExpr>> {
+        let body = self.stmts(&["end", "rescue", "ensure"])?;
+        if !self.is_kw("rescue") && !self.is_kw("ensure") {
+            self.expect_kw("end")?;
+            return Ok(body);
+        }
+        let mut var = None;
+        let mut handler = Vec::new();
+        if self.eat_kw("rescue") {
+            // The exception classes are not told apart: every error is rescued.
+            while !matches!(self.peek(), None | Some(Tok::Nl)) && !self.is_kw("then") {
+                if self.eat_op("=>") {
+                    match self.bump() {
+                        Some(Tok::Ident(n)) => {
+                            self.declare(&n);
+                            var = Some(n);
+                        }
+                        other => {
+                            return Err(ErbSyntaxError(format!(
+                                "expected a variable after 'rescue =>', found {}",
+                                describe(other.as_ref())
+                            )));
+                        }
+                    }
+                } else if !self.eat_op(",") {
+                    self.expr()?;
+                }
+            }
+            self.eat_kw("then");
+            handler = self.stmts(&["end", "ensure"])?;
+        }
+        let always = if self.eat_kw("ensure") {
+            self.stmts(&["end"])?
+        } else {
+            Vec::new()
+        };
+        self.expect_kw("end")?;
+        Ok(vec![RExpr::Rescue(Box::new(Rescue {
+            body,
+            var,
+            handler,
+            always,
+        }))])
     }
 }

@@ -9,7 +9,7 @@ use crate::lang::values::value::{Value, fmt_float};
 pub fn to_s(v: &Value) -> String {
     match v {
         Value::Undef => String::new(),
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.strip_prefix("\u{0}class:").unwrap_or(s).to_string(),
         Value::Float(f) => ruby_float(*f),
         Value::Array(_) | Value::Hash(_) => inspect(v),
         Value::Regex(r) => format!("(?-mix:{r})"),
@@ -18,7 +18,7 @@ pub fn to_s(v: &Value) -> String {
 }
 
 fn ruby_float(f: f64) -> String {
-    if f.is_finite() && f.abs() >= 1e16 {
+    if f.is_finite() && (f.abs() >= 1e16 || (f != 0.0 && f.abs() < 1e-4)) {
         let s = format!("{f:e}");
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
         let m = if m.contains('.') {
@@ -42,6 +42,7 @@ fn ruby_float(f: f64) -> String {
 pub fn inspect(v: &Value) -> String {
     match v {
         Value::Undef => "nil".into(),
+        Value::Str(s) if s.starts_with("\u{0}class:") => to_s(v),
         Value::Str(s) => {
             let mut o = String::from("\"");
             for c in s.chars() {
