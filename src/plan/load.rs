@@ -655,19 +655,14 @@ fn step(ctx: &Ctx, n: &Node, number: usize, in_parallel: bool) -> Result<Step, P
             command: must("command")?,
             env_vars: value("env_vars")?,
         },
-        "script" => {
-            if get("pwsh_params").is_some_and(|v| !matches!(v.value, Y::Null)) {
-                return Err(fail(
-                    &origin,
-                    "pwsh_params are for PowerShell scripts, which ferry does not run",
-                ));
-            }
-            StepKind::Script {
-                script: must("script")?,
-                arguments: value("arguments")?,
-                env_vars: value("env_vars")?,
-            }
-        }
+        // `pwsh_params` (checked above) are for PowerShell scripts on a
+        // PowerShell shell; on the POSIX shells ferry runs, the script
+        // runs without them, as Bolt's bash shell runs it.
+        "script" => StepKind::Script {
+            script: must("script")?,
+            arguments: value("arguments")?,
+            env_vars: value("env_vars")?,
+        },
         "task" => StepKind::Task {
             task: must("task")?,
             parameters: value("parameters")?,
