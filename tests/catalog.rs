@@ -35,6 +35,14 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "assert_type_lambda_types",
     "functions_nexus_parseyaml",
     "err_stdlib_concat_not_array",
+    "stdlib_string_helpers",
+    "err_stdlib_union_not_array",
+    "err_stdlib_swapcase_type",
+    "err_stdlib_validate_slength_too_long",
+    "err_stdlib_validate_slength_bad_max",
+    "err_stdlib_start_with_not_string",
+    "err_stdlib_shell_join_not_array",
+    "err_stdlib_unix2dos_type",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -127,7 +127,7 @@ fn validate_re(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 
 /// Ruby's `Integer(x.to_s)`: an optional sign, then decimal digits (or
 /// 0x/0b/0o/0 prefixed ones), underscores between digits.
-fn ruby_integer(s: &str) -> Option<i64> {
+pub(crate) fn ruby_integer(s: &str) -> Option<i64> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {
         Some(r) => (true, r),
