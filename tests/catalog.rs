@@ -43,6 +43,17 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_start_with_not_string",
     "err_stdlib_shell_join_not_array",
     "err_stdlib_unix2dos_type",
+    "stdlib_validators_b",
+    "err_stdlib_seeded_rand_seed",
+    "err_stdlib_seeded_rand_zero",
+    "err_stdlib_to_bytes_prefix",
+    "err_stdlib_validate_domain_name_bad",
+    "err_stdlib_validate_domain_name_not_string",
+    "err_stdlib_validate_email_address_bad",
+    "err_stdlib_validate_ip_address_bad",
+    "err_stdlib_validate_ip_address_none",
+    "err_stdlib_validate_ipv4_address_v6",
+    "err_stdlib_validate_ipv6_address_v4",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -3,12 +3,16 @@
 //! `uriescape` (Ruby's RFC 2396 escaping), `shell_escape` and `shell_join`
 //! (Ruby's `Shellwords`), `stdlib::start_with`, `stdlib::end_with` and
 //! `stdlib::extname`; the array `union`; `type_of` (the detailed inferred
-//! type); and the legacy validator `validate_slength`.
+//! type); the legacy validators `validate_slength`, `validate_domain_name`,
+//! `validate_email_address` and `validate_ip(v4|v6)_address` (Ruby's
+//! `IPAddr` forms: a prefix or mask after `/`, brackets); `seeded_rand`
+//! (Ruby's MT19937 seeded by an MD5) and `to_bytes`.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
-use crate::lang::functions::stdlib::{arg_3x, ruby_class, ruby_integer};
+use crate::lang::functions::random::md5_rand;
+use crate::lang::functions::stdlib::{arg_3x, domain_name_ok, ruby_class, ruby_integer};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::value::inspect;
 use crate::lang::values::types::PType;
@@ -24,6 +28,38 @@ pub fn register(b: &mut Builder) {
     b.add(&["uriescape"], f, rest("Any"), uriescape);
     b.add(&["shell_join"], f, rest("String"), shell_join);
     b.add(&["validate_slength"], f, rest("Any"), validate_slength);
+    b.add(
+        &["validate_domain_name"],
+        f,
+        rest("Any"),
+        validate_domain_name,
+    );
+    b.add(
+        &["validate_email_address"],
+        f,
+        rest("Any"),
+        validate_email_address,
+    );
+    b.add(
+        &["validate_ip_address"],
+        f,
+        rest("Any"),
+        validate_ip_address,
+    );
+    b.add(
+        &["validate_ipv4_address"],
+        f,
+        rest("Any"),
+        validate_ip_address,
+    );
+    b.add(
+        &["validate_ipv6_address"],
+        f,
+        rest("Any"),
+        validate_ip_address,
+    );
+    b.add(&["seeded_rand"], f, rest("Integer"), seeded_rand);
+    b.add(&["to_bytes"], f, rest("Any"), to_bytes);
     b.add(
         &["shell_escape"],
         f,
@@ -372,4 +408,186 @@ fn validate_slength(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Undef)
+}
+
+/// The checks every `validate_*` taking strings shares: at least one
+/// argument, each a string that `ok` accepts (else `"{inspect} {what}"`).
+fn validate_each(c: &Call<'_>, ok: impl Fn(&str) -> bool, what: &str) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain(format!(
+            "{}(): wrong number of arguments (0; must be > 0)",
+            c.name
+        ))
+        .into());
+    }
+    for a in c.args.iter().map(arg_3x) {
+        let Value::Str(s) = &a else {
+            return Err(plain(format!("{} is not a string.", inspect(&a))).into());
+        };
+        if !ok(s) {
+            return Err(plain(format!("{} {what}", inspect(&a))).into());
+        }
+    }
+    Ok(Value::Undef)
+}
+
+fn validate_domain_name(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_each(
+        &c,
+        domain_name_ok,
+        "is not a syntactically correct domain name",
+    )
+}
+
+/// stdlib's `is_email_address`: `\A([\w+\-].?)+@[a-z\d\-]+(\.[a-z]+)*\.[a-z]+\z`.
+fn email_ok(s: &str) -> bool {
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return false;
+    };
+    let word = |ch: char| ch.is_alphanumeric() || ch == '_' || ch == '+' || ch == '-';
+    // `([\w+\-].?)+`: no two characters in a row outside the word set,
+    // starting with a word character.
+    let cs: Vec<char> = local.chars().collect();
+    let local_ok = cs.first().is_some_and(|c| word(*c))
+        && cs.windows(2).all(|w| word(w[0]) || word(w[1]))
+        && !cs.contains(&'\n');
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels[0]
+            .chars()
+            .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
+        && !labels[0].is_empty()
+        && labels[1..]
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|ch| ch.is_ascii_lowercase()));
+    local_ok && domain_ok
+}
+
+fn validate_email_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_each(&c, email_ok, "is not a valid email address")
+}
+
+/// Ruby's `IPAddr.new(s)`: an address in brackets or not, then an
+/// optional `/prefix` or `/mask` of its family; `Some(true)` for IPv4,
+/// `Some(false)` for IPv6, `None` when Ruby raises.
+fn ruby_ipaddr(s: &str) -> Option<bool> {
+    let (addr, mask) = match s.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    let addr = addr
+        .strip_prefix('[')
+        .and_then(|a| a.strip_suffix(']'))
+        .unwrap_or(addr);
+    let v4 = if addr.parse::<std::net::Ipv4Addr>().is_ok() {
+        true
+    } else if addr.parse::<std::net::Ipv6Addr>().is_ok() {
+        false
+    } else {
+        return None;
+    };
+    let bits = if v4 { 32 } else { 128 };
+    match mask {
+        None => Some(v4),
+        Some(m) if !m.is_empty() && m.chars().all(|ch| ch.is_ascii_digit()) => {
+            (m.parse::<u32>().ok()? <= bits).then_some(v4)
+        }
+        Some(m) if v4 => m.parse::<std::net::Ipv4Addr>().ok().map(|_| true),
+        Some(m) => m.parse::<std::net::Ipv6Addr>().ok().map(|_| false),
+    }
+}
+
+/// `validate_ip_address`, `validate_ipv4_address` and
+/// `validate_ipv6_address`, told apart by the name called.
+fn validate_ip_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let (want, what): (fn(Option<bool>) -> bool, &str) = match c.name {
+        "validate_ipv4_address" => (|r| r == Some(true), "is not a valid IPv4 address."),
+        "validate_ipv6_address" => (|r| r == Some(false), "is not a valid IPv6 address."),
+        _ => (|r| r.is_some(), "is not a valid IP address."),
+    };
+    validate_each(&c, |s| want(ruby_ipaddr(s)), what)
+}
+
+/// stdlib's `is_integer` of a string: `-?(0|[1-9][0-9]*)`.
+fn is_integer_str(s: &str) -> bool {
+    let d = s.strip_prefix('-').unwrap_or(s);
+    !d.is_empty() && d.chars().all(|ch| ch.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+}
+
+fn seeded_rand(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let max = match c.args.first().map(arg_3x) {
+        Some(Value::Int(i)) => i,
+        Some(Value::Str(s)) if is_integer_str(&s) => s.parse().unwrap_or(0),
+        _ => 0,
+    };
+    if max <= 0 {
+        return Err(plain("seeded_rand(): first argument must be a positive integer").into());
+    }
+    let Some(Value::Str(seed)) = c.args.get(1).map(arg_3x) else {
+        return Err(plain("seeded_rand(): second argument must be a string").into());
+    };
+    Ok(Value::Int(md5_rand(&seed, max as u64) as i64))
+}
+
+/// Ruby's `String#to_f`: the longest leading decimal number, 0.0 if none.
+fn ruby_to_f(s: &str) -> f64 {
+    let b = s.as_bytes();
+    let digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut end = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let int_end = digits(end);
+    if int_end == end {
+        return 0.0;
+    }
+    end = int_end;
+    if b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(u8::is_ascii_digit) {
+        end = digits(end + 1);
+    }
+    if matches!(b.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
+        let exp_end = digits(end + 1 + sign);
+        if exp_end > end + 1 + sign {
+            end = exp_end;
+        }
+    }
+    s[..end].parse().unwrap_or(0.0)
+}
+
+fn to_bytes(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if n != 1 {
+        return Err(plain(format!(
+            "to_bytes(): Wrong number of arguments given ({n} for 1)"
+        ))
+        .into());
+    }
+    let arg = arg_3x(&c.arg(0));
+    if matches!(arg, Value::Int(_) | Value::Float(_)) {
+        return Ok(arg);
+    }
+    let s = arg.to_s();
+    let num_len = s
+        .find(|ch: char| !(ch.is_ascii_digit() || ".e+-".contains(ch)))
+        .unwrap_or(s.len());
+    let value = ruby_to_f(&s[..num_len]);
+    let prefix = s[num_len..]
+        .trim_start_matches([' ', '\t', '\n', '\r', '\x0c', '\x0b'])
+        .chars()
+        .next()
+        .filter(|ch| *ch != 'b' && *ch != 'B');
+    let shift = match prefix {
+        None => 0,
+        Some('k') => 10,
+        Some('M') => 20,
+        Some('G') => 30,
+        Some('T') => 40,
+        Some('P') => 50,
+        Some('E') => 60,
+        Some(p) => return Err(plain(format!("to_bytes(): Unknown prefix {p}")).into()),
+    };
+    Ok(Value::Int((value * (1u64 << shift) as f64) as i64))
 }
