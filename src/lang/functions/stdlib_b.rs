@@ -6,7 +6,8 @@
 //! type); the legacy validators `validate_slength`, `validate_domain_name`,
 //! `validate_email_address` and `validate_ip(v4|v6)_address` (Ruby's
 //! `IPAddr` forms: a prefix or mask after `/`, brackets); `seeded_rand`
-//! (Ruby's MT19937 seeded by an MD5) and `to_bytes`.
+//! (Ruby's MT19937 seeded by an MD5), `to_bytes`, `stdlib::xml_encode`,
+//! and `to_ruby`/`to_python` of Data values.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
@@ -60,6 +61,21 @@ pub fn register(b: &mut Builder) {
     );
     b.add(&["seeded_rand"], f, rest("Integer"), seeded_rand);
     b.add(&["to_bytes"], f, rest("Any"), to_bytes);
+    b.add(&["to_ruby"], f, sig("String").req("object", any()), to_ruby);
+    b.add(
+        &["to_python"],
+        f,
+        sig("String").req("object", any()),
+        to_ruby,
+    );
+    b.add(
+        &["stdlib::xml_encode"],
+        f,
+        sig("String")
+            .req("str", string())
+            .opt("type", PType::Enum(vec!["text".into(), "attr".into()])),
+        xml_encode,
+    );
     b.add(
         &["shell_escape"],
         f,
@@ -590,4 +606,64 @@ fn to_bytes(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         Some(p) => return Err(plain(format!("to_bytes(): Unknown prefix {p}")).into()),
     };
     Ok(Value::Int((value * (1u64 << shift) as f64) as i64))
+}
+
+/// `to_ruby` and `to_python`: a Data value as a Ruby or Python literal
+/// (strings and numbers as Ruby's `inspect` writes them). Rich values
+/// (types, regexps, Sensitive...) are refused with a clear error.
+fn to_ruby(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    fn lit(v: &Value, py: bool, name: &str) -> EvalResult<String> {
+        Ok(match v {
+            Value::Undef if py => "None".into(),
+            Value::Undef => "nil".into(),
+            Value::Bool(b) if py => if *b { "True" } else { "False" }.into(),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => inspect(v),
+            Value::Array(a) => {
+                let items: Vec<String> = a
+                    .iter()
+                    .map(|i| lit(i, py, name))
+                    .collect::<EvalResult<_>>()?;
+                format!("[{}]", items.join(", "))
+            }
+            Value::Hash(h) => {
+                let arrow = if py { ": " } else { " => " };
+                let mut items = Vec::new();
+                for (k, v) in h.iter() {
+                    items.push(format!("{}{arrow}{}", lit(k, py, name)?, lit(v, py, name)?));
+                }
+                format!("{{{}}}", items.join(", "))
+            }
+            other => {
+                return Err(plain(format!(
+                    "{name}(): ferry converts only Data values, not a {}",
+                    other.type_name()
+                ))
+                .into());
+            }
+        })
+    }
+    Ok(Value::Str(lit(&c.arg(0), c.name == "to_python", c.name)?))
+}
+
+/// Ruby's `String#encode(xml: :text | :attr)`: `&`, `<` and `>` as
+/// entities; `attr` also `"` and the whole wrapped in double quotes.
+fn xml_encode(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let attr = c.arg(1).to_s() == "attr";
+    let mut out = String::new();
+    if attr {
+        out.push('"');
+    }
+    for ch in c.arg(0).to_s().chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attr => out.push_str("&quot;"),
+            other => out.push(other),
+        }
+    }
+    if attr {
+        out.push('"');
+    }
+    Ok(Value::Str(out))
 }
