@@ -7,7 +7,8 @@
 //! `validate_email_address` and `validate_ip(v4|v6)_address` (Ruby's
 //! `IPAddr` forms: a prefix or mask after `/`, brackets); `seeded_rand`
 //! (Ruby's MT19937 seeded by an MD5), `to_bytes`, `stdlib::xml_encode`,
-//! and `to_ruby`/`to_python` of Data values.
+//! `to_ruby`/`to_python` of Data values, and `shuffle` (an unseeded
+//! MT19937, as Ruby's `rand`).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
@@ -61,6 +62,7 @@ pub fn register(b: &mut Builder) {
     );
     b.add(&["seeded_rand"], f, rest("Integer"), seeded_rand);
     b.add(&["to_bytes"], f, rest("Any"), to_bytes);
+    b.add(&["shuffle"], f, rest("Any"), shuffle);
     b.add(&["to_ruby"], f, sig("String").req("object", any()), to_ruby);
     b.add(
         &["to_python"],
@@ -666,4 +668,32 @@ fn xml_encode(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         out.push('"');
     }
     Ok(Value::Str(out))
+}
+
+fn shuffle(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    use rand_core_06::RngCore;
+    if c.args.is_empty() {
+        return Err(plain("shuffle(): Wrong number of arguments given (0 for 1)").into());
+    }
+    let value = arg_3x(&c.arg(0));
+    let (mut items, string) = match &value {
+        Value::Array(a) => (a.clone(), false),
+        Value::Str(s) => (s.chars().map(|ch| Value::Str(ch.into())).collect(), true),
+        _ => {
+            return Err(plain("shuffle(): Requires either array or string to work with").into());
+        }
+    };
+    let mut seed = [0u8; 16];
+    rand_core_06::OsRng.fill_bytes(&mut seed);
+    let mut mt = crate::lang::functions::random::Mt::from_seed_be(&seed);
+    let n = items.len();
+    for i in 0..n {
+        let j = mt.rand_below((n - i) as u64) as usize + i;
+        items.swap(i, j);
+    }
+    Ok(if string {
+        Value::Str(items.iter().map(Value::to_s).collect())
+    } else {
+        Value::Array(items)
+    })
 }
