@@ -51,6 +51,8 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_xml_encode_type",
     "stdlib_shuffle",
     "err_stdlib_shuffle_type",
+    "stdlib_str2saltedsha512",
+    "err_stdlib_str2saltedsha512_type",
     "err_stdlib_validate_domain_name_bad",
     "err_stdlib_validate_domain_name_not_string",
     "err_stdlib_validate_email_address_bad",

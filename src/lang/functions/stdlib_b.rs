@@ -8,7 +8,7 @@
 //! `IPAddr` forms: a prefix or mask after `/`, brackets); `seeded_rand`
 //! (Ruby's MT19937 seeded by an MD5), `to_bytes`, `stdlib::xml_encode`,
 //! `to_ruby`/`to_python` of Data values, and `shuffle` (an unseeded
-//! MT19937, as Ruby's `rand`).
+//! MT19937, as Ruby's `rand`) and `str2saltedsha512` (a random salt).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
@@ -63,6 +63,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["seeded_rand"], f, rest("Integer"), seeded_rand);
     b.add(&["to_bytes"], f, rest("Any"), to_bytes);
     b.add(&["shuffle"], f, rest("Any"), shuffle);
+    b.add(&["str2saltedsha512"], f, rest("String"), str2saltedsha512);
     b.add(&["to_ruby"], f, sig("String").req("object", any()), to_ruby);
     b.add(
         &["to_python"],
@@ -696,4 +697,36 @@ fn shuffle(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     } else {
         Value::Array(items)
     })
+}
+
+/// stdlib's `str2saltedsha512`: a random 4-byte salt (below 2**31 - 1,
+/// little-endian), then SHA-512 of salt and password, all in hex.
+fn str2saltedsha512(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    use rand_core_06::RngCore;
+    use sha2::Digest;
+    let n = c.args.len();
+    if n != 1 {
+        return Err(plain(format!(
+            "str2saltedsha512(): Wrong number of arguments passed ({n} but we require 1)"
+        ))
+        .into());
+    }
+    let password = arg_3x(&c.arg(0));
+    let Value::Str(password) = &password else {
+        return Err(plain(format!(
+            "str2saltedsha512(): Requires a String argument, you passed: {}",
+            ruby_class(&password)
+        ))
+        .into());
+    };
+    let salt = (rand_core_06::OsRng.next_u32() % 0x7fff_ffff).to_le_bytes();
+    let mut hasher = sha2::Sha512::new();
+    hasher.update(salt);
+    hasher.update(password.as_bytes());
+    let digest = hasher.finalize();
+    Ok(Value::Str(format!(
+        "{}{}",
+        hex::encode(salt),
+        hex::encode(digest)
+    )))
 }
