@@ -53,6 +53,8 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_shuffle_type",
     "stdlib_str2saltedsha512",
     "err_stdlib_str2saltedsha512_type",
+    "stdlib_time",
+    "err_stdlib_time_arguments",
     "err_stdlib_validate_domain_name_bad",
     "err_stdlib_validate_domain_name_not_string",
     "err_stdlib_validate_email_address_bad",

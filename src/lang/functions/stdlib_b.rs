@@ -8,7 +8,8 @@
 //! `IPAddr` forms: a prefix or mask after `/`, brackets); `seeded_rand`
 //! (Ruby's MT19937 seeded by an MD5), `to_bytes`, `stdlib::xml_encode`,
 //! `to_ruby`/`to_python` of Data values, and `shuffle` (an unseeded
-//! MT19937, as Ruby's `rand`) and `str2saltedsha512` (a random salt).
+//! MT19937, as Ruby's `rand`) `str2saltedsha512` (a random salt) and
+//! `time` (the epoch seconds, whatever zone is named).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
@@ -63,6 +64,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["seeded_rand"], f, rest("Integer"), seeded_rand);
     b.add(&["to_bytes"], f, rest("Any"), to_bytes);
     b.add(&["shuffle"], f, rest("Any"), shuffle);
+    b.add(&["time"], f, rest("Integer"), time);
     b.add(&["str2saltedsha512"], f, rest("String"), str2saltedsha512);
     b.add(&["to_ruby"], f, sig("String").req("object", any()), to_ruby);
     b.add(
@@ -729,4 +731,18 @@ fn str2saltedsha512(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         hex::encode(salt),
         hex::encode(digest)
     )))
+}
+
+fn time(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if n > 1 {
+        return Err(plain(format!(
+            "time(): Wrong number of arguments given {n} for 0 or 1"
+        ))
+        .into());
+    }
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)))
 }
