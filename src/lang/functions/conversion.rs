@@ -89,7 +89,7 @@ pub fn type_constructor(c: Call<'_>) -> Option<EvalResult<Value>> {
     Some(new_value(&t, &c.args).map_err(Unwind::from))
 }
 
-fn type_of(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+pub(crate) fn type_of(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     Ok(Value::Type(infer_type(&c.arg(0))))
 }
 

@@ -288,7 +288,7 @@ fn basename(path: &str, suffix: Option<&str>) -> String {
 
 /// Ruby's `File.extname(path)`: from the last dot of the base name, not
 /// counting its leading dots (`.bashrc` has none; `x.` has `.`).
-fn extname(path: &str) -> String {
+pub(crate) fn extname(path: &str) -> String {
     let base = basename(path, None);
     let rest = base.trim_start_matches('.');
     rest.rfind('.')

@@ -162,7 +162,7 @@ impl Mt {
 }
 
 /// `Random.new(Digest::MD5.hexdigest(text).hex).rand(max)`.
-fn md5_rand(text: &str, max: u64) -> u64 {
+pub(crate) fn md5_rand(text: &str, max: u64) -> u64 {
     let digest = Md5::digest(text.as_bytes());
     Mt::from_seed_be(&digest).rand_below(max)
 }

@@ -127,7 +127,7 @@ fn validate_re(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 
 /// Ruby's `Integer(x.to_s)`: an optional sign, then decimal digits (or
 /// 0x/0b/0o/0 prefixed ones), underscores between digits.
-fn ruby_integer(s: &str) -> Option<i64> {
+pub(crate) fn ruby_integer(s: &str) -> Option<i64> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {
         Some(r) => (true, r),
@@ -352,17 +352,24 @@ fn is_domain_name(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let Value::Str(domain) = c.arg(0) else {
         return Ok(Value::Bool(false));
     };
+    Ok(Value::Bool(domain_name_ok(&domain)))
+}
+
+/// stdlib's `is_domain_name` test of a string: labels of letters,
+/// digits and inner hyphens, an alphabetic top level, 255 characters at
+/// most (`.` alone and a trailing dot allowed).
+pub(crate) fn domain_name_ok(domain: &str) -> bool {
     if domain == "." {
-        return Ok(Value::Bool(true));
+        return true;
     }
-    let d = domain.strip_suffix('.').unwrap_or(&domain);
+    let d = domain.strip_suffix('.').unwrap_or(domain);
     if d.is_empty() || d.len() > 255 {
-        return Ok(Value::Bool(false));
+        return false;
     }
     if d.contains('.') {
         let tld = d.rsplit('.').next().unwrap_or("");
         if tld.is_empty() || !tld.chars().all(|ch| ch.is_ascii_alphabetic()) {
-            return Ok(Value::Bool(false));
+            return false;
         }
     }
     // Ruby's split drops trailing empty fields.
@@ -370,14 +377,13 @@ fn is_domain_name(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     while labels.last() == Some(&"") {
         labels.pop();
     }
-    let ok = labels.iter().all(|l| {
+    labels.iter().all(|l| {
         !l.is_empty()
             && l.len() <= 63
             && !l.starts_with('-')
             && !l.ends_with('-')
             && l.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
-    });
-    Ok(Value::Bool(ok))
+    })
 }
 
 fn shellquote(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {

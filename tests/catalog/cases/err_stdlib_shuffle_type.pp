@@ -1,0 +1,2 @@
+# shuffle() takes an array or a string.
+notify { "x": message => String(shuffle(3)) }

@@ -1,0 +1,2 @@
+# union() takes only arrays.
+notify { 'x': message => String(union(['a'], 'b')) }

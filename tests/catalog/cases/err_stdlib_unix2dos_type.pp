@@ -1,0 +1,2 @@
+# unix2dos() takes a string.
+notify { 'x': message => unix2dos(['a']) }

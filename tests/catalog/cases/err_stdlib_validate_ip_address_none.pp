@@ -1,0 +1,2 @@
+# validate_ip_address needs an argument.
+validate_ip_address()

@@ -1,0 +1,2 @@
+# validate_slength's maximum must be a positive integer.
+validate_slength('abc', 0)
