@@ -35,6 +35,16 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "assert_type_lambda_types",
     "functions_nexus_parseyaml",
     "err_stdlib_concat_not_array",
+    "stdlib_numbers_arrays",
+    "err_stdlib_num2bool",
+    "err_stdlib_clamp",
+    "err_stdlib_join_keys_to_values",
+    "err_stdlib_intersection",
+    "err_stdlib_any2bool",
+    "err_stdlib_delete_values",
+    "err_stdlib_difference",
+    "err_stdlib_dos2unix",
+    "err_stdlib_is_float",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -1,0 +1,473 @@
+//! More of Debian's stdlib (issue 14), with the argument checks and
+//! messages of its Ruby sources: the numeric helpers Puppet 7's core now
+//! provides in their place (`floor`, `ceiling`, `round`, `camelcase`, which
+//! win over stdlib's 3.x copies), and stdlib's 3.x `num2bool`, `any2bool`,
+//! `dos2unix`, `regexpescape`, `difference`, `intersection`,
+//! `join_keys_to_values`, `delete_values`, `clamp` and `is_float`.
+//! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
+//! top-level undef is `''`.
+
+use crate::lang::error::plain;
+use crate::lang::eval::control::EvalResult;
+use crate::lang::eval::{Call, Evaluator};
+use crate::lang::functions::stdlib::{arg_3x, ruby_class};
+use crate::lang::functions::{Builder, Family, any, sig, string};
+use crate::lang::template::erb::methods::regexp_escape;
+use crate::lang::values::types::PType;
+use crate::lang::values::value::{Value, fmt_float, key_equal};
+
+pub fn register(b: &mut Builder) {
+    let f = Family::Stdlib;
+    let rest = |ret| sig(ret).rest("args", any());
+    let num_or_str = || PType::Variant(vec![PType::Numeric, string()]);
+    b.add(
+        &["floor"],
+        Family::Numbers,
+        sig("Integer").req("val", num_or_str()),
+        floor,
+    );
+    b.add(
+        &["ceiling"],
+        Family::Numbers,
+        sig("Integer").req("val", num_or_str()),
+        ceiling,
+    );
+    b.add(
+        &["round"],
+        Family::Numbers,
+        sig("Integer").req("val", PType::Numeric),
+        round,
+    );
+    let camel = PType::Variant(vec![
+        PType::Numeric,
+        string(),
+        PType::Array(
+            Box::new(PType::Variant(vec![string(), PType::Numeric])),
+            0,
+            i64::MAX,
+        ),
+    ]);
+    b.add(
+        &["camelcase"],
+        Family::Strings,
+        sig("Any").req("arg", camel),
+        camelcase,
+    );
+    b.add(&["num2bool"], f, rest("Boolean"), num2bool);
+    b.add(&["any2bool"], f, rest("Boolean"), any2bool);
+    b.add(&["dos2unix"], f, rest("String"), dos2unix);
+    b.add(&["regexpescape"], f, rest("Any"), regexpescape);
+    b.add(&["difference"], f, rest("Array"), difference);
+    b.add(&["intersection"], f, rest("Array"), intersection);
+    b.add(
+        &["join_keys_to_values"],
+        f,
+        rest("Array"),
+        join_keys_to_values,
+    );
+    b.add(&["delete_values"], f, rest("Hash"), delete_values);
+    b.add(&["clamp"], f, rest("Integer"), clamp);
+    b.add(&["is_float"], f, rest("Boolean"), is_float);
+}
+
+/// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
+/// with single underscores between them, a fraction and an exponent (or a
+/// 0x hex integer); `None` where Ruby raises.
+fn ruby_float(s: &str) -> Option<f64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let sign = if neg { -1.0 } else { 1.0 };
+    if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok().map(|v| sign * v as f64);
+    }
+    let bytes = body.as_bytes();
+    let ok_underscores = bytes.iter().enumerate().all(|(i, &c)| {
+        c != b'_'
+            || (i > 0
+                && i + 1 < bytes.len()
+                && bytes[i - 1].is_ascii_digit()
+                && bytes[i + 1].is_ascii_digit())
+    });
+    let clean = body.replace('_', "");
+    let mut parts = clean.splitn(2, ['e', 'E']);
+    let mantissa = parts.next().unwrap_or("");
+    let exponent = parts.next();
+    let (int, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit());
+    let exp_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        digits(e)
+    });
+    if !ok_underscores || !digits(int) || frac.is_some_and(|f| !digits(f)) || !exp_ok {
+        return None;
+    }
+    clean.parse::<f64>().ok().map(|v| sign * v)
+}
+
+/// Ruby's `Float#to_i` (truncation), saturating at the i64 range.
+fn truncate(f: f64) -> i64 {
+    f.trunc() as i64
+}
+
+/// Ruby's `String#to_i`: the leading decimal integer, 0 when none.
+fn string_to_i(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let mut n: i64 = 0;
+    let mut prev_digit = false;
+    for c in body.chars() {
+        match c {
+            '0'..='9' => {
+                n = n
+                    .saturating_mul(10)
+                    .saturating_add(i64::from(c as u8 - b'0'));
+                prev_digit = true;
+            }
+            '_' if prev_digit => prev_digit = false,
+            _ => break,
+        }
+    }
+    if neg { -n } else { n }
+}
+
+/// `floor` and `ceiling` of Puppet's core: numbers directly, strings
+/// through Ruby's `Float()`.
+fn rounded(c: &Call<'_>, name: &str, op: fn(f64) -> f64) -> EvalResult<Value> {
+    let x = match c.arg(0) {
+        Value::Int(i) => return Ok(Value::Int(i)),
+        Value::Float(x) => x,
+        v => ruby_float(&v.to_s()).ok_or_else(|| {
+            plain(format!(
+                "{name}(): cannot convert given value to a floating point value."
+            ))
+        })?,
+    };
+    Ok(Value::Int(truncate(op(x))))
+}
+
+fn floor(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    rounded(&c, "floor", f64::floor)
+}
+
+fn ceiling(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    rounded(&c, "ceiling", f64::ceil)
+}
+
+fn round(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    Ok(Value::Int(match c.arg(0) {
+        Value::Float(x) if x > 0.0 => truncate(x + 0.5),
+        Value::Float(x) => truncate(x - 0.5),
+        Value::Int(i) => i,
+        _ => 0,
+    }))
+}
+
+/// Ruby's `String#capitalize` on each `_`-separated word, joined.
+fn camel_word(s: &str) -> String {
+    s.split('_')
+        .map(|w| {
+            let mut cs = w.chars();
+            match cs.next() {
+                Some(first) => first
+                    .to_uppercase()
+                    .chain(cs.flat_map(char::to_lowercase))
+                    .collect(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+fn camelcase(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let one = |v: Value| match v {
+        Value::Str(s) => Value::Str(camel_word(&s)),
+        other => other,
+    };
+    Ok(match c.arg(0) {
+        Value::Array(a) => Value::Array(a.into_iter().map(one).collect()),
+        v => one(v),
+    })
+}
+
+/// A 3.x function's "Wrong number of arguments given (N for M)" check.
+fn arity(c: &Call<'_>, name: &str, want: usize) -> EvalResult<()> {
+    if c.args.len() == want {
+        return Ok(());
+    }
+    Err(plain(format!(
+        "{name}(): Wrong number of arguments given ({} for {want})",
+        c.args.len()
+    ))
+    .into())
+}
+
+/// stdlib's `num2bool` on one (3.x) value.
+fn num_to_bool(v: &Value) -> EvalResult<bool> {
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::Float(x) => truncate(*x),
+        Value::Str(s) => truncate(ruby_float(s).ok_or_else(|| {
+            plain(format!(
+                "num2bool(): '{s}' does not look like a number: invalid value for Float(): {}",
+                crate::lang::template::erb::value::inspect(v)
+            ))
+        })?),
+        other => string_to_i(&other.to_s()),
+    };
+    Ok(n > 0)
+}
+
+fn num2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    arity(&c, "num2bool", 1)?;
+    Ok(Value::Bool(num_to_bool(&arg_3x(&c.arg(0)))?))
+}
+
+fn any2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain("any2bool(): Wrong number of arguments given (0 for 1)").into());
+    }
+    let v = arg_3x(&c.arg(0));
+    Ok(Value::Bool(match &v {
+        Value::Bool(b) => *b,
+        Value::Int(_) | Value::Float(_) => num_to_bool(&v)?,
+        Value::Str(s) if ruby_float(s).is_some() => num_to_bool(&v)?,
+        Value::Str(s) => {
+            let lower = s.to_lowercase();
+            match lower.as_str() {
+                "" | "undef" | "undefined" => false,
+                "1" | "t" | "y" | "true" | "yes" => true,
+                "0" | "f" | "n" | "false" | "no" => false,
+                _ => return Err(plain("str2bool(): Unknown type of boolean given").into()),
+            }
+        }
+        _ => true,
+    }))
+}
+
+fn dos2unix(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    arity(&c, "dos2unix", 1)?;
+    match c.arg(0) {
+        Value::Str(s) => Ok(Value::Str(s.replace("\r\n", "\n"))),
+        _ => Err(plain("dos2unix(): Requires string as argument").into()),
+    }
+}
+
+fn regexpescape(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain("regexpescape(): Wrong number of arguments given (0 for 1)").into());
+    }
+    let one = |v: Value| match v {
+        Value::Str(s) => Value::Str(regexp_escape(&s)),
+        other => other,
+    };
+    match arg_3x(&c.arg(0)) {
+        Value::Array(a) => Ok(Value::Array(a.into_iter().map(one).collect())),
+        s @ Value::Str(_) => Ok(one(s)),
+        _ => Err(plain("regexpescape(): Requires either array or string to work with").into()),
+    }
+}
+
+/// Ruby's `eql?`, which `Array#-`, `Array#&` and `Hash#delete_if` with
+/// `==` on strings use: strings case-sensitively, an Integer never equal
+/// to a Float, arrays element by element.
+fn ruby_eql(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(_), Value::Float(_)) | (Value::Float(_), Value::Int(_)) => false,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_eql(p, q))
+        }
+        _ => key_equal(a, b),
+    }
+}
+
+/// The two arrays of `difference` and `intersection`, or `None`.
+fn two_arrays(c: &Call<'_>, name: &str) -> EvalResult<Option<(Vec<Value>, Vec<Value>)>> {
+    arity(c, name, 2)?;
+    Ok(match (arg_3x(&c.arg(0)), arg_3x(&c.arg(1))) {
+        (Value::Array(a), Value::Array(b)) => Some((a, b)),
+        _ => None,
+    })
+}
+
+fn difference(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Some((a, b)) = two_arrays(&c, "difference")? else {
+        return Err(plain("difference(): Requires 2 arrays").into());
+    };
+    Ok(Value::Array(
+        a.into_iter()
+            .filter(|x| !b.iter().any(|y| ruby_eql(x, y)))
+            .collect(),
+    ))
+}
+
+fn intersection(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Some((a, b)) = two_arrays(&c, "intersection")? else {
+        return Err(plain(format!(
+            "intersection(): Requires 2 arrays, got {} and {}",
+            ruby_class(&arg_3x(&c.arg(0))),
+            ruby_class(&arg_3x(&c.arg(1)))
+        ))
+        .into());
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for x in a {
+        if b.iter().any(|y| ruby_eql(&x, y)) && !out.iter().any(|y| ruby_eql(&x, y)) {
+            out.push(x);
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// Ruby's `String(v)` for a value a 3.x function received.
+fn ruby_string(v: &Value) -> String {
+    match v {
+        Value::Float(f) => fmt_float(*f),
+        other => other.to_s(),
+    }
+}
+
+fn join_keys_to_values(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.len() != 2 {
+        return Err(plain(format!(
+            "join_keys_to_values(): Takes exactly two arguments, but {} given.",
+            c.args.len()
+        ))
+        .into());
+    }
+    let Value::Hash(h) = arg_3x(&c.arg(0)) else {
+        return Err(plain(format!(
+            "join_keys_to_values(): The first argument must be a hash, but a {} was given.",
+            ruby_class(&arg_3x(&c.arg(0)))
+        ))
+        .into());
+    };
+    let Value::Str(sep) = arg_3x(&c.arg(1)) else {
+        return Err(plain(format!(
+            "join_keys_to_values(): The second argument must be a string, but a {} was given.",
+            ruby_class(&arg_3x(&c.arg(1)))
+        ))
+        .into());
+    };
+    let mut out = Vec::new();
+    for (k, v) in &h {
+        let key = ruby_string(k);
+        match v {
+            Value::Array(items) => {
+                for i in items {
+                    out.push(Value::Str(format!("{key}{sep}{}", ruby_string(i))));
+                }
+            }
+            v if ruby_string(v) == "undef" => out.push(Value::Str(key)),
+            v => out.push(Value::Str(format!("{key}{sep}{}", ruby_string(v)))),
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn delete_values(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.len() != 2 {
+        return Err(plain(format!(
+            "delete_values(): Wrong number of arguments given ({} of 2)",
+            c.args.len()
+        ))
+        .into());
+    }
+    let item = arg_3x(&c.arg(1));
+    match arg_3x(&c.arg(0)) {
+        Value::Hash(h) => Ok(Value::Hash(
+            h.into_iter()
+                .filter(|(_, v)| !key_equal(v, &item))
+                .collect(),
+        )),
+        other => Err(plain(format!(
+            "delete_values(): First argument must be a Hash. Given an argument of class {}.",
+            ruby_class(&other)
+        ))
+        .into()),
+    }
+}
+
+/// Ruby's `Array#flatten`.
+fn flatten(v: Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Array(a) => a.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}
+
+fn clamp(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let mut vals = Vec::new();
+    for a in &c.args {
+        flatten(arg_3x(a), &mut vals);
+    }
+    if vals.len() != 3 {
+        return Err(plain("clamp(): Wrong number of arguments, need three to clamp").into());
+    }
+    let mut nums = Vec::with_capacity(3);
+    for v in &vals {
+        nums.push(match v {
+            Value::Str(s) if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(
+                    plain(format!("clamp(): Required explicit numeric ({s}:String)")).into(),
+                );
+            }
+            Value::Str(s) => string_to_i(s),
+            Value::Hash(_) => {
+                return Err(plain(format!(
+                    "clamp(): The Hash type is not allowed ({})",
+                    crate::lang::template::erb::value::inspect(v)
+                ))
+                .into());
+            }
+            Value::Int(i) => *i,
+            Value::Float(x) => truncate(*x),
+            other => {
+                return Err(plain(format!(
+                    "clamp(): cannot convert {} to an Integer",
+                    ruby_class(other)
+                ))
+                .into());
+            }
+        });
+    }
+    nums.sort_unstable();
+    Ok(Value::Int(nums[1]))
+}
+
+fn is_float(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.len() != 1 {
+        return Err(plain(format!(
+            "is_float(): Wrong number of arguments given {} for 1",
+            c.args.len()
+        ))
+        .into());
+    }
+    Ok(Value::Bool(match arg_3x(&c.arg(0)) {
+        Value::Float(_) => true,
+        Value::Str(s) => {
+            let to_f = ruby_float_prefix(&s);
+            s == fmt_float(to_f)
+        }
+        _ => false,
+    }))
+}
+
+/// Ruby's `String#to_f`: the longest leading float, 0.0 when none.
+fn ruby_float_prefix(s: &str) -> f64 {
+    let t = s.trim_start();
+    let end = t
+        .char_indices()
+        .map(|(i, ch)| i + ch.len_utf8())
+        .rfind(|&e| ruby_float(&t[..e]).is_some() && !t[..e].contains(['x', 'X', '_']))
+        .unwrap_or(0);
+    ruby_float(&t[..end]).unwrap_or(0.0)
+}
