@@ -45,6 +45,13 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_difference",
     "err_stdlib_dos2unix",
     "err_stdlib_is_float",
+    "stdlib_escape_ip",
+    "err_stdlib_convert_base",
+    "err_stdlib_convert_base_digits",
+    "err_stdlib_enclose_ipv6",
+    "err_stdlib_enclose_ipv6_type",
+    "err_stdlib_is_a",
+    "err_stdlib_os_version_gte",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

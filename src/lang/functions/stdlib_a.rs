@@ -3,7 +3,11 @@
 //! provides in their place (`floor`, `ceiling`, `round`, `camelcase`, which
 //! win over stdlib's 3.x copies), and stdlib's 3.x `num2bool`, `any2bool`,
 //! `dos2unix`, `regexpescape`, `difference`, `intersection`,
-//! `join_keys_to_values`, `delete_values`, `clamp` and `is_float`.
+//! `join_keys_to_values`, `delete_values`, `clamp`, `is_float`,
+//! `convert_base`, `is_mac_address`, `is_email_address`,
+//! `is_ipv4_address`, `is_ipv6_address` and `enclose_ipv6` (Ruby's
+//! `IPAddr` rules), and its 4.x `batch_escape`, `powershell_escape`,
+//! `is_a` and `os_version_gte`.
 //! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
 //! top-level undef is `''`.
 
@@ -68,6 +72,27 @@ pub fn register(b: &mut Builder) {
     b.add(&["delete_values"], f, rest("Hash"), delete_values);
     b.add(&["clamp"], f, rest("Integer"), clamp);
     b.add(&["is_float"], f, rest("Boolean"), is_float);
+    b.add(
+        &["batch_escape"],
+        f,
+        sig("String").req("string", any()),
+        batch_escape,
+    );
+    let ps = sig("String").req("string", any());
+    b.add(&["powershell_escape"], f, ps, powershell_escape);
+    b.add(&["convert_base"], f, rest("String"), convert_base);
+    b.add(&["is_mac_address"], f, rest("Boolean"), is_mac_address);
+    b.add(&["is_email_address"], f, rest("Boolean"), is_email_address);
+    b.add(&["is_ipv4_address"], f, rest("Boolean"), is_ipv4_address);
+    b.add(&["is_ipv6_address"], f, rest("Boolean"), is_ipv6_address);
+    b.add(&["enclose_ipv6"], f, rest("Array"), enclose_ipv6);
+    let is_a_sig = sig("Boolean")
+        .req("value", any())
+        .req("type", PType::Type(None));
+    b.add(&["is_a"], f, is_a_sig, is_a);
+    let s1 = || PType::String(1, i64::MAX);
+    let os_sig = sig("Boolean").req("os", s1()).req("version", s1());
+    b.add(&["os_version_gte"], f, os_sig, os_version_gte);
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
@@ -470,4 +495,240 @@ fn ruby_float_prefix(s: &str) -> f64 {
         .rfind(|&e| ruby_float(&t[..e]).is_some() && !t[..e].contains(['x', 'X', '_']))
         .unwrap_or(0);
     ruby_float(&t[..end]).unwrap_or(0.0)
+}
+
+/// stdlib's `batch_escape`: a cmd.exe argument in double quotes.
+fn batch_escape(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let mut out = String::from("\"");
+    for ch in ruby_string(&c.arg(0)).chars() {
+        match ch {
+            '"' => out.push_str("\"\""),
+            '$' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            ch => out.push(ch),
+        }
+    }
+    out.push('"');
+    Ok(Value::Str(out))
+}
+
+/// stdlib's `powershell_escape`: PowerShell's backtick before its
+/// special characters.
+fn powershell_escape(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let mut out = String::new();
+    for ch in ruby_string(&c.arg(0)).chars() {
+        match ch {
+            ' ' | '\'' | '`' | '|' | '\n' | '$' => {
+                out.push('`');
+                out.push(ch);
+            }
+            '"' => out.push_str("\\`\""),
+            ch => out.push(ch),
+        }
+    }
+    Ok(Value::Str(out))
+}
+
+fn convert_base(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    arity(&c, "convert_base", 2)?;
+    let digits_msg = "convert_base(): First argument must be an integer or a string corresponding to an integer in base 10";
+    let mut nums = [0i64; 2];
+    for (i, which) in ["First", "Second"].iter().enumerate() {
+        nums[i] = match arg_3x(&c.arg(i)) {
+            Value::Int(n) => n,
+            Value::Str(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                string_to_i(&s)
+            }
+            Value::Str(_) => return Err(plain(digits_msg).into()),
+            _ => {
+                return Err(plain(format!(
+                    "convert_base(): {which} argument must be either a string or an integer"
+                ))
+                .into());
+            }
+        };
+    }
+    let [mut n, base] = nums;
+    if !(2..=36).contains(&base) {
+        return Err(plain(
+            "convert_base(): base must be at least 2 and must not be greater than 36",
+        )
+        .into());
+    }
+    let neg = n < 0;
+    let mut out = Vec::new();
+    loop {
+        let d = (n % base).unsigned_abs() as u32;
+        out.push(char::from_digit(d, base as u32).unwrap_or('0'));
+        n /= base;
+        if n == 0 {
+            break;
+        }
+    }
+    if neg {
+        out.push('-');
+    }
+    Ok(Value::Str(out.into_iter().rev().collect()))
+}
+
+/// The single-argument count check of stdlib's `is_*` predicates.
+fn one_arg(c: &Call<'_>, name: &str) -> EvalResult<Value> {
+    if c.args.len() != 1 {
+        return Err(plain(format!(
+            "{name}(): Wrong number of arguments given {} for 1",
+            c.args.len()
+        ))
+        .into());
+    }
+    Ok(arg_3x(&c.arg(0)))
+}
+
+fn is_mac_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Value::Str(mac) = one_arg(&c, "is_mac_address")? else {
+        return Err(plain(format!(
+            "no implicit conversion of {} into String",
+            ruby_class(&c.arg(0))
+        ))
+        .into());
+    };
+    let groups: Vec<&str> = mac.split(':').collect();
+    let ok = matches!(groups.len(), 6 | 20)
+        && groups
+            .iter()
+            .all(|g| (1..=2).contains(&g.len()) && g.bytes().all(|b| b.is_ascii_hexdigit()));
+    Ok(Value::Bool(ok))
+}
+
+fn is_email_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Value::Str(s) = one_arg(&c, "is_email_address")? else {
+        return Ok(Value::Bool(false));
+    };
+    let re = crate::lang::values::regex::RubyRegex::new(
+        r"\A([\w+\-].?)+@[a-z\d\-]+(\.[a-z]+)*\.[a-z]+\z",
+    )?;
+    Ok(Value::Bool(re.is_match(&s)))
+}
+
+/// Ruby's `IPAddr.new(string)`: an address, optionally `/prefix` or
+/// `/mask`, the host bits cleared; `None` where Ruby raises.
+fn ip_addr(s: &str) -> Option<std::net::IpAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let (addr, mask) = match s.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    let addr = addr
+        .strip_prefix('[')
+        .and_then(|a| a.strip_suffix(']'))
+        .unwrap_or(addr);
+    let ip: IpAddr = addr.parse().ok()?;
+    let bits: u32 = if ip.is_ipv4() { 32 } else { 128 };
+    let prefix = match mask {
+        None => bits,
+        Some(m) if !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) => {
+            m.parse::<u32>().ok().filter(|p| *p <= bits)?
+        }
+        Some(m) => match (ip, m.parse::<IpAddr>().ok()?) {
+            (IpAddr::V4(_), IpAddr::V4(mk)) => u32::from(mk).count_ones(),
+            (IpAddr::V6(_), IpAddr::V6(mk)) => u128::from(mk).count_ones(),
+            _ => return None,
+        },
+    };
+    Some(match ip {
+        IpAddr::V4(a) => {
+            let keep = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) & keep))
+        }
+        IpAddr::V6(a) => {
+            let keep = u128::MAX.checked_shl(128 - prefix).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(a) & keep))
+        }
+    })
+}
+
+fn is_ipv4_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let v = one_arg(&c, "is_ipv4_address")?;
+    let ip = match &v {
+        Value::Str(s) => ip_addr(s),
+        _ => None,
+    };
+    Ok(Value::Bool(ip.is_some_and(|ip| ip.is_ipv4())))
+}
+
+fn is_ipv6_address(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let v = one_arg(&c, "is_ipv6_address")?;
+    let ip = match &v {
+        Value::Str(s) => ip_addr(s),
+        _ => None,
+    };
+    Ok(Value::Bool(ip.is_some_and(|ip| ip.is_ipv6())))
+}
+
+fn enclose_ipv6(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let v = one_arg(&c, "enclose_ipv6")?;
+    if !matches!(v, Value::Str(_) | Value::Array(_)) {
+        return Err(plain(format!(
+            "enclose_ipv6(): Wrong argument type given {} expected String or Array",
+            ruby_class(&v)
+        ))
+        .into());
+    }
+    let mut items = Vec::new();
+    flatten(v, &mut items);
+    let mut out: Vec<Value> = Vec::new();
+    for item in items.into_iter().filter(|i| !i.is_undef()) {
+        let val = match &item {
+            Value::Str(s) if s == "*" => item.clone(),
+            Value::Str(s) => match ip_addr(s) {
+                Some(std::net::IpAddr::V6(ip)) => Value::Str(format!("[{ip}]")),
+                Some(_) => item.clone(),
+                None => {
+                    return Err(plain(format!(
+                        "enclose_ipv6(): Wrong argument given {s} is not an ip address."
+                    ))
+                    .into());
+                }
+            },
+            other => {
+                return Err(plain(format!(
+                    "enclose_ipv6(): Wrong argument given {} is not an ip address.",
+                    ruby_string(other)
+                ))
+                .into());
+            }
+        };
+        if !out.iter().any(|o| ruby_eql(o, &val)) {
+            out.push(val);
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn is_a(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Value::Type(t) = c.arg(1) else {
+        return Ok(Value::Bool(false));
+    };
+    Ok(Value::Bool(crate::lang::values::types::is_instance(
+        &t,
+        &c.arg(0),
+    )))
+}
+
+/// stdlib's `os_version_gte`: the node's `operatingsystem` fact is `os`
+/// and its `operatingsystemmajrelease` at least `version`.
+fn os_version_gte(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let fact = |name: &str| match &ev.facts {
+        Value::Hash(h) => crate::lang::values::value::hash_get_str(h, name).cloned(),
+        _ => None,
+    };
+    let same_os = matches!(fact("operatingsystem"), Some(Value::Str(s)) if s == c.str_arg(0));
+    let release = fact("operatingsystemmajrelease").map(|v| v.to_s());
+    Ok(Value::Bool(
+        same_os
+            && release.is_some_and(|r| {
+                crate::lang::functions::strings::compare_versions(&r, &c.str_arg(1)) >= 0
+            }),
+    ))
 }
