@@ -52,6 +52,11 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_enclose_ipv6_type",
     "err_stdlib_is_a",
     "err_stdlib_os_version_gte",
+    "stdlib_regex_uuid_interfaces",
+    "err_stdlib_delete_regex",
+    "err_stdlib_fqdn_uuid",
+    "err_stdlib_has_interface_with",
+    "err_stdlib_has_ip_address",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

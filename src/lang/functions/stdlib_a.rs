@@ -7,7 +7,9 @@
 //! `convert_base`, `is_mac_address`, `is_email_address`,
 //! `is_ipv4_address`, `is_ipv6_address` and `enclose_ipv6` (Ruby's
 //! `IPAddr` rules), and its 4.x `batch_escape`, `powershell_escape`,
-//! `is_a` and `os_version_gte`.
+//! `is_a` and `os_version_gte`; `delete_regex`, `fqdn_uuid` (SHA-1 name
+//! UUIDs) and the interface-fact tests `has_interface_with`,
+//! `has_ip_address` and `has_ip_network`.
 //! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
 //! top-level undef is `''`.
 
@@ -93,6 +95,16 @@ pub fn register(b: &mut Builder) {
     let s1 = || PType::String(1, i64::MAX);
     let os_sig = sig("Boolean").req("os", s1()).req("version", s1());
     b.add(&["os_version_gte"], f, os_sig, os_version_gte);
+    b.add(&["delete_regex"], f, rest("Any"), delete_regex);
+    b.add(&["fqdn_uuid"], f, rest("String"), fqdn_uuid);
+    b.add(
+        &["has_interface_with"],
+        f,
+        rest("Boolean"),
+        has_interface_with,
+    );
+    b.add(&["has_ip_address"], f, rest("Boolean"), has_ip_address);
+    b.add(&["has_ip_network"], f, rest("Boolean"), has_ip_network);
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
@@ -731,4 +743,121 @@ fn os_version_gte(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                 crate::lang::functions::strings::compare_versions(&r, &c.str_arg(1)) >= 0
             }),
     ))
+}
+
+fn delete_regex(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.len() != 2 {
+        return Err(plain(format!(
+            "delete_regex(): Wrong number of arguments given {} for 2",
+            c.args.len()
+        ))
+        .into());
+    }
+    let mut collection = arg_3x(&c.arg(0));
+    let items = match arg_3x(&c.arg(1)) {
+        Value::Array(a) => a,
+        other => vec![other],
+    };
+    for item in items {
+        let re = crate::lang::values::regex::RubyRegex::new(&format!(r"\b{}\b", item.to_s()))?;
+        let hit = |v: &Value| matches!(v, Value::Str(s) if re.is_match(s));
+        collection = match collection {
+            Value::Array(a) => Value::Array(a.into_iter().filter(|v| !hit(v)).collect()),
+            Value::Hash(h) => Value::Hash(h.into_iter().filter(|(k, _)| !hit(k)).collect()),
+            other => {
+                return Err(plain(format!(
+                    "delete_regex(): First argument must be an Array, Hash, or String. Given an argument of class {}.",
+                    ruby_class(&other)
+                ))
+                .into());
+            }
+        };
+    }
+    Ok(collection)
+}
+
+/// stdlib's `fqdn_uuid`: the RFC 4122 version 5 UUID of a name in the
+/// DNS namespace.
+fn fqdn_uuid(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    use sha1::{Digest, Sha1};
+    match c.args.len() {
+        0 => return Err(plain("fqdn_uuid: No arguments given").into()),
+        1 => {}
+        n => return Err(plain(format!("fqdn_uuid: Too many arguments given ({n})")).into()),
+    }
+    const DNS: [u8; 16] = [
+        0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30,
+        0xc8,
+    ];
+    let mut h = Sha1::new();
+    h.update(DNS);
+    h.update(ruby_string(&arg_3x(&c.arg(0))).as_bytes());
+    let d = h.finalize();
+    let mut b: Vec<u8> = d.iter().take(16).copied().collect();
+    b[6] = (b[6] & 0x0f) | 0x50;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex =
+        |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    Ok(Value::Str(format!(
+        "{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )))
+}
+
+/// stdlib's `has_interface_with`: an interface named in the legacy
+/// `interfaces` fact, or a `KIND` / `KIND_IFACE` fact equal to the value.
+fn interface_with(ev: &Evaluator<'_>, name: &str, args: &[Value]) -> EvalResult<Value> {
+    if args.is_empty() || args.len() > 2 {
+        return Err(plain(format!(
+            "{name}(): Wrong number of arguments given ({} for 1 or 2)",
+            args.len()
+        ))
+        .into());
+    }
+    let fact = |n: &str| match &ev.facts {
+        Value::Hash(h) => crate::lang::values::value::hash_get_str(h, n).cloned(),
+        _ => None,
+    };
+    let Some(interfaces) = fact("interfaces").filter(|v| !v.is_undef()) else {
+        return Ok(Value::Bool(false));
+    };
+    let ifaces: Vec<String> = interfaces.to_s().split(',').map(str::to_string).collect();
+    let value = arg_3x(&args[0]);
+    let Some(wanted) = args.get(1).map(arg_3x) else {
+        return Ok(Value::Bool(
+            ifaces
+                .iter()
+                .any(|i| value.to_s() == *i && matches!(value, Value::Str(_))),
+        ));
+    };
+    let kind = value.to_s();
+    let same = |f: Option<Value>| f.is_some_and(|f| key_equal(&f, &wanted));
+    Ok(Value::Bool(
+        same(fact(&kind))
+            || ifaces
+                .iter()
+                .any(|i| same(fact(&format!("{kind}_{}", i.to_lowercase())))),
+    ))
+}
+
+fn has_interface_with(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    interface_with(ev, "has_interface_with", &c.args)
+}
+
+fn has_ip_address(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    arity(&c, "has_ip_address", 1)?;
+    interface_with(
+        ev,
+        "has_interface_with",
+        &[Value::str("ipaddress"), c.arg(0)],
+    )
+}
+
+fn has_ip_network(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    arity(&c, "has_ip_network", 1)?;
+    interface_with(ev, "has_interface_with", &[Value::str("network"), c.arg(0)])
 }
