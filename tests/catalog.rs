@@ -57,6 +57,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_fqdn_uuid",
     "err_stdlib_has_interface_with",
     "err_stdlib_has_ip_address",
+    "stdlib_loadjson_loadyaml",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -9,7 +9,8 @@
 //! `IPAddr` rules), and its 4.x `batch_escape`, `powershell_escape`,
 //! `is_a` and `os_version_gte`; `delete_regex`, `fqdn_uuid` (SHA-1 name
 //! UUIDs) and the interface-fact tests `has_interface_with`,
-//! `has_ip_address` and `has_ip_network`.
+//! `has_ip_address` and `has_ip_network`; `loadjson` and `loadyaml` of
+//! local files.
 //! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
 //! top-level undef is `''`.
 
@@ -105,6 +106,8 @@ pub fn register(b: &mut Builder) {
     );
     b.add(&["has_ip_address"], f, rest("Boolean"), has_ip_address);
     b.add(&["has_ip_network"], f, rest("Boolean"), has_ip_network);
+    b.add(&["loadjson"], f, rest("Any"), loadjson);
+    b.add(&["loadyaml"], f, rest("Any"), loadyaml);
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
@@ -860,4 +863,52 @@ fn has_ip_address(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 fn has_ip_network(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     arity(&c, "has_ip_network", 1)?;
     interface_with(ev, "has_interface_with", &[Value::str("network"), c.arg(0)])
+}
+
+/// stdlib's `loadjson` and `loadyaml` on the compiling machine: the data
+/// of a local file, the default (second argument) when the file is
+/// missing, holds nothing or false, or does not parse. URLs are refused:
+/// ferry does not fetch from the network while compiling.
+fn load_file(c: &Call<'_>, name: &str, parse: fn(&str) -> Option<Value>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(
+            plain("Wrong number of arguments. 1 or 2 arguments should be provided.").into(),
+        );
+    }
+    let path = c.str_arg(0);
+    let default = c.arg(1);
+    if path.starts_with("http://") || path.starts_with("https://") {
+        return Err(plain(format!(
+            "{name}(): loading from a URL is not supported by ferry; copy the file to the compiling machine"
+        ))
+        .into());
+    }
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(default);
+    };
+    match parse(&text) {
+        Some(Value::Undef | Value::Bool(false)) => Ok(default),
+        Some(v) => Ok(v),
+        None if !default.is_undef() => Ok(default),
+        None => Err(plain(format!("{name}(): {path} does not parse")).into()),
+    }
+}
+
+fn loadjson(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    load_file(&c, "loadjson", |t| {
+        serde_json::from_str::<serde_json::Value>(t)
+            .ok()
+            .map(|j| Value::from_json(&j))
+    })
+}
+
+fn loadyaml(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    load_file(&c, "loadyaml", |t| {
+        if t.trim().is_empty() {
+            return Some(Value::Undef);
+        }
+        serde_saphyr::from_str::<crate::lang::functions::native_modules::Ordered>(t)
+            .ok()
+            .map(|o| o.0)
+    })
 }
