@@ -58,6 +58,10 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_has_interface_with",
     "err_stdlib_has_ip_address",
     "stdlib_loadjson_loadyaml",
+    "stdlib_pson_metadata",
+    "err_stdlib_load_module_metadata",
+    "err_stdlib_parsepson",
+    "err_stdlib_parsepson_scalar",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -10,7 +10,7 @@
 //! `is_a` and `os_version_gte`; `delete_regex`, `fqdn_uuid` (SHA-1 name
 //! UUIDs) and the interface-fact tests `has_interface_with`,
 //! `has_ip_address` and `has_ip_network`; `loadjson` and `loadyaml` of
-//! local files.
+//! local files, `parsepson` and `load_module_metadata`.
 //! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
 //! top-level undef is `''`.
 
@@ -108,6 +108,16 @@ pub fn register(b: &mut Builder) {
     b.add(&["has_ip_network"], f, rest("Boolean"), has_ip_network);
     b.add(&["loadjson"], f, rest("Any"), loadjson);
     b.add(&["loadyaml"], f, rest("Any"), loadyaml);
+    let pson = sig("Any")
+        .req("pson_string", PType::String(1, i64::MAX))
+        .opt("default", any());
+    b.add(&["parsepson"], f, pson, parsepson);
+    b.add(
+        &["load_module_metadata"],
+        f,
+        rest("Any"),
+        load_module_metadata,
+    );
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
@@ -911,4 +921,48 @@ fn loadyaml(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             .ok()
             .map(|o| o.0)
     })
+}
+
+/// stdlib's `parsepson`: PSON text (JSON with an object or array at the
+/// top) as data, the default when it does not parse.
+fn parsepson(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let text = c.str_arg(0);
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(j) if j.is_object() || j.is_array() => Ok(Value::from_json(&j)),
+        Ok(_) if c.args.len() > 1 => Ok(c.arg(1)),
+        Ok(_) => Err(plain(format!("source '{text}' not in PSON!")).into()),
+        Err(_) if c.args.len() > 1 => Ok(c.arg(1)),
+        Err(e) => Err(plain(format!("parsepson(): {e}")).into()),
+    }
+}
+
+/// stdlib's `load_module_metadata(name[, allow_empty])`: the module's
+/// metadata.json, `{}` when it has none and that is allowed.
+fn load_module_metadata(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if !(1..=2).contains(&c.args.len()) {
+        return Err(
+            plain("load_module_metadata(): Wrong number of arguments, expects one or two").into(),
+        );
+    }
+    let name = c.str_arg(0);
+    let Some(dir) = crate::lang::loader::module_dir(ev.loader, &ev.modulepath, &name) else {
+        return Err(plain(format!(
+            "Could not find module {name} in environment {}",
+            ev.environment
+        ))
+        .into());
+    };
+    let file = dir.join("metadata.json");
+    match ev.loader.read(&file) {
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+            .map(|j| Value::from_json(&j))
+            .map_err(|e| plain(format!("load_module_metadata(): {}: {e}", file.display())).into()),
+        Err(_) if c.args.get(1).map(arg_3x).is_some_and(|v| v.truthy()) => {
+            Ok(Value::Hash(Vec::new()))
+        }
+        Err(_) => Err(plain(format!(
+            "load_module_metadata(): No metadata.json file for module {name}"
+        ))
+        .into()),
+    }
 }
