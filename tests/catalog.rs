@@ -62,6 +62,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_load_module_metadata",
     "err_stdlib_parsepson",
     "err_stdlib_parsepson_scalar",
+    "stdlib_is_function_available",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

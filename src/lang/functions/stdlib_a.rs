@@ -10,7 +10,8 @@
 //! `is_a` and `os_version_gte`; `delete_regex`, `fqdn_uuid` (SHA-1 name
 //! UUIDs) and the interface-fact tests `has_interface_with`,
 //! `has_ip_address` and `has_ip_network`; `loadjson` and `loadyaml` of
-//! local files, `parsepson` and `load_module_metadata`.
+//! local files, `parsepson`, `load_module_metadata` and
+//! `is_function_available`.
 //! Arguments of the 3.x functions arrive as Puppet passes them to Ruby: a
 //! top-level undef is `''`.
 
@@ -118,6 +119,8 @@ pub fn register(b: &mut Builder) {
         rest("Any"),
         load_module_metadata,
     );
+    let ifa = rest("Boolean");
+    b.add(&["is_function_available"], f, ifa, is_function_available);
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
@@ -965,4 +968,12 @@ fn load_module_metadata(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value
         ))
         .into()),
     }
+}
+
+/// stdlib's `is_function_available`: whether a built-in function has the
+/// name (a non-string is never one).
+fn is_function_available(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let v = one_arg(&c, "is_function_available?")?;
+    Ok(Value::Bool(matches!(&v, Value::Str(s)
+        if crate::lang::functions::registry().get(s).is_some())))
 }
