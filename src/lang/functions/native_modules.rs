@@ -448,7 +448,7 @@ fn protocol_test(
 
 /// YAML data as a Puppet value, mappings in the order they are written
 /// (as Ruby's hashes keep them).
-struct Ordered(Value);
+pub(crate) struct Ordered(pub(crate) Value);
 
 impl<'de> serde::Deserialize<'de> for Ordered {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

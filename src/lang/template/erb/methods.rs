@@ -514,7 +514,7 @@ impl<'a, 'l> Interp<'a, 'l> {
 /// Ruby's `Regexp.escape`: the regexp metacharacters and space behind a
 /// backslash, tab, newline, carriage return, form feed and vertical tab as
 /// their letter escapes.
-fn regexp_escape(text: &str) -> String {
+pub(crate) fn regexp_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

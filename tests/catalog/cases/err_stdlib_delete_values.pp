@@ -1,0 +1,2 @@
+# stdlib's delete_values wants a hash first.
+notice(delete_values(['a'], 'a'))

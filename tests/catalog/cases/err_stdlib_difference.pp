@@ -1,0 +1,2 @@
+# stdlib's difference wants two arrays.
+notice(difference(['a'], 'a'))

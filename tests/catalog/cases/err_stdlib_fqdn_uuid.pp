@@ -1,0 +1,2 @@
+# stdlib's fqdn_uuid takes one name.
+notice(fqdn_uuid('a', 'b'))

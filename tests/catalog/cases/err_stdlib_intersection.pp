@@ -1,0 +1,2 @@
+# stdlib's intersection names the classes it was given.
+notice(intersection('a', {}))

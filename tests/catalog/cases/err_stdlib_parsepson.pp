@@ -1,0 +1,2 @@
+# stdlib's parsepson wants a non-empty string.
+notice(parsepson(''))
