@@ -1,6 +1,6 @@
 //! More of Debian's stdlib, with the checks and messages of its Ruby
 //! sources: the string helpers `swapcase`, `squeeze`, `unix2dos`,
-//! `uriescape` (Ruby's RFC 2396 escaping), `shell_escape` and `shell_join`
+//! `uriescape` (Ruby's RFC 2396 escaping), `shell_escape`, `shell_join` and `shell_split`
 //! (Ruby's `Shellwords`), `stdlib::start_with`, `stdlib::end_with` and
 //! `stdlib::extname`; the array `union`; `type_of` (the detailed inferred
 //! type); the legacy validators `validate_slength`, `validate_domain_name`,
@@ -30,6 +30,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["unix2dos"], f, rest("String"), unix2dos);
     b.add(&["uriescape"], f, rest("Any"), uriescape);
     b.add(&["shell_join"], f, rest("String"), shell_join);
+    b.add(&["shell_split"], f, rest("Array"), shell_split);
     b.add(&["validate_slength"], f, rest("Any"), validate_slength);
     b.add(
         &["validate_domain_name"],
@@ -343,6 +344,95 @@ fn shell_join(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     };
     let words: Vec<String> = items.iter().map(|i| shell_escape(&i.to_s())).collect();
     Ok(Value::Str(words.join(" ")))
+}
+
+/// stdlib's `shell_split`: the words of a string as a Bourne shell splits
+/// them (Ruby's `Shellwords.shellsplit`).
+fn shell_split(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if n != 1 {
+        return Err(plain(format!(
+            "shell_split(): Wrong number of arguments given ({n} for 1)"
+        ))
+        .into());
+    }
+    let line = arg_3x(&c.arg(0)).to_s();
+    match shellsplit(&line) {
+        Some(words) => Ok(Value::Array(words.into_iter().map(Value::Str).collect())),
+        None => Err(plain(format!("Unmatched quote: {}", inspect(&Value::Str(line)))).into()),
+    }
+}
+
+/// Ruby's `Shellwords.shellsplit`: unquoted words, `'...'` taken as is,
+/// `"..."` with `\$`, `` \` ``, `\"`, `\\` and `\<newline>` unescaped, a
+/// backslash outside quotes escaping the next character; pieces not
+/// separated by white space make one word. `None` for an unmatched quote.
+fn shellsplit(line: &str) -> Option<Vec<String>> {
+    let chars: Vec<char> = line.chars().collect();
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
+    let mut words = Vec::new();
+    let mut field = String::new();
+    let mut i = 0;
+    loop {
+        // `\G\s*`: leading white space before a piece.
+        while i < chars.len() && space(chars[i]) {
+            i += 1;
+        }
+        if i >= chars.len() {
+            break;
+        }
+        let c = chars[i];
+        if c == '\'' {
+            let close = chars[i + 1..].iter().position(|&x| x == '\'')?;
+            field.extend(&chars[i + 1..i + 1 + close]);
+            i += close + 2;
+        } else if c == '"' {
+            let mut j = i + 1;
+            let mut piece = String::new();
+            loop {
+                match chars.get(j) {
+                    None => return None,
+                    Some('"') => break,
+                    Some('\\') => {
+                        let next = *chars.get(j + 1)?;
+                        if !matches!(next, '$' | '`' | '"' | '\\' | '\n') {
+                            piece.push('\\');
+                        }
+                        piece.push(next);
+                        j += 2;
+                    }
+                    Some(&other) => {
+                        piece.push(other);
+                        j += 1;
+                    }
+                }
+            }
+            field.push_str(&piece);
+            i = j + 1;
+        } else if c == '\\' {
+            match chars.get(i + 1) {
+                Some(&next) => {
+                    field.push(next);
+                    i += 2;
+                }
+                None => {
+                    field.push('\\');
+                    i += 1;
+                }
+            }
+        } else {
+            while i < chars.len() && !space(chars[i]) && !matches!(chars[i], '\\' | '\'' | '"') {
+                field.push(chars[i]);
+                i += 1;
+            }
+        }
+        // `(\s|\z)?`: a separator ends the word.
+        if i >= chars.len() || space(chars[i]) {
+            words.push(std::mem::take(&mut field));
+            i += 1;
+        }
+    }
+    Some(words)
 }
 
 /// Ruby's `Integer(v)` for `validate_slength`'s bounds: integers, floats

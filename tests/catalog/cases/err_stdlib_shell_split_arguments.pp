@@ -1,0 +1,1 @@
+$words = shell_split('a', 'b')
