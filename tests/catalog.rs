@@ -57,6 +57,8 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "stdlib_shell_split",
     "err_stdlib_shell_split_unmatched",
     "err_stdlib_shell_split_arguments",
+    "stdlib_try_get_value",
+    "err_stdlib_try_get_value_arguments",
     "err_stdlib_time_arguments",
     "err_stdlib_validate_domain_name_bad",
     "err_stdlib_validate_domain_name_not_string",

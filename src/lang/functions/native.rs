@@ -489,8 +489,15 @@ fn dig44(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let Value::Array(path) = c.arg(1) else {
         return Err(plain("dig44(): The path must be an Array").into());
     };
+    Ok(dig_path(data, &path, c.arg(2)))
+}
+
+/// stdlib's `dig44` walk: down `data` by each key of `path` (a hash key,
+/// or an array index, negative from the end), `default` when a step finds
+/// nothing or undef.
+pub(crate) fn dig_path(data: Value, path: &[Value], default: Value) -> Value {
     let mut cur = data;
-    for key in &path {
+    for key in path {
         let next = match &cur {
             Value::Hash(h) => crate::lang::values::value::hash_get(h, key).cloned(),
             Value::Array(a) => {
@@ -509,10 +516,10 @@ fn dig44(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         };
         match next {
             Some(v) if !v.is_undef() => cur = v,
-            _ => return Ok(c.arg(2)),
+            _ => return default,
         }
     }
-    Ok(cur)
+    cur
 }
 
 fn unwrap_sensitive(v: Value) -> Value {

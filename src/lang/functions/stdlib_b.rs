@@ -9,7 +9,8 @@
 //! (Ruby's MT19937 seeded by an MD5), `to_bytes`, `stdlib::xml_encode`,
 //! `to_ruby`/`to_python` of Data values, and `shuffle` (an unseeded
 //! MT19937, as Ruby's `rand`) `str2saltedsha512` (a random salt) and
-//! `time` (the epoch seconds, whatever zone is named).
+//! `time` (the epoch seconds, whatever zone is named); `try_get_value` (a
+//! path string walked as `dig44` walks it).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
@@ -31,6 +32,7 @@ pub fn register(b: &mut Builder) {
     b.add(&["uriescape"], f, rest("Any"), uriescape);
     b.add(&["shell_join"], f, rest("String"), shell_join);
     b.add(&["shell_split"], f, rest("Array"), shell_split);
+    b.add(&["try_get_value"], f, rest("Any"), try_get_value);
     b.add(&["validate_slength"], f, rest("Any"), validate_slength);
     b.add(
         &["validate_domain_name"],
@@ -344,6 +346,45 @@ fn shell_join(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     };
     let words: Vec<String> = items.iter().map(|i| shell_escape(&i.to_s())).collect();
     Ok(Value::Str(words.join(" ")))
+}
+
+/// stdlib's deprecated `try_get_value(data, path, default, separator)`:
+/// `path` split on `separator` (default `/`), all-digit keys as indices,
+/// walked as `dig44` walks; `default` (or, when it is undef, `data`) for
+/// data that is no collection or an empty path.
+fn try_get_value(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    if n < 1 {
+        return Err(plain(format!(
+            "try_get_value(): Wrong number of arguments given ({n} for minimum 1)"
+        ))
+        .into());
+    }
+    let data = c.arg(0);
+    let path = arg_3x(&c.arg(1)).to_s();
+    let default = c.arg(2);
+    if !matches!(data, Value::Hash(_) | Value::Array(_)) || path.is_empty() {
+        return Ok(if default.is_undef() { data } else { default });
+    }
+    let separator = match c.arg(3) {
+        Value::Undef => "/".to_string(),
+        other => other.to_s(),
+    };
+    // Ruby's String#split drops the empty strings at the end.
+    let mut keys: Vec<&str> = path.split(separator.as_str()).collect();
+    while keys.last().is_some_and(|k| k.is_empty()) {
+        keys.pop();
+    }
+    let keys: Vec<Value> = keys
+        .into_iter()
+        .map(|k| match k.parse::<i64>() {
+            Ok(i) if k.bytes().all(|b| b.is_ascii_digit()) => Value::Int(i),
+            _ => Value::str(k),
+        })
+        .collect();
+    Ok(crate::lang::functions::native::dig_path(
+        data, &keys, default,
+    ))
 }
 
 /// stdlib's `shell_split`: the words of a string as a Bourne shell splits

@@ -1,0 +1,1 @@
+$v = try_get_value()
