@@ -35,7 +35,7 @@ pub enum NodeLookupError {
     Worker,
 }
 
-pub use crate::server::indirector::trusted_facts;
+use crate::server::indirector::trusted_facts;
 
 /// The node's classification from the configured node terminus (on the
 /// blocking pool: an external node classifier is a process).

@@ -51,6 +51,18 @@ pub fn arg_3x(v: &Value) -> Value {
     }
 }
 
+/// A 3.x function's "Wrong number of arguments given (N for M)" check.
+pub(crate) fn arity(c: &Call<'_>, name: &str, want: usize) -> EvalResult<()> {
+    if c.args.len() == want {
+        return Ok(());
+    }
+    Err(plain(format!(
+        "{name}(): Wrong number of arguments given ({} for {want})",
+        c.args.len()
+    ))
+    .into())
+}
+
 /// The Ruby class name of a value, as stdlib's messages print it.
 pub fn ruby_class(v: &Value) -> &'static str {
     match v {

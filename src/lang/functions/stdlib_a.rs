@@ -18,7 +18,7 @@
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
-use crate::lang::functions::stdlib::{arg_3x, ruby_class};
+use crate::lang::functions::stdlib::{arg_3x, arity, ruby_class};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::methods::regexp_escape;
 use crate::lang::values::types::PType;
@@ -249,18 +249,6 @@ fn camelcase(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         Value::Array(a) => Value::Array(a.into_iter().map(one).collect()),
         v => one(v),
     })
-}
-
-/// A 3.x function's "Wrong number of arguments given (N for M)" check.
-fn arity(c: &Call<'_>, name: &str, want: usize) -> EvalResult<()> {
-    if c.args.len() == want {
-        return Ok(());
-    }
-    Err(plain(format!(
-        "{name}(): Wrong number of arguments given ({} for {want})",
-        c.args.len()
-    ))
-    .into())
 }
 
 /// stdlib's `num2bool` on one (3.x) value.

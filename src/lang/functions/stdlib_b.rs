@@ -16,7 +16,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::random::md5_rand;
-use crate::lang::functions::stdlib::{arg_3x, domain_name_ok, ruby_class, ruby_integer};
+use crate::lang::functions::stdlib::{arg_3x, arity, domain_name_ok, ruby_class, ruby_integer};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::value::inspect;
 use crate::lang::values::types::PType;
@@ -333,13 +333,7 @@ pub fn shell_escape(s: &str) -> String {
 }
 
 fn shell_join(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let n = c.args.len();
-    if n != 1 {
-        return Err(plain(format!(
-            "shell_join(): Wrong number of arguments given ({n} for 1)"
-        ))
-        .into());
-    }
+    arity(&c, "shell_join", 1)?;
     let a = arg_3x(&c.arg(0));
     let Value::Array(items) = &a else {
         return Err(plain(format!("First argument is not an Array: {}", inspect(&a))).into());
@@ -390,13 +384,7 @@ fn try_get_value(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 /// stdlib's `shell_split`: the words of a string as a Bourne shell splits
 /// them (Ruby's `Shellwords.shellsplit`).
 fn shell_split(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let n = c.args.len();
-    if n != 1 {
-        return Err(plain(format!(
-            "shell_split(): Wrong number of arguments given ({n} for 1)"
-        ))
-        .into());
-    }
+    arity(&c, "shell_split", 1)?;
     let line = arg_3x(&c.arg(0)).to_s();
     match shellsplit(&line) {
         Some(words) => Ok(Value::Array(words.into_iter().map(Value::Str).collect())),
@@ -710,13 +698,7 @@ fn ruby_to_f(s: &str) -> f64 {
 }
 
 fn to_bytes(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let n = c.args.len();
-    if n != 1 {
-        return Err(plain(format!(
-            "to_bytes(): Wrong number of arguments given ({n} for 1)"
-        ))
-        .into());
-    }
+    arity(&c, "to_bytes", 1)?;
     let arg = arg_3x(&c.arg(0));
     if matches!(arg, Value::Int(_) | Value::Float(_)) {
         return Ok(arg);

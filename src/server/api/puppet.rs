@@ -35,7 +35,6 @@ use crate::server::environments::{self, EnvironmentError, Loaded};
 use crate::server::http::body::RawBody;
 use crate::server::http::errors::{ApiError, ErrorBody};
 use crate::server::http::limits;
-pub use crate::server::indirector::trusted_facts;
 use crate::server::indirector::{Facts, FindOptions, IndirectorError, Report};
 use crate::server::node::{self, NodeLookupError};
 use crate::server::scrub::Scrub;
