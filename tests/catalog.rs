@@ -95,6 +95,23 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_parsepson",
     "err_stdlib_parsepson_scalar",
     "stdlib_is_function_available",
+    "stdlib_pw_hash",
+    "err_stdlib_pw_hash_arguments",
+    "err_stdlib_pw_hash_bcrypt_salt",
+    "err_stdlib_pw_hash_empty_salt",
+    "err_stdlib_pw_hash_hash_type",
+    "err_stdlib_pw_hash_null_byte",
+    "err_stdlib_pw_hash_password",
+    "err_stdlib_pw_hash_salt_chars",
+    "err_stdlib_pw_hash_salt_type",
+    "err_stdlib_pw_hash_unknown_type",
+    "stdlib_str2saltedpbkdf2",
+    "err_stdlib_str2saltedpbkdf2_arguments",
+    "err_stdlib_str2saltedpbkdf2_iterations",
+    "err_stdlib_str2saltedpbkdf2_password",
+    "err_stdlib_str2saltedpbkdf2_range",
+    "err_stdlib_str2saltedpbkdf2_salt",
+    "err_stdlib_str2saltedpbkdf2_short_salt",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -1,0 +1,2 @@
+# The hash type must be a string.
+$h = pw_hash('password', 6, 'abc')

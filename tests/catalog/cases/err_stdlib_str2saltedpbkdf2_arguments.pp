@@ -1,0 +1,2 @@
+# str2saltedpbkdf2 takes exactly three arguments (its own check).
+$h = str2saltedpbkdf2('password', 'saltsalt')
