@@ -112,6 +112,21 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_str2saltedpbkdf2_range",
     "err_stdlib_str2saltedpbkdf2_salt",
     "err_stdlib_str2saltedpbkdf2_short_salt",
+    "stdlib_validate_x509_rsa_key_pair",
+    "err_stdlib_validate_x509_rsa_key_pair_arguments",
+    "err_stdlib_validate_x509_rsa_key_pair_certificate_base64",
+    "err_stdlib_validate_x509_rsa_key_pair_certificate_der",
+    "err_stdlib_validate_x509_rsa_key_pair_certificate_end",
+    "err_stdlib_validate_x509_rsa_key_pair_ec_certificate",
+    "err_stdlib_validate_x509_rsa_key_pair_ec_key",
+    "err_stdlib_validate_x509_rsa_key_pair_ec_sec1_key",
+    "err_stdlib_validate_x509_rsa_key_pair_ed25519_key",
+    "err_stdlib_validate_x509_rsa_key_pair_key_as_certificate",
+    "err_stdlib_validate_x509_rsa_key_pair_no_certificate",
+    "err_stdlib_validate_x509_rsa_key_pair_not_a_key",
+    "err_stdlib_validate_x509_rsa_key_pair_not_string",
+    "err_stdlib_validate_x509_rsa_key_pair_other_key",
+    "err_stdlib_validate_x509_rsa_key_pair_own_key_ca_signed",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

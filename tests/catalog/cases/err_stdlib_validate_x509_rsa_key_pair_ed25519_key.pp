@@ -1,0 +1,3 @@
+# An Ed25519 key is not RSA.
+include x509_fixtures
+validate_x509_rsa_key_pair($x509_fixtures::ca_crt, $x509_fixtures::ed25519_key)
