@@ -1,0 +1,414 @@
+//! Ruby 3.1's `Dir.glob` on the compiling machine, for stdlib's `glob`:
+//! braces expanded first (`{a,b}`, nested, each alternative globbed in
+//! turn), then the pattern walked one path segment at a time. `*`, `?`
+//! and `[set]` (`!`/`^` negation, ranges, `\` escapes) match within a
+//! segment and never match a leading `.`; `**/` matches zero or more
+//! directories without entering hidden ones or following symbolic links;
+//! `**` elsewhere is `*`; a trailing `/` keeps only directories (and
+//! prints the slash). Each directory's entries are taken in byte order,
+//! a match before what lies under it, as Ruby sorts them; segments
+//! without wildcards are joined without reading the directory. Unreadable
+//! directories are skipped silently, as Ruby does.
+
+use std::fs;
+use std::path::Path;
+
+/// The paths matching `pattern`, in Ruby's order.
+pub fn glob(pattern: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in expand_braces(pattern) {
+        Walk::new(&p).run(&mut out);
+    }
+    out
+}
+
+/// Ruby's brace expansion: the first outermost `{...}` with a match is
+/// replaced by each of its top-level comma-separated parts, recursively;
+/// an unmatched brace stays literal.
+fn expand_braces(p: &str) -> Vec<String> {
+    let b = p.as_bytes();
+    let (mut depth, mut open, mut close) = (0usize, None, None);
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => {
+                if depth == 0 {
+                    open = Some(i);
+                }
+                depth += 1;
+            }
+            b'}' if open.is_some() => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let (Some(l), Some(r)) = (open, close) else {
+        return vec![p.to_string()];
+    };
+    let mut parts = Vec::new();
+    let (mut start, mut depth) = (l + 1, 0usize);
+    let mut i = l + 1;
+    while i < r {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                parts.push(&p[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&p[start..r]);
+    parts
+        .into_iter()
+        .flat_map(|part| expand_braces(&format!("{}{part}{}", &p[..l], &p[r + 1..])))
+        .collect()
+}
+
+/// One path segment of a pattern.
+#[derive(Debug, PartialEq)]
+enum Seg {
+    /// No wildcard: the name itself (backslashes removed).
+    Plain(String),
+    /// A segment with `*`, `?` or `[`, matched by [`fnmatch`].
+    Magic(String),
+    /// `**` followed by `/`: zero or more directories.
+    Recursive,
+}
+
+/// A brace-free pattern being walked.
+struct Walk {
+    /// Where the walk starts: `/` for an absolute pattern, else the
+    /// working directory (printed as nothing).
+    base: String,
+    segs: Vec<Seg>,
+    /// The pattern ends with `/`: only directories, printed with it.
+    dir_only: bool,
+}
+
+impl Walk {
+    fn new(pattern: &str) -> Walk {
+        let (base, rest) = match pattern.strip_prefix('/') {
+            Some(r) => ("/".to_string(), r),
+            None => (String::new(), pattern),
+        };
+        let (rest, dir_only) = match rest.strip_suffix('/') {
+            Some(r) => (r, true),
+            None => (rest, false),
+        };
+        let names: Vec<&str> = if rest.is_empty() {
+            Vec::new()
+        } else {
+            rest.split('/').collect()
+        };
+        let last = names.len().saturating_sub(1);
+        let segs = names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if *s == "**" && (i < last || dir_only) {
+                    Seg::Recursive
+                } else if is_magic(s) {
+                    Seg::Magic((*s).to_string())
+                } else {
+                    Seg::Plain(unescape(s))
+                }
+            })
+            .collect();
+        Walk {
+            base,
+            segs,
+            dir_only,
+        }
+    }
+
+    fn run(&self, out: &mut Vec<String>) {
+        if self.segs.is_empty() && !self.dir_only && self.base.is_empty() {
+            return; // Dir.glob("") is empty
+        }
+        self.visit(&self.base, true, vec![0], out);
+    }
+
+    /// `path` (known to exist when `seen`) with the pattern positions
+    /// still to match below it.
+    fn visit(&self, path: &str, seen: bool, mut at: Vec<usize>, out: &mut Vec<String>) {
+        // `**/` also stands for no directory at all.
+        let mut k = 0;
+        while k < at.len() {
+            if matches!(self.segs.get(at[k]), Some(Seg::Recursive)) && !at.contains(&(at[k] + 1)) {
+                at.push(at[k] + 1);
+            }
+            k += 1;
+        }
+        at.sort_unstable();
+        let end = self.segs.len();
+        if at.contains(&end) && !path.is_empty() {
+            if self.dir_only {
+                if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                    out.push(if path.ends_with('/') {
+                        path.to_string()
+                    } else {
+                        format!("{path}/")
+                    });
+                }
+            } else if seen || fs::symlink_metadata(path).is_ok() {
+                out.push(path.to_string());
+            }
+        }
+        let next: Vec<usize> = at.into_iter().filter(|&i| i < end).collect();
+        if next.is_empty() {
+            return;
+        }
+        let reads_dir = next.iter().any(|&i| !matches!(self.segs[i], Seg::Plain(_)));
+        if !reads_dir {
+            // Plain names: joined in pattern order, no directory read.
+            let mut done: Vec<&str> = Vec::new();
+            for &i in &next {
+                let Seg::Plain(name) = &self.segs[i] else {
+                    continue;
+                };
+                if done.contains(&name.as_str()) {
+                    continue;
+                }
+                done.push(name);
+                let same: Vec<usize> = next
+                    .iter()
+                    .filter(|&&j| self.segs[j] == Seg::Plain(name.clone()))
+                    .map(|&j| j + 1)
+                    .collect();
+                self.visit(&join(path, name), false, same, out);
+            }
+            return;
+        }
+        let dir = if path.is_empty() { "." } else { path };
+        let Ok(entries) = fs::read_dir(Path::new(dir)) else {
+            return;
+        };
+        let mut names: Vec<(String, bool)> = entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                let real_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                (e.file_name().to_string_lossy().into_owned(), real_dir)
+            })
+            .collect();
+        names.push((".".to_string(), false));
+        names.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (name, real_dir) in names {
+            let mut below = Vec::new();
+            for &i in &next {
+                match &self.segs[i] {
+                    Seg::Recursive if real_dir && !name.starts_with('.') => below.push(i),
+                    Seg::Plain(p) if *p == name => below.push(i + 1),
+                    Seg::Magic(m) if fnmatch(m, &name) => below.push(i + 1),
+                    _ => {}
+                }
+            }
+            if !below.is_empty() {
+                below.dedup();
+                self.visit(&join(path, &name), true, below, out);
+            }
+        }
+    }
+}
+
+fn join(path: &str, name: &str) -> String {
+    match path {
+        "" => name.to_string(),
+        "/" => format!("/{name}"),
+        p => format!("{p}/{name}"),
+    }
+}
+
+/// Whether a segment has an unescaped `*`, `?` or `[`.
+fn is_magic(s: &str) -> bool {
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '*' | '?' | '[' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Ruby's `File.fnmatch` of one segment (no `FNM_DOTMATCH`): a leading
+/// `.` of `name` must be matched by a literal `.`.
+fn fnmatch(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let s: Vec<char> = name.chars().collect();
+    if s.first() == Some(&'.') {
+        let first = match p.first() {
+            Some('\\') => p.get(1),
+            other => other,
+        };
+        if first != Some(&'.') {
+            return false;
+        }
+    }
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        let step = match p.get(pi) {
+            Some('*') => {
+                star = Some((pi + 1, si));
+                pi += 1;
+                continue;
+            }
+            Some('?') => Some(pi + 1),
+            Some('[') => match bracket(&p, pi + 1, s[si]) {
+                Some((true, next)) => Some(next),
+                _ => None,
+            },
+            Some('\\') if pi + 1 < p.len() => (p[pi + 1] == s[si]).then_some(pi + 2),
+            Some(&c) => (c == s[si]).then_some(pi + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                pi = next;
+                si += 1;
+            }
+            (None, Some((sp, ss))) => {
+                star = Some((sp, ss + 1));
+                pi = sp;
+                si = ss + 1;
+            }
+            (None, None) => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// A `[set]` starting after its `[` at `i`: whether `c` is in it and the
+/// index after its `]`; `None` when it is never closed.
+fn bracket(p: &[char], mut i: usize, c: char) -> Option<(bool, usize)> {
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut hit = false;
+    loop {
+        let lo = match p.get(i)? {
+            ']' => return Some((hit != negate, i + 1)),
+            '\\' => {
+                i += 1;
+                *p.get(i)?
+            }
+            &ch => ch,
+        };
+        i += 1;
+        if p.get(i) == Some(&'-') && p.get(i + 1).is_some_and(|&n| n != ']') {
+            let hi = match p[i + 1] {
+                '\\' => {
+                    i += 1;
+                    *p.get(i + 1)?
+                }
+                ch => ch,
+            };
+            i += 2;
+            hit |= lo <= c && c <= hi;
+        } else {
+            hit |= lo == c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn braces_expand_in_order_and_nest() {
+        assert_eq!(expand_braces("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
+        assert_eq!(expand_braces("x{,y}"), ["x", "xy"]);
+        assert_eq!(expand_braces("{a"), ["{a"]);
+        assert_eq!(expand_braces("\\{a,b}"), ["\\{a,b}"]);
+    }
+
+    #[test]
+    fn fnmatch_wildcards_sets_and_dots() {
+        assert!(fnmatch("*.rb", "x.rb"));
+        assert!(!fnmatch("*.rb", ".x.rb"));
+        assert!(fnmatch(".*", ".hid"));
+        assert!(fnmatch("c?", "c1"));
+        assert!(!fnmatch("c?", "c"));
+        assert!(fnmatch("[ab]*", "b.txt"));
+        assert!(!fnmatch("[!c]*", "c1"));
+        assert!(fnmatch("[^c]*", "d"));
+        assert!(fnmatch("[a-c]x", "bx"));
+        assert!(!fnmatch("[]*", "x"));
+        assert!(!fnmatch("[ab", "a"));
+        assert!(fnmatch("a\\*", "a*"));
+        assert!(!fnmatch("a\\*", "ab"));
+        assert!(fnmatch("a**b", "axyb"));
+    }
+
+    #[test]
+    fn walks_a_tree_as_ruby_orders_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_string_lossy().into_owned();
+        for d in ["a/b/c", "a/.h", "d"] {
+            fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        for f in [
+            "a/x.rb",
+            "a/.hid",
+            "a/b/y.rb",
+            "a/b/c/z.rb",
+            "a/.h/q.rb",
+            "B",
+            "d/f",
+        ] {
+            fs::write(dir.path().join(f), "").expect("write");
+        }
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("lnk")).expect("ln");
+        let g = |p: &str| -> Vec<String> {
+            glob(&format!("{root}/{p}"))
+                .into_iter()
+                .map(|s| s[root.len() + 1..].to_string())
+                .collect()
+        };
+        assert_eq!(g("*"), ["B", "a", "d", "lnk"]);
+        assert_eq!(g("**/*.rb"), ["a/b/c/z.rb", "a/b/y.rb", "a/x.rb"]);
+        assert_eq!(g("**/"), ["", "a/", "a/b/", "a/b/c/", "d/"]);
+        assert_eq!(
+            g("a/**/*"),
+            ["a/b", "a/b/c", "a/b/c/z.rb", "a/b/y.rb", "a/x.rb"]
+        );
+        assert_eq!(g("{d,a}"), ["d", "a"]);
+        assert_eq!(g("a/.*"), ["a/.", "a/.h", "a/.hid"]);
+        assert_eq!(g("*/"), ["a/", "d/", "lnk/"]);
+        assert_eq!(g("lnk/**/z.rb"), ["lnk/b/c/z.rb"]);
+        assert_eq!(g("a/b/../x.rb"), ["a/b/../x.rb"]);
+        assert_eq!(g("nothing"), Vec::<String>::new());
+        assert!(glob("").is_empty());
+    }
+}
