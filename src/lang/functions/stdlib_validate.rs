@@ -26,7 +26,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::ruby_glob;
-use crate::lang::functions::stdlib::{arg_3x, arity, ruby_class};
+use crate::lang::functions::stdlib::{Bounded, arg_3x, arity, ruby_class, validate_bounded};
 use crate::lang::functions::stdlib_a::ruby_float;
 use crate::lang::functions::{Builder, Family, any, sig};
 use crate::lang::template::erb::value::{inspect, to_s};
@@ -56,107 +56,16 @@ pub fn register(b: &mut Builder) {
 /// the value converted to a Float (the whole array for an array) and the
 /// bounds as Floats, as the Ruby does.
 fn validate_numeric(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let n = c.args.len();
-    if n == 0 || n > 3 {
-        return Err(plain(format!(
-            "validate_numeric(): Wrong number of arguments; must be 1, 2 or 3, got {n}"
-        ))
-        .into());
-    }
-    let float = |v: &Value| ruby_float(&to_s(v));
-    let shown = |f: f64| to_s(&Value::Float(f));
-    let mut max = None;
-    if n > 1 {
-        let m = c.arg(1);
-        if !(n > 2 && to_s(&m).is_empty()) {
-            max = Some(float(&m).ok_or_else(|| {
-                plain(format!(
-                    "validate_numeric(): Expected second argument to be unset or a Numeric, got {}:String",
-                    to_s(&m)
-                ))
-            })?);
-        }
-    }
-    let mut min = None;
-    if n > 2 {
-        let m = c.arg(2);
-        min = Some(float(&m).ok_or_else(|| {
-            plain(format!(
-                "validate_numeric(): Expected third argument to be unset or a Numeric, got {}:{}",
-                to_s(&m),
-                ruby_class(&m)
-            ))
-        })?);
-    }
-    if let (Some(lo), Some(hi)) = (min, max)
-        && lo > hi
-    {
-        return Err(plain(format!(
-            "validate_numeric(): Expected second argument to be larger than third argument, got {} < {}",
-            shown(hi),
-            shown(lo)
-        ))
-        .into());
-    }
-    let check = |num: f64, input: &Value| -> EvalResult<()> {
-        let input = inspect(input);
-        if let Some(hi) = max
-            && num > hi
-        {
-            return Err(plain(format!(
-                "validate_numeric(): Expected {input} to be smaller or equal to {}, got {input}.",
-                shown(hi)
-            ))
-            .into());
-        }
-        if let Some(lo) = min
-            && num < lo
-        {
-            return Err(plain(format!(
-                "validate_numeric(): Expected {input} to be greater or equal to {}, got {input}.",
-                shown(lo)
-            ))
-            .into());
-        }
-        Ok(())
-    };
-    let input = c.arg(0);
-    match &input {
-        Value::Array(items) => {
-            for (pos, item) in items.iter().enumerate() {
-                let num = match item {
-                    Value::Hash(_) => None,
-                    other => float(other),
-                };
-                let Some(num) = num else {
-                    return Err(plain(format!(
-                        "validate_numeric(): Expected element at array position {pos} to be a Numeric, got {}",
-                        ruby_class(item)
-                    ))
-                    .into());
-                };
-                check(num, &input)?;
-            }
-        }
-        // The Ruby names the wrong function here.
-        Value::Hash(_) => {
-            return Err(plain(
-                "validate_integer(): Expected first argument to be a Numeric or Array, got Hash",
-            )
-            .into());
-        }
-        other => {
-            let Some(num) = float(other) else {
-                return Err(plain(format!(
-                    "validate_numeric(): Expected first argument to be a Numeric or Array, got {}",
-                    ruby_class(other)
-                ))
-                .into());
-            };
-            check(num, &Value::Float(num))?;
-        }
-    }
-    Ok(Value::Undef)
+    validate_bounded(
+        &c,
+        &Bounded {
+            name: "validate_numeric",
+            noun: "a Numeric",
+            parse: |v| ruby_float(&to_s(v)),
+            show: |f| to_s(&Value::Float(f)),
+            value: Value::Float,
+        },
+    )
 }
 
 /// stdlib's `glob(pattern or [patterns])`: Ruby's `Dir.glob` of each
@@ -209,6 +118,15 @@ fn temp_with(prefix: &str, content: &str) -> Result<tempfile::NamedTempFile, std
     Ok(file)
 }
 
+/// The caller's message at argument `i` (Ruby's `args[i] || default`: a
+/// 3.x function gets undef as `''`, which counts), else `default`.
+fn message_arg(c: &Call<'_>, i: usize, default: impl FnOnce() -> String) -> String {
+    match c.args.get(i).map(arg_3x) {
+        Some(m) if !matches!(m, Value::Bool(false)) => to_s(&m),
+        _ => default(),
+    }
+}
+
 /// stdlib's `validate_cmd(content, checker[, message])`.
 fn validate_cmd(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let n = c.args.len();
@@ -219,13 +137,12 @@ fn validate_cmd(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         .into());
     }
     let checker = arg_3x(&c.arg(1));
-    let mut msg = match c.args.get(2).map(arg_3x) {
-        Some(m) if !matches!(m, Value::Bool(false)) => to_s(&m),
-        _ => format!(
+    let mut msg = message_arg(&c, 2, || {
+        format!(
             "validate_cmd(): failed to validate content with command {}",
             inspect(&checker)
-        ),
-    };
+        )
+    });
     let file = temp_with("validate_cmd", &to_s(&arg_3x(&c.arg(0))))
         .map_err(|e| plain(format!("{msg}\n{} {e}", io_class(&e))))?;
     let path = file.path().to_string_lossy().into_owned();
@@ -449,13 +366,12 @@ fn validate_augeas(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         .into());
     }
     let lens = arg_3x(&c.arg(1));
-    let mut msg = match c.args.get(3).map(arg_3x) {
-        Some(m) if !matches!(m, Value::Bool(false)) => to_s(&m),
-        _ => format!(
+    let mut msg = message_arg(&c, 3, || {
+        format!(
             "validate_augeas(): Failed to validate content against {}",
             inspect(&lens)
-        ),
-    };
+        )
+    });
     // Ruby calls `each` on the paths after the parse: not an array is an
     // error only then.
     let tests: Result<Vec<String>, String> = match c.args.get(2).map(arg_3x) {
