@@ -350,14 +350,21 @@ fn run_bounded(argv: &[String], stdin: Option<Vec<u8>>, combine: bool, limit: Du
     Ran::Exited(status.code(), output)
 }
 
+/// Puppet's "requires the augeas feature" check, for `augtool` at
+/// `program`: an error naming the function and the missing program.
+fn require_augtool(program: &Path) -> Result<(), crate::lang::error::LangError> {
+    if program.is_file() {
+        return Ok(());
+    }
+    Err(plain(format!(
+        "validate_augeas(): this function needs {} (Debian package augeas-tools), which is not installed",
+        program.display()
+    )))
+}
+
 /// stdlib's `validate_augeas(content, lens[, [paths][, message]])`.
 fn validate_augeas(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    if !Path::new(AUGTOOL).is_file() {
-        return Err(plain(format!(
-            "validate_augeas(): this function needs {AUGTOOL} (Debian package augeas-tools), which is not installed"
-        ))
-        .into());
-    }
+    require_augtool(Path::new(AUGTOOL))?;
     let n = c.args.len();
     if !(2..=4).contains(&n) {
         return Err(plain(format!(
@@ -517,6 +524,16 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "secret");
         drop(file);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_missing_augtool_is_named() {
+        assert!(require_augtool(Path::new(AUGTOOL)).is_ok());
+        let e = require_augtool(Path::new("/nonexistent/augtool")).expect_err("missing");
+        assert_eq!(
+            e.to_string(),
+            "Evaluation Error: validate_augeas(): this function needs /nonexistent/augtool (Debian package augeas-tools), which is not installed"
+        );
     }
 
     #[test]
