@@ -411,4 +411,91 @@ mod tests {
         assert_eq!(g("nothing"), Vec::<String>::new());
         assert!(glob("").is_empty());
     }
+
+    /// The same patterns through Ruby's own `Dir.glob` (the Ruby that
+    /// Puppet 7 runs on) over one tree: the same paths in the same order.
+    #[test]
+    fn agrees_with_ruby_dir_glob() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_string_lossy().into_owned();
+        for d in ["a/b/c", "a/.h/i", "d e", "x[y]", "m/n"] {
+            fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        let files = [
+            "a/x.rb",
+            "a/.hid",
+            "a/b/y.rb",
+            "a/b/c/z.rb",
+            "a/.h/q.rb",
+            "a/.h/i/r.rb",
+            "B.txt",
+            "b.txt",
+            "c1",
+            "c2",
+            "ca",
+            "c-",
+            "d e/f",
+            "x[y]/k",
+            "m/n/o.rb",
+            "_u",
+            "~t",
+            "a.b.c",
+        ];
+        for f in files {
+            fs::write(dir.path().join(f), "").expect("write");
+        }
+        std::os::unix::fs::symlink(dir.path().join("m"), dir.path().join("lnk")).expect("ln");
+        std::os::unix::fs::symlink("/nonexistent", dir.path().join("dangling")).expect("ln");
+        let patterns = [
+            "*",
+            "**",
+            "**/*.rb",
+            "**/",
+            "*/",
+            "*/*/",
+            "{d*,c*,a}",
+            "{a,{m,d*}}/*",
+            "[ab]*",
+            "[!c]*",
+            "[^a-c]*",
+            "[a-c][0-9-]",
+            "c?",
+            "?",
+            ".*",
+            "a/.*",
+            "a/**/*",
+            "a/**/",
+            "**/.h",
+            "**/.h/**/*.rb",
+            "a/*/../x.rb",
+            "lnk/**/*.rb",
+            "lnk/*",
+            "**/o.rb",
+            "dangling",
+            "dang*",
+            "x\\[y]/*",
+            "x[[]y]/k",
+            "d e/*",
+            "*.b.*",
+            "a**b",
+            "a/{,b/}*.rb",
+            "{a",
+            "a}",
+            "[]*",
+            "*[",
+            "nothing/*",
+            "a//x.rb",
+            "**/**/z.rb",
+            "a/b/c/z.rb/",
+        ];
+        for p in patterns {
+            let pattern = format!("{root}/{p}");
+            let out = std::process::Command::new("ruby")
+                .args(["-rjson", "-e", "print Dir.glob(ARGV[0]).to_json", &pattern])
+                .output()
+                .expect("ruby runs");
+            let ruby: Vec<String> = serde_json::from_slice(&out.stdout).expect("ruby's JSON");
+            assert_eq!(glob(&pattern), ruby, "pattern {p}");
+        }
+    }
 }
