@@ -13,19 +13,58 @@
 use std::fs;
 use std::path::Path;
 
+/// Most patterns one pattern's braces may expand to: Ruby has no limit,
+/// but a manifest must not make the compile hang.
+pub const MAX_PATTERNS: usize = 10_000;
+
+/// Most bytes of patterns brace expansion may scan, all steps together:
+/// deep nesting costs its depth times its length.
+const MAX_SCAN: usize = 16 << 20;
+
+/// A pattern whose braces expand to more than [`MAX_PATTERNS`] (or nest
+/// past [`MAX_SCAN`]).
+#[derive(Debug, thiserror::Error)]
+#[error("the braces of {0:?} expand to more than {MAX_PATTERNS} patterns")]
+pub struct TooManyPatterns(pub String);
+
 /// The paths matching `pattern`, in Ruby's order.
-pub fn glob(pattern: &str) -> Vec<String> {
+pub fn glob(pattern: &str) -> Result<Vec<String>, TooManyPatterns> {
     let mut out = Vec::new();
-    for p in expand_braces(pattern) {
+    for p in expand_braces(pattern).ok_or_else(|| TooManyPatterns(pattern.to_string()))? {
         Walk::new(&p).run(&mut out);
     }
-    out
+    Ok(out)
 }
 
 /// Ruby's brace expansion: the first outermost `{...}` with a match is
-/// replaced by each of its top-level comma-separated parts, recursively;
-/// an unmatched brace stays literal.
-fn expand_braces(p: &str) -> Vec<String> {
+/// replaced by each of its top-level comma-separated parts, and so on
+/// until none is left; an unmatched brace stays literal. A work list,
+/// not recursion (nesting comes from manifests); `None` past
+/// [`MAX_PATTERNS`] or [`MAX_SCAN`].
+fn expand_braces(p: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut pending = vec![p.to_string()];
+    let mut scanned = 0usize;
+    while let Some(q) = pending.pop() {
+        scanned += q.len();
+        if scanned > MAX_SCAN {
+            return None;
+        }
+        match first_group(&q) {
+            None => out.push(q),
+            // Popped from the end: pushed in reverse to keep their order.
+            Some(alternatives) => pending.extend(alternatives.into_iter().rev()),
+        }
+        if out.len() + pending.len() > MAX_PATTERNS {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// `p` with its first closed outermost brace group replaced by each of
+/// its parts; `None` when it has none.
+fn first_group(p: &str) -> Option<Vec<String>> {
     let b = p.as_bytes();
     let (mut depth, mut open, mut close) = (0usize, None, None);
     let mut i = 0;
@@ -49,9 +88,7 @@ fn expand_braces(p: &str) -> Vec<String> {
         }
         i += 1;
     }
-    let (Some(l), Some(r)) = (open, close) else {
-        return vec![p.to_string()];
-    };
+    let (l, r) = (open?, close?);
     let mut parts = Vec::new();
     let (mut start, mut depth) = (l + 1, 0usize);
     let mut i = l + 1;
@@ -69,10 +106,12 @@ fn expand_braces(p: &str) -> Vec<String> {
         i += 1;
     }
     parts.push(&p[start..r]);
-    parts
-        .into_iter()
-        .flat_map(|part| expand_braces(&format!("{}{part}{}", &p[..l], &p[r + 1..])))
-        .collect()
+    Some(
+        parts
+            .into_iter()
+            .map(|part| format!("{}{part}{}", &p[..l], &p[r + 1..]))
+            .collect(),
+    )
 }
 
 /// One path segment of a pattern.
@@ -347,10 +386,18 @@ mod tests {
 
     #[test]
     fn braces_expand_in_order_and_nest() {
-        assert_eq!(expand_braces("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
-        assert_eq!(expand_braces("x{,y}"), ["x", "xy"]);
-        assert_eq!(expand_braces("{a"), ["{a"]);
-        assert_eq!(expand_braces("\\{a,b}"), ["\\{a,b}"]);
+        let e = |p: &str| expand_braces(p).expect("few");
+        assert_eq!(e("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
+        assert_eq!(e("x{,y}"), ["x", "xy"]);
+        assert_eq!(e("{a"), ["{a"]);
+        assert_eq!(e("\\{a,b}"), ["\\{a,b}"]);
+        assert_eq!(
+            e(&format!("{}a{}", "{".repeat(100), "}".repeat(100))),
+            ["a"]
+        );
+        let deep = format!("{}a{}", "{".repeat(100_000), "}".repeat(100_000));
+        assert!(expand_braces(&deep).is_none());
+        assert!(expand_braces(&"{a,b}".repeat(20)).is_none());
     }
 
     #[test]
@@ -392,6 +439,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("lnk")).expect("ln");
         let g = |p: &str| -> Vec<String> {
             glob(&format!("{root}/{p}"))
+                .expect("few patterns")
                 .into_iter()
                 .map(|s| s[root.len() + 1..].to_string())
                 .collect()
@@ -409,7 +457,7 @@ mod tests {
         assert_eq!(g("lnk/**/z.rb"), ["lnk/b/c/z.rb"]);
         assert_eq!(g("a/b/../x.rb"), ["a/b/../x.rb"]);
         assert_eq!(g("nothing"), Vec::<String>::new());
-        assert!(glob("").is_empty());
+        assert!(glob("").expect("none").is_empty());
     }
 
     /// The same patterns through Ruby's own `Dir.glob` (the Ruby that
@@ -495,7 +543,7 @@ mod tests {
                 .output()
                 .expect("ruby runs");
             let ruby: Vec<String> = serde_json::from_slice(&out.stdout).expect("ruby's JSON");
-            assert_eq!(glob(&pattern), ruby, "pattern {p}");
+            assert_eq!(glob(&pattern).expect("few"), ruby, "pattern {p}");
         }
     }
 }

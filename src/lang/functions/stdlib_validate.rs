@@ -86,13 +86,12 @@ fn glob(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             .collect::<Result<_, _>>()?,
         _ => return Err(plain("glob(): Requires either array or string to work").into()),
     };
-    Ok(Value::Array(
-        patterns
-            .iter()
-            .flat_map(|p| ruby_glob::glob(p))
-            .map(Value::Str)
-            .collect(),
-    ))
+    let mut found = Vec::new();
+    for p in &patterns {
+        let paths = ruby_glob::glob(p).map_err(|e| plain(format!("glob(): {e}")))?;
+        found.extend(paths.into_iter().map(Value::Str));
+    }
+    Ok(Value::Array(found))
 }
 
 /// How Ruby's "no implicit conversion of X" names a value.
