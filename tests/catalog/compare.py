@@ -40,6 +40,9 @@ NODE = "node1"
 DEFAULT_FERRY = ("ferry catalog compile --manifest {manifest} --modulepath {modulepath} "
                  "--facts {facts} --node {node} --environment {env} --format json")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# The temp files stdlib's validate_cmd names in its messages (Ruby's
+# Tempfile names: prefix, date, pid, random).
+TEMPFILE = re.compile(r"(validate_cmd|validate_augeas)\d{8}-\d+-[0-9A-Za-z]+")
 
 
 def rel(path):
@@ -69,6 +72,7 @@ def normalize_error(text):
     text = ANSI.sub("", text).strip()
     text = re.sub(r"^Error: ", "", text)
     text = re.sub(r"^Could not call 'find' on 'catalog': ", "", text)
+    text = TEMPFILE.sub(r"\1TEMPFILE", text)
     return text.replace(ROOT + "/", "")
 
 

@@ -2,7 +2,9 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`]). The registry checks the
+//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`],
+//! [`stdlib_validate`], with
+//! [`ruby_glob`] for stdlib's `glob`). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -23,10 +25,12 @@ pub mod native_modules;
 pub mod native_ports;
 pub mod numbers;
 pub mod random;
+pub mod ruby_glob;
 pub mod stdlib;
 pub mod stdlib_a;
 pub mod stdlib_b;
 pub mod stdlib_crypto;
+pub mod stdlib_validate;
 pub mod strings;
 pub mod templates;
 
@@ -290,6 +294,7 @@ pub fn registry() -> &'static Registry {
         stdlib_a::register(&mut b);
         stdlib_b::register(&mut b);
         stdlib_crypto::register(&mut b);
+        stdlib_validate::register(&mut b);
         b.0
     });
     &REGISTRY

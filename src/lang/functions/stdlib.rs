@@ -13,7 +13,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::{Builder, Family, any, sig};
-use crate::lang::template::erb::value::inspect;
+use crate::lang::template::erb::value::{inspect, to_s};
 use crate::lang::values::regex::RubyRegex;
 use crate::lang::values::value::Value;
 
@@ -169,23 +169,56 @@ pub(crate) fn ruby_integer(s: &str) -> Option<i64> {
 }
 
 fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    validate_bounded(
+        &c,
+        &Bounded {
+            name: "validate_integer",
+            noun: "an Integer",
+            parse: |v| ruby_integer(&to_s(v)),
+            show: |i| i.to_string(),
+            value: Value::Int,
+        },
+    )
+}
+
+/// What `validate_integer` and `validate_numeric` (one Ruby body, two
+/// conversions) do not share.
+pub(crate) struct Bounded<T> {
+    pub name: &'static str,
+    /// "an Integer", "a Numeric".
+    pub noun: &'static str,
+    /// Ruby's `Integer(x.to_s)` or `Float(x.to_s)`.
+    pub parse: fn(&Value) -> Option<T>,
+    /// A bound as the messages print it.
+    pub show: fn(T) -> String,
+    /// The converted value, which the messages print for a non-array.
+    pub value: fn(T) -> Value,
+}
+
+/// stdlib's `validate_integer`/`validate_numeric(value[, max[, min]])`:
+/// the value (or every element of an array) converted from its Ruby
+/// `to_s`, within the bounds;
+/// an empty maximum is none when a minimum is given.
+pub(crate) fn validate_bounded<T: PartialOrd + Copy>(
+    c: &Call<'_>,
+    b: &Bounded<T>,
+) -> EvalResult<Value> {
+    let (name, noun) = (b.name, b.noun);
     let n = c.args.len();
     if n == 0 || n > 3 {
         return Err(plain(format!(
-            "validate_integer(): Wrong number of arguments; must be 1, 2 or 3, got {n}"
+            "{name}(): Wrong number of arguments; must be 1, 2 or 3, got {n}"
         ))
         .into());
     }
-    let input = c.arg(0);
     let mut max = None;
     if n > 1 {
-        let m = c.arg(1);
-        let ms = m.to_s();
+        // The Ruby turns the maximum into a String before converting it.
+        let ms = to_s(&c.arg(1));
         if !(n > 2 && ms.is_empty()) {
-            max = Some(ruby_integer(&ms).ok_or_else(|| {
+            max = Some((b.parse)(&Value::Str(ms.clone())).ok_or_else(|| {
                 plain(format!(
-                    "validate_integer(): Expected second argument to be unset or an Integer, got {ms}:{}",
-                    ruby_class(&m)
+                    "{name}(): Expected second argument to be unset or {noun}, got {ms}:String"
                 ))
             })?);
         }
@@ -193,10 +226,10 @@ fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let mut min = None;
     if n > 2 {
         let m = c.arg(2);
-        let ms = m.to_s();
-        min = Some(ruby_integer(&ms).ok_or_else(|| {
+        min = Some((b.parse)(&m).ok_or_else(|| {
             plain(format!(
-                "validate_integer(): Expected third argument to be unset or an Integer, got {ms}:{}",
+                "{name}(): Expected third argument to be unset or {noun}, got {}:{}",
+                to_s(&m),
                 ruby_class(&m)
             ))
         })?);
@@ -205,19 +238,22 @@ fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         && lo > hi
     {
         return Err(plain(format!(
-            "validate_integer(): Expected second argument to be larger than third argument, got {hi} < {lo}"
+            "{name}(): Expected second argument to be larger than third argument, got {} < {}",
+            (b.show)(hi),
+            (b.show)(lo)
         ))
         .into());
     }
     // The messages print `input`, which the Ruby rebinds to the converted
-    // Integer when it is not an Array.
-    let check = |num: i64, shown: &Value| -> EvalResult<()> {
+    // value when it is not an Array.
+    let check = |num: T, shown: &Value| -> EvalResult<()> {
         let shown = inspect(shown);
         if let Some(hi) = max
             && num > hi
         {
             return Err(plain(format!(
-                "validate_integer(): Expected {shown} to be smaller or equal to {hi}, got {shown}."
+                "{name}(): Expected {shown} to be smaller or equal to {}, got {shown}.",
+                (b.show)(hi)
             ))
             .into());
         }
@@ -225,22 +261,24 @@ fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             && num < lo
         {
             return Err(plain(format!(
-                "validate_integer(): Expected {shown} to be greater or equal to {lo}, got {shown}."
+                "{name}(): Expected {shown} to be greater or equal to {}, got {shown}.",
+                (b.show)(lo)
             ))
             .into());
         }
         Ok(())
     };
+    let input = c.arg(0);
     match &input {
         Value::Array(items) => {
             for (pos, item) in items.iter().enumerate() {
                 let num = match item {
                     Value::Hash(_) => None,
-                    other => ruby_integer(&other.to_s()),
+                    other => (b.parse)(other),
                 };
                 let Some(num) = num else {
                     return Err(plain(format!(
-                        "validate_integer(): Expected element at array position {pos} to be an Integer, got {}",
+                        "{name}(): Expected element at array position {pos} to be {noun}, got {}",
                         ruby_class(item)
                     ))
                     .into());
@@ -248,21 +286,22 @@ fn validate_integer(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
                 check(num, &input)?;
             }
         }
+        // Both Ruby bodies name validate_integer here.
         Value::Hash(_) => {
-            return Err(plain(
-                "validate_integer(): Expected first argument to be an Integer or Array, got Hash",
-            )
+            return Err(plain(format!(
+                "validate_integer(): Expected first argument to be {noun} or Array, got Hash"
+            ))
             .into());
         }
         other => {
-            let Some(num) = ruby_integer(&other.to_s()) else {
+            let Some(num) = (b.parse)(other) else {
                 return Err(plain(format!(
-                    "validate_integer(): Expected first argument to be an Integer or Array, got {}",
+                    "{name}(): Expected first argument to be {noun} or Array, got {}",
                     ruby_class(other)
                 ))
                 .into());
             };
-            check(num, &Value::Int(num))?;
+            check(num, &(b.value)(num))?;
         }
     }
     Ok(Value::Undef)

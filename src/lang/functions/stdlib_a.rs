@@ -124,9 +124,9 @@ pub fn register(b: &mut Builder) {
 }
 
 /// Ruby's `Float(string)`: optional blanks around, a sign, decimal digits
-/// with single underscores between them, a fraction and an exponent (or a
+/// with single underscores between them (none before a fraction), a fraction and an exponent (or a
 /// 0x hex integer); `None` where Ruby raises.
-fn ruby_float(s: &str) -> Option<f64> {
+pub(crate) fn ruby_float(s: &str) -> Option<f64> {
     let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
     let (neg, body) = match t.strip_prefix('-') {
         Some(r) => (true, r),
@@ -157,7 +157,9 @@ fn ruby_float(s: &str) -> Option<f64> {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
         digits(e)
     });
-    if !ok_underscores || !digits(int) || frac.is_some_and(|f| !digits(f)) || !exp_ok {
+    // Ruby reads `.5` (no integer part) but not `5.` (no fraction).
+    let int_ok = digits(int) || (int.is_empty() && frac.is_some_and(digits));
+    if !ok_underscores || !int_ok || frac.is_some_and(|f| !digits(f)) || !exp_ok {
         return None;
     }
     clean.parse::<f64>().ok().map(|v| sign * v)

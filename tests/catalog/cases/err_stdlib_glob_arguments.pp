@@ -1,0 +1,2 @@
+# glob with two patterns as separate arguments.
+glob('/tmp', '/usr')

@@ -1,0 +1,2 @@
+# glob of an array holding a number.
+glob(['/tmp', 1])

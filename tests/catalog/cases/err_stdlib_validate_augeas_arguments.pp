@@ -1,0 +1,2 @@
+# validate_augeas without a lens.
+validate_augeas('x')

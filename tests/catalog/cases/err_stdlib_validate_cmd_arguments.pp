@@ -1,0 +1,2 @@
+# validate_cmd without a checker.
+validate_cmd('x')

@@ -1,0 +1,2 @@
+# validate_cmd with a checker that is not a string.
+validate_cmd('x', ['grep', 'x'])

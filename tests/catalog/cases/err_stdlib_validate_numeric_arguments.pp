@@ -1,0 +1,2 @@
+# validate_numeric with too many arguments.
+validate_numeric(1, 2, 0, 4)

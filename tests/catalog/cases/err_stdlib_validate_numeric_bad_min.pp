@@ -1,0 +1,2 @@
+# validate_numeric with an undef minimum.
+validate_numeric(1, 10, undef)

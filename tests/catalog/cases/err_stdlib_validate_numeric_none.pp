@@ -1,0 +1,2 @@
+# validate_numeric without arguments.
+validate_numeric()

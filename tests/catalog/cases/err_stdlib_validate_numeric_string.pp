@@ -1,0 +1,2 @@
+# validate_numeric of a string Ruby's Float() refuses.
+validate_numeric('5.')
