@@ -125,6 +125,9 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "stdlib_private",
     "stdlib_str2resource",
     "stdlib_type3x",
+    "stdlib_ensure_resource_matching",
+    "err_ensure_resource_case",
+    "err_ensure_resource_in_define",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -9,7 +9,7 @@
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
-use crate::lang::eval::{Call, Evaluator, ResId};
+use crate::lang::eval::{Call, Evaluator, ResId, ScopeId};
 use crate::lang::functions::native_modules::no_method;
 use crate::lang::functions::stdlib::{arg_3x, arity, ruby_class};
 use crate::lang::functions::{Builder, Family, any, sig, string};
@@ -140,7 +140,20 @@ fn defined_with_params(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value>
         Some(r) => r,
     };
     let params = wanted_params(c.args.get(1).map(arg_3x))?;
-    let (ty, title) = reference_key(ev, &reference)?;
+    Ok(Value::Bool(defined_with(ev, &reference, &params, c.scope)?))
+}
+
+/// Whether a resource that `reference` names (as `defined_with_params`
+/// takes it) is in the catalog so far with every `(name, value)` of
+/// `params`; the container of scope `sc` (the calling definition) does not
+/// count. `ensure_resource` asks this before it declares.
+pub(crate) fn defined_with(
+    ev: &mut Evaluator<'_>,
+    reference: &Value,
+    params: &[(Value, Value)],
+    sc: ScopeId,
+) -> EvalResult<bool> {
+    let (ty, title) = reference_key(ev, reference)?;
     let candidates: Vec<ResId> = if title.is_empty() {
         ev.resources
             .iter_enumerated()
@@ -150,7 +163,7 @@ fn defined_with_params(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value>
     } else {
         ev.index.get(&(ty, title)).copied().into_iter().collect()
     };
-    let caller = ev.container_of(c.scope);
+    let caller = ev.container_of(sc);
     for idx in candidates {
         if idx == caller {
             continue;
@@ -159,7 +172,7 @@ fn defined_with_params(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value>
             continue;
         };
         let mut all = true;
-        for (key, value) in &params {
+        for (key, value) in params {
             let Value::Str(key) = key else {
                 return Err(no_method("intern", key).into());
             };
@@ -179,10 +192,10 @@ fn defined_with_params(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value>
             all &= matched;
         }
         if all {
-            return Ok(Value::Bool(true));
+            return Ok(true);
         }
     }
-    Ok(Value::Bool(false))
+    Ok(false)
 }
 
 /// `stdlib::str2resource('Type[title]')`: that resource, which must be
