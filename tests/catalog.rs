@@ -128,6 +128,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "stdlib_ensure_resource_matching",
     "err_ensure_resource_case",
     "err_ensure_resource_in_define",
+    "stdlib_defined_with_params_aliases",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

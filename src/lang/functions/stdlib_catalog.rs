@@ -9,7 +9,8 @@
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
-use crate::lang::eval::{Call, Evaluator, ResId, ScopeId};
+use crate::lang::eval::title_patterns;
+use crate::lang::eval::{Call, Evaluator, ResId, ResKind, ScopeId};
 use crate::lang::functions::native_modules::no_method;
 use crate::lang::functions::stdlib::{arg_3x, arity, ruby_class};
 use crate::lang::functions::{Builder, Family, any, sig, string};
@@ -161,7 +162,7 @@ pub(crate) fn defined_with(
             .map(|(i, _)| i)
             .collect()
     } else {
-        ev.index.get(&(ty, title)).copied().into_iter().collect()
+        find_resource(ev, &ty, &title).into_iter().collect()
     };
     let caller = ev.container_of(sc);
     for idx in candidates {
@@ -198,6 +199,54 @@ pub(crate) fn defined_with(
     Ok(false)
 }
 
+/// The resource Puppet's `catalog.resource(type, title)` finds: the one
+/// of that title, else one the title names by an `alias` or, for a
+/// built-in type other than `exec` and `tidy`, by its uniqueness key (the
+/// namevar, or what the type's title patterns take from the title:
+/// `File['/tmp/x/']` is the file whose path is `/tmp/x`).
+fn find_resource(ev: &Evaluator<'_>, ty: &str, title: &str) -> Option<ResId> {
+    if let Some(&idx) = ev.index.get(&(ty.to_string(), title.to_string())) {
+        return Some(idx);
+    }
+    let lower = ty.to_lowercase();
+    let namevar = ev.namevar(ty);
+    let key = |title: &str, params: &[(String, Value)]| -> Vec<String> {
+        let given = |k: &str| {
+            params
+                .iter()
+                .find(|(p, v)| p == k && !v.is_undef())
+                .map(|(_, v)| v.to_s())
+        };
+        let from_title = title_patterns::title_params(&lower, title);
+        if from_title.is_empty() {
+            return vec![given(&namevar).unwrap_or_else(|| title.to_string())];
+        }
+        from_title
+            .into_iter()
+            .map(|(k, v)| given(&k).unwrap_or(v))
+            .collect()
+    };
+    let wanted = key(title, &[]);
+    let isomorphic = !matches!(lower.as_str(), "exec" | "tidy");
+    ev.resources
+        .iter_enumerated()
+        .find(|(_, r)| {
+            if r.type_name != ty {
+                return false;
+            }
+            let aliased = r.params.iter().any(|(k, v)| {
+                k == "alias"
+                    && match v {
+                        Value::Array(a) => a.iter().any(|x| x.to_s() == title),
+                        other => other.to_s() == title,
+                    }
+            });
+            aliased
+                || (isomorphic && r.kind == ResKind::Builtin && key(&r.title, &r.params) == wanted)
+        })
+        .map(|(i, _)| i)
+}
+
 /// `stdlib::str2resource('Type[title]')`: that resource, which must be
 /// declared already (virtual ones count), as its `Type[title]` string
 /// (what ferry's relationships and metaparameters accept as a reference).
@@ -205,15 +254,15 @@ fn str2resource(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let s = c.str_arg(0);
     let (ty, title) = split_reference(&s).ok_or_else(|| not_a_reference(&s))?;
     let (ty, title) = munged(ty, title);
-    if !ev.index.contains_key(&(ty.clone(), title.clone())) {
+    let Some(found) = find_resource(ev, &ty, &title).and_then(|i| ev.resources.get(i)) else {
         return Err(plain(format!(
             "stdlib::str2resource(): could not find {ty}[{title}], this is parse order dependent and values should not be quoted"
         ))
         .into());
-    }
+    };
     // Puppet returns the catalog's resource object, which interpolates as
-    // its `Type[title]` string and is no `Type` (`=~ Notify` is false).
-    Ok(Value::Str(format!("{ty}[{title}]")))
+    // its own `Type[title]` and is no `Type` (`=~ Notify` is false).
+    Ok(Value::Str(format!("{}[{}]", found.type_name, found.title)))
 }
 
 /// stdlib's deprecated `private([message])` (3.x): a warning, then
