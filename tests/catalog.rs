@@ -129,6 +129,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_ensure_resource_case",
     "err_ensure_resource_in_define",
     "stdlib_defined_with_params_aliases",
+    "functions_call_deferred",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -6,6 +6,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{Call, Evaluator, ResKind};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
+use crate::lang::values::rich::Rich;
 use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::Value;
 
@@ -100,8 +101,17 @@ fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
 
 /// Puppet's `call(name, args...)`: the function named by a string, with
 /// the remaining arguments and the block (how a function whose name is a
-/// reserved word, such as stdlib's `private`, can be called).
+/// reserved word, such as stdlib's `private`, can be called), or a
+/// Deferred value resolved now.
 fn call(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if let Some(Value::Rich(r)) = c.args.first()
+        && matches!(r.as_ref(), Rich::Deferred { .. })
+        && c.args.len() == 1
+        && c.lambda.is_none()
+    {
+        let d = c.arg(0);
+        return resolve_deferred(ev, &d, c.scope, c.loc);
+    }
     let Some(Value::Str(name)) = c.args.first() else {
         let got = types::mismatch(&PType::String(0, i64::MAX), &c.arg(0));
         return Err(plain(format!(
@@ -125,6 +135,50 @@ fn call(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     }
     let args = c.args.get(1..).unwrap_or_default().to_vec();
     ev.call_function(name, args, c.lambda, c.scope, c.loc)
+}
+
+/// A value with every Deferred in it called, as Puppet's
+/// `DeferredResolver` does: its arguments first, a `$name` as `dig` into
+/// that variable.
+fn resolve_deferred(
+    ev: &mut Evaluator<'_>,
+    v: &Value,
+    sc: crate::lang::eval::ScopeId,
+    loc: &crate::lang::error::Loc,
+) -> EvalResult<Value> {
+    match v {
+        Value::Rich(r) => {
+            let Rich::Deferred { name, args } = r.as_ref() else {
+                return Ok(v.clone());
+            };
+            let mut resolved = args
+                .iter()
+                .map(|a| resolve_deferred(ev, a, sc, loc))
+                .collect::<EvalResult<Vec<_>>>()?;
+            let function = match name.strip_prefix('$') {
+                Some(var) => {
+                    resolved.insert(0, ev.lookup_var(var, sc).unwrap_or(Value::Undef));
+                    "dig"
+                }
+                None => name.as_str(),
+            };
+            ev.call_function(function, resolved, None, sc, loc)
+        }
+        Value::Array(a) => Ok(Value::Array(
+            a.iter()
+                .map(|x| resolve_deferred(ev, x, sc, loc))
+                .collect::<EvalResult<_>>()?,
+        )),
+        Value::Hash(h) => Ok(Value::Hash(
+            h.iter()
+                .map(|(k, x)| Ok((k.clone(), resolve_deferred(ev, x, sc, loc)?)))
+                .collect::<EvalResult<_>>()?,
+        )),
+        Value::Sensitive(inner) => Ok(Value::Sensitive(Box::new(resolve_deferred(
+            ev, inner, sc, loc,
+        )?))),
+        other => Ok(other.clone()),
+    }
 }
 
 /// stdlib's `assert_private([message])`: the calling class or defined
