@@ -130,6 +130,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_ensure_resource_in_define",
     "stdlib_defined_with_params_aliases",
     "functions_call_deferred",
+    "err_stdlib_str2resource_reference",
 ];
 
 fn rel(root: &Path, s: &str) -> String {
