@@ -534,7 +534,7 @@ fn with_title_params(
 
 impl<'l> Evaluator<'l> {
     /// The parameter that names a resource of `type_name`.
-    fn namevar(&self, type_name: &str) -> String {
+    pub(in crate::lang) fn namevar(&self, type_name: &str) -> String {
         let lower = type_name.to_lowercase();
         match lower.as_str() {
             "exec" => "command".into(),

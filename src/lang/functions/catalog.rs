@@ -8,6 +8,7 @@ use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::resources::{push_tag, set_param, titles};
 use crate::lang::eval::{Call, Evaluator, ResKind, ScopeId};
 use crate::lang::functions::stdlib::arg_3x;
+use crate::lang::functions::stdlib_catalog::defined_with;
 use crate::lang::functions::{Block, Builder, Family, any, sig};
 use crate::lang::syntax::ast::Virtuality;
 use crate::lang::values::types::{PType, capitalize};
@@ -407,20 +408,15 @@ fn ensure(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
             }
         }
     }
+    // stdlib: unless `defined_with_params("type[title]", params)`,
+    // `create_resources` (whose duplicate declaration is the error).
     for (t, title, ps) in todo {
-        let key = (capitalize(&t.to_lowercase()), title.to_s());
-        if let Some(&idx) = ev.index.get(&key) {
-            let same = ev.resources.get(idx).is_some_and(|r| {
-                ps.iter()
-                    .all(|(k, v)| r.params.iter().any(|(rk, rv)| rk == k && rv == v))
-            });
-            if !same {
-                return Err(plain(format!(
-                    "Duplicate declaration: {}[{}] is already declared; cannot redeclare",
-                    key.0, key.1
-                ))
-                .into());
-            }
+        let reference = Value::Str(format!("{t}[{}]", title.to_s()));
+        let wanted: Vec<(Value, Value)> = ps
+            .iter()
+            .map(|(k, v)| (Value::Str(k.clone()), v.clone()))
+            .collect();
+        if defined_with(ev, &reference, &wanted, sc)? {
             continue;
         }
         declare_simple(ev, &t, &title, ps, sc, loc, false)?;

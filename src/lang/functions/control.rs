@@ -1,11 +1,13 @@
 //! Control functions: `fail`, the logging functions (`notice`, `warning`,
-//! ...), `next`, `break` and `return`, `assert_type` and `assert_private`.
+//! ...), `next`, `break` and `return`, `assert_type`, `assert_private` and
+//! `call` (a function by name).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
 use crate::lang::eval::{Call, Evaluator, ResKind};
 use crate::lang::functions::{Block, Builder, Family, any, sig};
-use crate::lang::values::types;
+use crate::lang::values::rich::Rich;
+use crate::lang::values::types::{self, PType};
 use crate::lang::values::value::Value;
 
 pub fn register(b: &mut Builder) {
@@ -33,6 +35,15 @@ pub fn register(b: &mut Builder) {
             .opt("value", any())
             .block(Block::Optional),
         assert_type,
+    );
+    b.add(
+        &["call"],
+        f,
+        sig("Any")
+            .req("function_name", any())
+            .rest("arguments", any())
+            .block(Block::Optional),
+        call,
     );
     b.add(
         &["assert_private"],
@@ -88,10 +99,92 @@ fn assert_type(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     }
 }
 
+/// Puppet's `call(name, args...)`: the function named by a string, with
+/// the remaining arguments and the block (how a function whose name is a
+/// reserved word, such as stdlib's `private`, can be called), or a
+/// Deferred value resolved now.
+fn call(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if let Some(Value::Rich(r)) = c.args.first()
+        && matches!(r.as_ref(), Rich::Deferred { .. })
+        && c.args.len() == 1
+        && c.lambda.is_none()
+    {
+        let d = c.arg(0);
+        return resolve_deferred(ev, &d, c.scope, c.loc);
+    }
+    let Some(Value::Str(name)) = c.args.first() else {
+        let got = types::mismatch(&PType::String(0, i64::MAX), &c.arg(0));
+        return Err(plain(format!(
+            "The function 'call' was called with arguments it does not accept. It expects one of:\n  \
+             (String function_name, Any arguments*, Callable block?)\n    \
+             rejected: parameter 'function_name' {got}\n  \
+             (Object[{{name => 'Deferred', attributes => {{'name' => Pattern[/\\A[$]?[a-z][a-z0-9_]*(?:::[a-z][a-z0-9_]*)*\\z/], 'arguments' => {{type => Optional[Array], value => undef}}}}}}] deferred)\n    \
+             rejected: parameter 'deferred' {}",
+            got.replace("a String value", "a Deferred value")
+        ))
+        .into());
+    };
+    let lname = name.trim_start_matches("::").to_lowercase();
+    if lname.contains("::") {
+        ev.autoload_function(&lname);
+    }
+    if !ev.functions.contains_key(&lname)
+        && crate::lang::functions::registry().get(&lname).is_none()
+    {
+        return Err(plain(format!("Unknown function '{name}'")).into());
+    }
+    let args = c.args.get(1..).unwrap_or_default().to_vec();
+    ev.call_function(name, args, c.lambda, c.scope, c.loc)
+}
+
+/// A value with every Deferred in it called, as Puppet's
+/// `DeferredResolver` does: its arguments first, a `$name` as `dig` into
+/// that variable.
+fn resolve_deferred(
+    ev: &mut Evaluator<'_>,
+    v: &Value,
+    sc: crate::lang::eval::ScopeId,
+    loc: &crate::lang::error::Loc,
+) -> EvalResult<Value> {
+    match v {
+        Value::Rich(r) => {
+            let Rich::Deferred { name, args } = r.as_ref() else {
+                return Ok(v.clone());
+            };
+            let mut resolved = args
+                .iter()
+                .map(|a| resolve_deferred(ev, a, sc, loc))
+                .collect::<EvalResult<Vec<_>>>()?;
+            let function = match name.strip_prefix('$') {
+                Some(var) => {
+                    resolved.insert(0, ev.lookup_var(var, sc).unwrap_or(Value::Undef));
+                    "dig"
+                }
+                None => name.as_str(),
+            };
+            ev.call_function(function, resolved, None, sc, loc)
+        }
+        Value::Array(a) => Ok(Value::Array(
+            a.iter()
+                .map(|x| resolve_deferred(ev, x, sc, loc))
+                .collect::<EvalResult<_>>()?,
+        )),
+        Value::Hash(h) => Ok(Value::Hash(
+            h.iter()
+                .map(|(k, x)| Ok((k.clone(), resolve_deferred(ev, x, sc, loc)?)))
+                .collect::<EvalResult<_>>()?,
+        )),
+        Value::Sensitive(inner) => Ok(Value::Sensitive(Box::new(resolve_deferred(
+            ev, inner, sc, loc,
+        )?))),
+        other => Ok(other.clone()),
+    }
+}
+
 /// stdlib's `assert_private([message])`: the calling class or defined
 /// type may only be declared from its own module (`$module_name` must equal
 /// `$caller_module_name`).
-fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+pub(crate) fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     let module = ev.lookup_var("module_name", c.scope);
     let caller = ev.lookup_var("caller_module_name", c.scope);
     let same = match (&module, &caller) {
@@ -102,8 +195,9 @@ fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     if same {
         return Ok(Value::Undef);
     }
-    if let Some(Value::Str(m)) = c.args.first() {
-        return Err(plain(m.clone()).into());
+    // A 3.x function: undef arrives as `''`, which is a message.
+    if let Some(Value::Str(m)) = c.args.first().map(crate::lang::functions::stdlib::arg_3x) {
+        return Err(plain(m).into());
     }
     // The definition whose scope holds `$caller_module_name`.
     let mut cur = Some(c.scope);

@@ -3,8 +3,7 @@
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
 //! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`],
-//! [`stdlib_validate`], with
-//! [`ruby_glob`] for stdlib's `glob`). The registry checks the
+//! [`stdlib_validate`], [`stdlib_catalog`], with [`ruby_glob`] for stdlib's `glob`). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -31,6 +30,7 @@ pub mod stdlib_a;
 pub mod stdlib_b;
 pub mod stdlib_crypto;
 pub mod stdlib_validate;
+pub mod stdlib_catalog;
 pub mod strings;
 pub mod templates;
 
@@ -171,11 +171,18 @@ impl Signature {
         if n < min || max.is_some_and(|m| n > m) {
             let plural = |k: usize| if k == 1 { "argument" } else { "arguments" };
             let want = match max {
+                Some(0) => "no arguments".to_string(),
                 Some(m) if m == min => format!("{min} {}", plural(min)),
                 Some(m) => format!("between {min} and {m} arguments"),
                 None => format!("at least {min} {}", plural(min)),
             };
-            return Err(plain(format!("'{name}' expects {want}, got {n}")).into());
+            // Puppet's TypeMismatchDescriber: no arguments are "none".
+            let got = if n == 0 {
+                "none".to_string()
+            } else {
+                n.to_string()
+            };
+            return Err(plain(format!("'{name}' expects {want}, got {got}")).into());
         }
         let mut params = self.params.iter();
         let mut current = params.next();
@@ -295,6 +302,7 @@ pub fn registry() -> &'static Registry {
         stdlib_b::register(&mut b);
         stdlib_crypto::register(&mut b);
         stdlib_validate::register(&mut b);
+        stdlib_catalog::register(&mut b);
         b.0
     });
     &REGISTRY
@@ -416,9 +424,11 @@ pub(crate) mod tests {
                 .ends_with("'versioncmp' parameter 'a' expects a String value, got Undef")
         );
         assert!(
-            msg(call("join", &[])).ends_with("'join' expects between 1 and 2 arguments, got 0")
+            msg(call("join", &[])).ends_with("'join' expects between 1 and 2 arguments, got none")
         );
-        assert!(msg(call("concat", &[])).ends_with("'concat' expects at least 1 argument, got 0"));
+        assert!(
+            msg(call("concat", &[])).ends_with("'concat' expects at least 1 argument, got none")
+        );
         assert!(msg(call("each", &[Value::Array(vec![])])).ends_with("'each' expects a block"));
         assert_eq!(
             call("versioncmp", &[Value::str("1.10"), Value::str("1.9")]).ok(),

@@ -980,6 +980,17 @@ impl Parser {
             }
             _ => {
                 if self.is_p(P::LParen) {
+                    // Puppet's validator: its reserved words name no
+                    // function (stdlib's `private` is reached by `call`).
+                    if matches!(name.as_str(), "private" | "attr") {
+                        return Err(LangError {
+                            kind: crate::lang::error::ErrorKind::Bare,
+                            message: format!(
+                                "Illegal expression. A Reserved Word '{name}' is unacceptable as function name in a Function Call"
+                            ),
+                            loc: Some(loc),
+                        });
+                    }
                     self.pos += 1;
                     let args = self.parse_list(P::RParen)?;
                     let lambda = self.parse_opt_lambda()?;

@@ -184,6 +184,9 @@ pub fn inferred_short(v: &Value) -> String {
         Value::Hash(h) if !h.is_empty() && h.iter().all(|(k, _)| matches!(k, Value::Str(_))) => {
             "Struct".into()
         }
+        // A type value is a `Type` of its type's short name
+        // (`Type[Resource]` for `Notify['a']`).
+        Value::Type(t) => short_name(&PType::Type(Some(Box::new(t.clone())))),
         other => other.type_name(),
     }
 }

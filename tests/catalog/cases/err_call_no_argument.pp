@@ -1,0 +1,2 @@
+# call() needs at least the name.
+call()

@@ -1,0 +1,2 @@
+# call() needs a function name (or a Deferred).
+call(1)

@@ -1,0 +1,2 @@
+# call() of a function nobody defines.
+call('nosuch_fn', 1)

@@ -1,0 +1,3 @@
+# defined_with_params(): Puppet's error.
+notify { 'a': message => 'm' }
+notify { 'b': message => "${defined_with_params()}" }

@@ -1,0 +1,4 @@
+# A private defined type.
+define privatefn::def {
+  call('private')
+}

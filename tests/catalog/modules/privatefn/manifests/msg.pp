@@ -1,0 +1,4 @@
+# private() with a message of its own.
+class privatefn::msg {
+  call('private', 'Only privatefn may use this')
+}
