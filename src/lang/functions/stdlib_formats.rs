@@ -2,15 +2,18 @@
 //! (Psych's `to_yaml` with its `indentation` and `line_width` options,
 //! written by the ERB templates' Psych-exact writer), `to_toml` (the
 //! output of stdlib's `TomlDumper`, byte for byte: keys sorted, plain
-//! pairs before tables, Ruby's `inspect` of values).
+//! pairs before tables, Ruby's `inspect` of values) and `parsehocon`
+//! (HOCON text to a hash by [`crate::lang::values::hocon`], the default
+//! answered when the gem would raise a parse error).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
-use crate::lang::functions::{Builder, Family, any, sig};
+use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::control::Ctl;
 use crate::lang::template::erb::value::{class_name, inspect, inspect_str, ruby_sort};
 use crate::lang::template::erb::yaml::{Options, to_yaml_with};
+use crate::lang::values::hocon;
 use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
 
@@ -24,6 +27,14 @@ pub fn register(b: &mut Builder) {
         to_yaml,
     );
     b.add(&["to_toml"], f, sig("String").req("data", hash()), to_toml);
+    b.add(
+        &["parsehocon"],
+        f,
+        sig("Data")
+            .req("hocon_string", string())
+            .opt("default", any()),
+        parsehocon,
+    );
 }
 
 /// An ERB-side error (the YAML writer's) as an evaluation error.
@@ -260,6 +271,14 @@ fn toml_value(v: &Value) -> EvalResult<String> {
         Value::Default => ":default".into(),
         other => inspect(other),
     })
+}
+
+fn parsehocon(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    match hocon::parse(&c.arg(0).to_s()) {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_parse() && c.args.len() > 1 => Ok(c.arg(1)),
+        Err(e) => Err(plain(e.to_string()).into()),
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
-//! Ruby's `to_yaml` for template values, as Psych (Ruby 3.1's, over
-//! libyaml 0.2) writes them: Psych picks a style per string (plain, single
-//! or double quotes, literal block) from what its scalar scanner would read
+//! Ruby's `to_yaml`, for template values and stdlib's `to_yaml()`, as
+//! Psych (Ruby 3.1's, over libyaml 0.2) writes it: Psych picks a style per
+//! string (plain, single or double quotes, literal block, folded block
+//! past the `line_width` option) from what its scalar scanner would read
 //! back, and libyaml's emitter overrides it when the text cannot be written
 //! so (indicators, leading or trailing spaces, line breaks, characters
-//! outside printable Unicode), wraps long flow scalars at spaces past
-//! column 80, and lays out block mappings and sequences (sequences inside
-//! a mapping not indented, empty collections as `{}` and `[]`). Shared
-//! objects (Psych's `&1` anchors) are not detected: every value is written
-//! in full.
+//! outside printable Unicode), wraps long flow scalars at spaces past the
+//! line width (80 by default), and lays out block mappings and sequences
+//! by the indentation (2 by default; sequences inside a mapping not
+//! indented, empty collections as `{}` and `[]`). Shared objects (Psych's
+//! `&1` anchors) are not detected: every value is written in full.
 
 use std::sync::OnceLock;
 
