@@ -3,7 +3,8 @@
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
 //! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`],
-//! [`stdlib_validate`], [`stdlib_catalog`], with [`ruby_glob`] for stdlib's `glob`). The registry checks the
+//! [`stdlib_validate`], [`stdlib_catalog`], [`stdlib_formats`], with [`ruby_glob`] for stdlib's
+//! `glob`). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -31,6 +32,7 @@ pub mod stdlib_b;
 pub mod stdlib_crypto;
 pub mod stdlib_validate;
 pub mod stdlib_catalog;
+pub mod stdlib_formats;
 pub mod strings;
 pub mod templates;
 
@@ -303,6 +305,7 @@ pub fn registry() -> &'static Registry {
         stdlib_crypto::register(&mut b);
         stdlib_validate::register(&mut b);
         stdlib_catalog::register(&mut b);
+        stdlib_formats::register(&mut b);
         b.0
     });
     &REGISTRY

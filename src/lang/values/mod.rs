@@ -9,6 +9,7 @@
 
 pub mod convert;
 pub mod error;
+pub mod hocon;
 pub mod plan;
 pub mod regex;
 pub mod rich;

@@ -18,7 +18,7 @@ pub fn to_s(v: &Value) -> String {
 }
 
 fn ruby_float(f: f64) -> String {
-    if f.is_finite() && (f.abs() >= 1e16 || (f != 0.0 && f.abs() < 1e-4)) {
+    if f.is_finite() && (f.abs() >= 1e15 || (f != 0.0 && f.abs() < 1e-4)) {
         let s = format!("{f:e}");
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
         let m = if m.contains('.') {
@@ -43,24 +43,7 @@ pub fn inspect(v: &Value) -> String {
     match v {
         Value::Undef => "nil".into(),
         Value::Str(s) if s.starts_with("\u{0}class:") => to_s(v),
-        Value::Str(s) => {
-            let mut o = String::from("\"");
-            for c in s.chars() {
-                match c {
-                    '"' => o.push_str("\\\""),
-                    '\\' => o.push_str("\\\\"),
-                    '\n' => o.push_str("\\n"),
-                    '\t' => o.push_str("\\t"),
-                    '\r' => o.push_str("\\r"),
-                    '\x1b' => o.push_str("\\e"),
-                    '#' => o.push('#'),
-                    c if (c as u32) < 0x20 => o.push_str(&format!("\\x{:02X}", c as u32)),
-                    c => o.push(c),
-                }
-            }
-            o.push('"');
-            o
-        }
+        Value::Str(s) => inspect_str(s),
         Value::Array(a) => format!("[{}]", a.iter().map(inspect).collect::<Vec<_>>().join(", ")),
         Value::Hash(h) => format!(
             "{{{}}}",
@@ -72,6 +55,48 @@ pub fn inspect(v: &Value) -> String {
         Value::Regex(r) => format!("/{r}/"),
         other => to_s(other),
     }
+}
+
+/// Ruby's `String#inspect` of a UTF-8 string: the escapes Ruby has a
+/// letter for, `\#` before `{`, `$` or `@`, and `\uXXXX` for the
+/// characters Onigmo does not count as printable (controls but U+0085,
+/// the line and paragraph separators and unassigned points).
+pub fn inspect_str(s: &str) -> String {
+    static UNPRINTABLE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let unprintable = UNPRINTABLE.get_or_init(|| {
+        regex::Regex::new(r"^[\p{Cc}\p{Cn}\x{2028}\x{2029}]$")
+            .unwrap_or_else(|_| regex::Regex::new("$^").expect("empty"))
+    });
+    let mut o = String::from("\"");
+    let mut chars = s.chars().peekable();
+    let mut buf = [0u8; 4];
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            '\x0c' => o.push_str("\\f"),
+            '\x0b' => o.push_str("\\v"),
+            '\x08' => o.push_str("\\b"),
+            '\x07' => o.push_str("\\a"),
+            '\x1b' => o.push_str("\\e"),
+            '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => o.push_str("\\#"),
+            '\u{85}' => o.push(c),
+            c if unprintable.is_match(c.encode_utf8(&mut buf)) => {
+                let code = c as u32;
+                if code <= 0xFFFF {
+                    o.push_str(&format!("\\u{code:04X}"));
+                } else {
+                    o.push_str(&format!("\\u{{{code:X}}}"));
+                }
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
 }
 
 /// Ruby's `==`.

@@ -1,13 +1,14 @@
-//! Ruby's `to_yaml` for template values, as Psych (Ruby 3.1's, over
-//! libyaml 0.2) writes them: Psych picks a style per string (plain, single
-//! or double quotes, literal block) from what its scalar scanner would read
+//! Ruby's `to_yaml`, for template values and stdlib's `to_yaml()`, as
+//! Psych (Ruby 3.1's, over libyaml 0.2) writes it: Psych picks a style per
+//! string (plain, single or double quotes, literal block, folded block
+//! past the `line_width` option) from what its scalar scanner would read
 //! back, and libyaml's emitter overrides it when the text cannot be written
 //! so (indicators, leading or trailing spaces, line breaks, characters
-//! outside printable Unicode), wraps long flow scalars at spaces past
-//! column 80, and lays out block mappings and sequences (sequences inside
-//! a mapping not indented, empty collections as `{}` and `[]`). Shared
-//! objects (Psych's `&1` anchors) are not detected: every value is written
-//! in full.
+//! outside printable Unicode), wraps long flow scalars at spaces past the
+//! line width (80 by default), and lays out block mappings and sequences
+//! by the indentation (2 by default; sequences inside a mapping not
+//! indented, empty collections as `{}` and `[]`). Shared objects (Psych's
+//! `&1` anchors) are not detected: every value is written in full.
 
 use std::sync::OnceLock;
 
@@ -29,15 +30,57 @@ enum Style {
     Single,
     Double,
     Literal,
+    Folded,
+}
+
+/// The layout options `to_yaml` takes (Psych's `indentation` and
+/// `line_width`).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Spaces per nesting level; libyaml takes 2 to 9, else 2.
+    pub indentation: i64,
+    /// The column past which flow scalars wrap: libyaml takes 0 up to
+    /// twice the indentation as 80 and a negative width as unlimited.
+    pub line_width: i64,
+    /// Psych writes strings longer than this as folded block scalars
+    /// (`>`); `None` when no `line_width` was given, or it was -1.
+    pub fold_over: Option<f64>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            indentation: BEST_INDENT as i64,
+            line_width: BEST_WIDTH as i64,
+            fold_over: None,
+        }
+    }
 }
 
 /// `v.to_yaml`: a document starting with `---`, ending with a newline.
 pub fn to_yaml(v: &Value) -> R<String> {
+    to_yaml_with(v, &Options::default())
+}
+
+/// `v.to_yaml(options)`.
+pub fn to_yaml_with(v: &Value, o: &Options) -> R<String> {
+    let indent = match usize::try_from(o.indentation) {
+        Ok(i @ 2..=9) => i,
+        _ => BEST_INDENT,
+    };
+    let width = match usize::try_from(o.line_width) {
+        Ok(w) if w <= indent * 2 => BEST_WIDTH,
+        Ok(w) => w,
+        Err(_) => usize::MAX,
+    };
     let mut e = Emitter {
         out: String::from("---"),
         column: 3,
         whitespace: false,
         indention: false,
+        indent,
+        width,
+        fold_over: o.fold_over,
     };
     e.node(v, Context::Root)?;
     if e.column > 0 {
@@ -64,6 +107,11 @@ struct Emitter {
     whitespace: bool,
     /// Only indentation is on the current line so far (`indention`).
     indention: bool,
+    /// libyaml's `best_indent` and `best_width`.
+    indent: usize,
+    width: usize,
+    /// Psych's `line_width` option, past which strings are folded.
+    fold_over: Option<f64>,
 }
 
 impl Emitter {
@@ -117,10 +165,10 @@ impl Emitter {
     fn node(&mut self, v: &Value, ctx: Context) -> R<()> {
         // The indent a nested block collection or a scalar's continuation
         // lines get (libyaml's `increase_indent`).
+        let step = self.indent;
         let (block_indent, scalar_indent) = match ctx {
-            Context::Root => (0, BEST_INDENT),
-            Context::MapValue(i) => (i + BEST_INDENT, i + BEST_INDENT),
-            Context::SeqItem(i) => (i + BEST_INDENT, i + BEST_INDENT),
+            Context::Root => (0, step),
+            Context::MapValue(i) | Context::SeqItem(i) => (i + step, i + step),
         };
         match v {
             Value::Hash(h) if h.is_empty() => self.indicator("{}", true, false, false),
@@ -144,13 +192,17 @@ impl Emitter {
                     self.node(item, Context::SeqItem(indent))?;
                 }
             }
+            Value::Regex(r) => {
+                self.indicator("!ruby/regexp", true, false, false);
+                self.scalar(&format!("/{r}/"), Style::Plain, scalar_indent, false);
+            }
             Value::Str(t) if t == "<<" => {
                 // Psych tags the merge key's spelling as a string.
                 self.indicator("!!str", true, false, false);
                 self.single(t, scalar_indent, true);
             }
             other => {
-                let (text, style) = scalar(other)?;
+                let (text, style) = self.scalar_of(other)?;
                 self.scalar(&text, style, scalar_indent, false);
             }
         }
@@ -163,13 +215,13 @@ impl Emitter {
         if matches!(k, Value::Hash(_) | Value::Array(_)) {
             return fail("to_yaml of a Hash with a collection as a key is not supported");
         }
-        let (text, style) = scalar(k)?;
+        let (text, style) = self.scalar_of(k)?;
         if text.chars().count() <= MAX_SIMPLE_KEY && !text.chars().any(is_break) {
             self.scalar(&text, style, 0, true);
             self.indicator(":", false, false, false);
         } else {
             self.indicator("?", true, false, true);
-            self.scalar(&text, style, indent + BEST_INDENT, false);
+            self.scalar(&text, style, indent + self.indent, false);
             self.write_indent(indent);
             self.indicator(":", true, false, true);
         }
@@ -189,7 +241,7 @@ impl Emitter {
         if style == Style::Single && !a.single_quoted_allowed {
             style = Style::Double;
         }
-        if style == Style::Literal && (!a.block_allowed || simple_key) {
+        if matches!(style, Style::Literal | Style::Folded) && (!a.block_allowed || simple_key) {
             style = Style::Double;
         }
         let breaks = !simple_key;
@@ -198,7 +250,19 @@ impl Emitter {
             Style::Single => self.single(text, indent, breaks),
             Style::Double => self.double(text, indent, breaks),
             Style::Literal => self.literal(text, indent),
+            Style::Folded => self.folded(text, indent),
         }
+    }
+
+    /// A scalar's text and style: Psych's choice, then folding when the
+    /// string is longer than the `line_width` option.
+    fn scalar_of(&self, v: &Value) -> R<(String, Style)> {
+        let (text, style) = scalar(v)?;
+        let long = |limit: f64| text.chars().count() as f64 > limit;
+        let folds = matches!(v, Value::Str(s) if s != "y" && s != "n")
+            && style != Style::Literal
+            && self.fold_over.is_some_and(long);
+        Ok((text, if folds { Style::Folded } else { style }))
     }
 
     fn plain(&mut self, text: &str, indent: usize, allow_breaks: bool) {
@@ -211,7 +275,7 @@ impl Emitter {
             if c == ' ' {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && chars.get(i + 1) != Some(&' ')
                 {
                     self.write_indent(indent);
@@ -237,7 +301,7 @@ impl Emitter {
             if c == ' ' {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && i != 0
                     && i + 1 != chars.len()
                     && chars.get(i + 1) != Some(&' ')
@@ -293,7 +357,7 @@ impl Emitter {
             } else if c == ' ' {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && i != 0
                     && i + 1 != chars.len()
                 {
@@ -314,10 +378,54 @@ impl Emitter {
     }
 
     fn literal(&mut self, text: &str, indent: usize) {
-        self.indicator("|", true, false, false);
+        self.block_header("|", text);
+        let mut breaks = true;
+        for c in text.chars() {
+            self.line_char(c, indent, &mut breaks);
+        }
+    }
+
+    /// libyaml's folded block scalar: single line breaks doubled (so they
+    /// read back as breaks), long lines broken at a single space.
+    fn folded(&mut self, text: &str, indent: usize) {
+        self.block_header(">", text);
+        let chars: Vec<char> = text.chars().collect();
+        let (mut breaks, mut leading_spaces) = (true, true);
+        for (i, &c) in chars.iter().enumerate() {
+            if is_break(c) {
+                if !breaks && !leading_spaces && c == '\n' {
+                    let after = chars[i..].iter().position(|&b| !is_break(b));
+                    if !is_blank(after.map(|k| chars[i + k])) {
+                        self.put_break();
+                    }
+                }
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent(indent);
+                    leading_spaces = c == ' ' || c == '\t';
+                }
+                if !breaks && c == ' ' && chars.get(i + 1) != Some(&' ') && self.column > self.width
+                {
+                    self.write_indent(indent);
+                } else {
+                    self.put(c);
+                }
+                self.indention = false;
+                breaks = false;
+            }
+        }
+    }
+
+    /// The indicator of a block scalar with its indentation and chomping
+    /// hints, and the line break after them.
+    fn block_header(&mut self, indicator: &str, text: &str) {
+        self.indicator(indicator, true, false, false);
         let first = text.chars().next();
         if first.is_some_and(|c| c == ' ' || is_break(c)) {
-            self.indicator(&BEST_INDENT.to_string(), false, false, false);
+            self.indicator(&self.indent.to_string(), false, false, false);
         }
         let mut rev = text.chars().rev();
         let chomp = match (rev.next(), rev.next()) {
@@ -333,10 +441,6 @@ impl Emitter {
         self.put_break();
         self.indention = true;
         self.whitespace = true;
-        let mut breaks = true;
-        for c in text.chars() {
-            self.line_char(c, indent, &mut breaks);
-        }
     }
 
     /// A character of a single-quoted or literal scalar: a line break as
@@ -481,6 +585,8 @@ fn analyze(text: &str) -> Analysis {
 fn scalar(v: &Value) -> R<(String, Style)> {
     Ok(match v {
         Value::Undef => (String::new(), Style::Plain),
+        // Puppet's `default` reaches Ruby as the symbol `:default`.
+        Value::Default => (":default".into(), Style::Plain),
         Value::Bool(_) | Value::Int(_) => (to_s(v), Style::Plain),
         Value::Float(f) if f.is_nan() => (".nan".into(), Style::Plain),
         Value::Float(f) if f.is_infinite() => {

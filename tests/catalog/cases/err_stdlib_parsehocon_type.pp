@@ -1,0 +1,2 @@
+# parsehocon takes a String.
+notify { 'x': message => String(parsehocon(['a = 1'])) }
