@@ -2,7 +2,7 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`]). The registry checks the
+//! [`native_ports`], [`native_misc`], [`native_openstack`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -19,7 +19,9 @@ pub mod data;
 pub mod external;
 pub mod iteration;
 pub mod native;
+pub mod native_misc;
 pub mod native_modules;
+pub mod native_openstack;
 pub mod native_ports;
 pub mod numbers;
 pub mod random;
@@ -288,6 +290,8 @@ pub fn registry() -> &'static Registry {
         stdlib::register(&mut b);
         stdlib_a::register(&mut b);
         stdlib_b::register(&mut b);
+        native_misc::register(&mut b);
+        native_openstack::register(&mut b);
         b.0
     });
     &REGISTRY
