@@ -123,6 +123,11 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "openstacklib_inet6_prefix",
     "openstacklib_os_database_connection",
     "postgresql_postgresql_acls_to_resources_hash",
+    "openssl_cert_date_valid",
+    "err_openssl_cert_date_valid",
+    "err_openssl_cert_date_valid_missing",
+    "neutron_convert_cert_to_string",
+    "err_neutron_convert_cert_to_string",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -2,7 +2,7 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`native_misc`], [`native_openstack`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`]). The registry checks the
+//! [`native_ports`], [`native_misc`], [`native_openstack`], [`native_remote`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -23,6 +23,7 @@ pub mod native_misc;
 pub mod native_modules;
 pub mod native_openstack;
 pub mod native_ports;
+pub mod native_remote;
 pub mod numbers;
 pub mod random;
 pub mod stdlib;
@@ -292,6 +293,7 @@ pub fn registry() -> &'static Registry {
         stdlib_b::register(&mut b);
         native_misc::register(&mut b);
         native_openstack::register(&mut b);
+        native_remote::register(&mut b);
         b.0
     });
     &REGISTRY
