@@ -128,6 +128,13 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_openssl_cert_date_valid_missing",
     "neutron_convert_cert_to_string",
     "err_neutron_convert_cert_to_string",
+    "augeas_core_augeas",
+    "err_augeas_core_augeas_parse",
+    "err_augeas_core_augeas_change",
+    "err_augeas_core_augeas_lens",
+    "err_augeas_core_augeas_put",
+    "err_augeas_core_augeas_lens_change",
+    "err_augeas_core_augeas_numeric_path",
 ];
 
 fn rel(root: &Path, s: &str) -> String {
