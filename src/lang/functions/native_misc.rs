@@ -18,6 +18,7 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::native_modules::no_method;
+use crate::lang::functions::native_remote::{http_url, https_url};
 use crate::lang::functions::stdlib::{arg_3x, arity};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::value::{ruby_eq, to_s};
@@ -26,22 +27,10 @@ use crate::lang::values::value::Value;
 
 pub fn register(b: &mut Builder) {
     let f = Family::Native;
-    let http = |name: &str, scheme: &str| {
-        PType::Alias(
-            name.into(),
-            Box::new(PType::Pattern(vec![format!(r"(?i:\A{scheme}:\/\/.*\z)")])),
-        )
-    };
     b.add(
         &["archive::parse_artifactory_url"],
         f,
-        sig("Any").req(
-            "url",
-            PType::Variant(vec![
-                http("Stdlib::HTTPUrl", "https?"),
-                http("Stdlib::HTTPSUrl", "https"),
-            ]),
-        ),
+        sig("Any").req("url", PType::Variant(vec![http_url(), https_url()])),
         parse_artifactory_url,
     );
     b.add(

@@ -144,7 +144,7 @@ fn truthy(v: &Value) -> bool {
 
 /// Ruby's `hash[key]` on a value: a hash's entry; a string's `key` when
 /// it contains it; Ruby's errors for what has no `[]` with a string.
-fn ruby_index(v: &Value, key: &str) -> Result<Value, LangError> {
+pub(crate) fn ruby_index(v: &Value, key: &str) -> Result<Value, LangError> {
     match v {
         Value::Hash(h) => Ok(h
             .iter()
