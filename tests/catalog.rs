@@ -135,6 +135,9 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_augeas_core_augeas_put",
     "err_augeas_core_augeas_lens_change",
     "err_augeas_core_augeas_numeric_path",
+    "redis_redisget",
+    "err_redis_redisget",
+    "err_redis_redisget_type",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

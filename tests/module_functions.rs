@@ -6,9 +6,11 @@
 //! standing in for GoCD and Artifactory, which cannot be installed here
 //! (it answers with the JSON shapes of Artifactory's storage API and a
 //! GoCD checksum listing, a redirect and a 404). Their results cannot be
-//! recorded from Puppet as fixed catalog cases (the ports change, and
-//! Debian's Puppet lacks the redis gem), so each is checked here against
-//! what the Ruby function gives for the same answers.
+//! recorded from Puppet as fixed catalog cases (the servers' ports change
+//! from run to run), so each is checked here against what the Ruby
+//! function gives for the same answers; redisget's cases without a server
+//! (`redis_redisget`, `err_redis_redisget*`) are recorded catalog cases
+//! (Puppet needs Debian's ruby-redis to record them).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
