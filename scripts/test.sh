@@ -45,6 +45,7 @@ REQUIREMENTS=(
   "/usr/share/puppet/modules/sysctl puppet-module-duritong-sysctl"
   "crontab cron"
   "augtool augeas-tools"
+  "redis-server redis-server"
   "pg_ctlcluster postgresql"
   "psql postgresql-client"
   "runuser util-linux"

@@ -2,9 +2,10 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`],
-//! [`stdlib_validate`], [`stdlib_catalog`], [`stdlib_formats`], with [`ruby_glob`] for stdlib's
-//! `glob`). The registry checks the
+//! [`native_ports`], [`native_misc`], [`native_openstack`], [`native_remote`], [`external`],
+//! [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`], [`stdlib_validate`],
+//! [`stdlib_catalog`], [`stdlib_formats`], with [`ruby_glob`] for stdlib's `glob`). The registry
+//! checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -21,8 +22,11 @@ pub mod data;
 pub mod external;
 pub mod iteration;
 pub mod native;
+pub mod native_misc;
 pub mod native_modules;
+pub mod native_openstack;
 pub mod native_ports;
+pub mod native_remote;
 pub mod numbers;
 pub mod random;
 pub mod ruby_glob;
@@ -306,6 +310,9 @@ pub fn registry() -> &'static Registry {
         stdlib_validate::register(&mut b);
         stdlib_catalog::register(&mut b);
         stdlib_formats::register(&mut b);
+        native_misc::register(&mut b);
+        native_openstack::register(&mut b);
+        native_remote::register(&mut b);
         b.0
     });
     &REGISTRY

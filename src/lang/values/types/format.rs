@@ -22,6 +22,7 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
         Value::Str(s) if matches!(t, PType::Enum(_) | PType::Pattern(_)) => format!("'{s}'"),
         _ => v.type_name(),
     };
+    let got_str = format!("'{}'", v.to_s());
     match t {
         // Every variant of an alias failed: Puppet reports the alias,
         // written out with its definition (`to_alias_expanded_s`).
@@ -53,6 +54,16 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
                 return format!("expects an undef value or a match for {inner}, got {got}");
             }
             format!("expects a value of type Undef or {inner}, got {got}")
+        }
+        // Every variant a pattern or an enum: Puppet's PatternMismatch.
+        PType::Variant(ts)
+            if matches!(v, Value::Str(_))
+                && !ts.is_empty()
+                && ts
+                    .iter()
+                    .all(|t| matches!(resolved(t), PType::Enum(_) | PType::Pattern(_))) =>
+        {
+            format!("expects a match for {}, got {got_str}", alias_expanded(t))
         }
         PType::Variant(ts) => {
             // Unless the value is of the kind of one of the variants,
@@ -378,6 +389,14 @@ fn regexp_inspect(source: &str) -> String {
     }
     out.push('/');
     out
+}
+
+/// A type with its aliases resolved.
+fn resolved(t: &PType) -> &PType {
+    match t {
+        PType::Alias(_, inner) => resolved(inner),
+        other => other,
+    }
 }
 
 /// A type written with its aliases spelled out, `Name = Definition`

@@ -1,0 +1,2 @@
+# get_in_addr_arpa on a number: Ruby's NoMethodError.
+$a = get_in_addr_arpa(10)

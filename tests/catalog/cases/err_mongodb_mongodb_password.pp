@@ -1,0 +1,2 @@
+# mongodb_password takes exactly two arguments.
+$p = mongodb_password('admin')

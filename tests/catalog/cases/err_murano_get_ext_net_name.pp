@@ -1,0 +1,2 @@
+# get_ext_net_name needs a hash.
+$n = get_ext_net_name(['a'])
