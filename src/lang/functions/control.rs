@@ -1,5 +1,6 @@
 //! Control functions: `fail`, the logging functions (`notice`, `warning`,
-//! ...), `next`, `break` and `return`, `assert_type` and `assert_private`.
+//! ...), `next`, `break` and `return`, `assert_type`, `assert_private`
+//! and Puppet core's `call`.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -129,4 +130,61 @@ fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         None => "Class  is private".to_string(),
     };
     Err(plain(message).into())
+}
+
+// ---- call (Puppet core) ----
+
+pub fn register_core(b: &mut Builder) {
+    b.add(
+        &["call"],
+        Family::Control,
+        sig("Any")
+            .req("function_name", any())
+            .rest("arguments", any())
+            .block(Block::Optional),
+        call,
+    );
+}
+
+/// `call('name', args...)`: call a function by name, passing the block
+/// on; `call(Deferred(...))` calls the deferred function now.
+fn call(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let (name, args) = match c.arg(0) {
+        Value::Str(name) => (name, c.args.get(1..).unwrap_or(&[]).to_vec()),
+        Value::Rich(r) if c.args.len() == 1 && c.lambda.is_none() => match *r {
+            crate::lang::values::rich::Rich::Deferred { name, args } => (name, args),
+            _ => return Err(plain(call_mismatch(&c)).into()),
+        },
+        _ => return Err(plain(call_mismatch(&c)).into()),
+    };
+    let unknown = format!("Unknown function: '{name}'.");
+    ev.call_function(&name, args, c.lambda, c.scope, c.loc)
+        .map_err(|u| {
+            u.map_error(|e| {
+                if e.message == unknown {
+                    plain(format!("Unknown function '{name}'"))
+                } else {
+                    e
+                }
+            })
+        })
+}
+
+/// Puppet's dispatch failure of `call` (a name, or a `Deferred`).
+fn call_mismatch(c: &Call<'_>) -> String {
+    let got = c.arg(0).type_name();
+    let deferred = if c.args.len() != 1 {
+        format!("expects 1 argument, got {}", c.args.len())
+    } else if c.lambda.is_some() {
+        "does not expect a block".into()
+    } else {
+        format!("parameter 'deferred' expects a Deferred value, got {got}")
+    };
+    format!(
+        "The function 'call' was called with arguments it does not accept. It expects one of:\
+         \n  (String function_name, Any arguments*, Callable block?)\
+         \n    rejected: parameter 'function_name' expects a String value, got {got}\
+         \n  (Object[{{name => 'Deferred', attributes => {{'name' => Pattern[/\\A[$]?[a-z][a-z0-9_]*(?:::[a-z][a-z0-9_]*)*\\z/], 'arguments' => {{type => Optional[Array], value => undef}}}}}}] deferred)\
+         \n    rejected: {deferred}"
+    )
 }

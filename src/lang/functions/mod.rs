@@ -290,6 +290,11 @@ pub fn registry() -> &'static Registry {
         stdlib_a::register(&mut b);
         stdlib_b::register(&mut b);
         stdlib_crypto::register(&mut b);
+        iteration::register_core(&mut b);
+        numbers::register_core(&mut b);
+        conversion::register_core(&mut b);
+        data::register_core(&mut b);
+        control::register_core(&mut b);
         b.0
     });
     &REGISTRY
