@@ -1,7 +1,8 @@
 //! Conversion and type functions: `type`, the `Type(value)` constructors
 //! (`String(x)`, `Integer(x)`, ...), `hash`, `unwrap`, `to_json`,
 //! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array`,
-//! `new` (`Type.new(x)`) and the `is_*` predicates.
+//! `new` (`Type.new(x)`), the `is_*` predicates, and Puppet core's
+//! `convert_to` and `annotate`.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -207,4 +208,91 @@ fn to_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         &PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, i64::MAX),
         &c.args,
     )?)
+}
+
+// ---- convert_to and annotate (Puppet core) ----
+
+pub fn register_core(b: &mut Builder) {
+    let f = Family::Conversion;
+    b.add(
+        &["convert_to"],
+        f,
+        sig("Any")
+            .req("value", any())
+            .req("type", PType::Type(None))
+            .rest("args", any())
+            .block(crate::lang::functions::Block::Optional),
+        convert_to,
+    );
+    b.add(
+        &["annotate"],
+        f,
+        sig("Any")
+            .req("type", any())
+            .req("value", any())
+            .opt("annotations", any())
+            .block(crate::lang::functions::Block::Optional),
+        annotate,
+    );
+}
+
+/// `convert_to(value, Type, args...)`: `Type.new(value, args...)`, passed
+/// to the lambda when there is one.
+fn convert_to(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let Value::Type(t) = c.arg(1) else {
+        return Ok(Value::Undef);
+    };
+    let mut args = vec![c.arg(0)];
+    args.extend(c.args.iter().skip(2).cloned());
+    let made = new_value(&t, &args).map_err(|e| plain(format!("'new' {}", e.message)))?;
+    match c.lambda {
+        Some(l) => ev.call_lambda(l, vec![made], c.scope),
+        None => Ok(made),
+    }
+}
+
+/// `annotate`: Puppet 7 annotates values with `Annotation` object types,
+/// which no manifest can define or reach, so every call fails the
+/// argument check as Puppet's does.
+fn annotate(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let n = c.args.len();
+    let got = match c.arg(0) {
+        Value::Type(t) => format!("Type[{t}]"),
+        other => other.type_name(),
+    };
+    let count = |want: usize| format!("expects {want} arguments, got {n}");
+    let first = |name: &str| {
+        format!("parameter 'type' expects a Type[Object[{{name => '{name}'}}]] value, got {got}")
+    };
+    let block = c.lambda.is_some();
+    let with_three = |name: &str| {
+        if n != 3 {
+            count(3)
+        } else if block {
+            "does not expect a block".into()
+        } else {
+            first(name)
+        }
+    };
+    let reasons = [
+        if n != 2 {
+            count(2)
+        } else {
+            first("Annotation")
+        },
+        with_three("Annotation"),
+        with_three("Pcore"),
+    ];
+    let signatures = [
+        "Type[Annotation] type, Any value, Callable[0, 0] block?",
+        "Type[Annotation] type, Any value, Variant[Enum['clear'], Hash[Pcore::MemberName, Any]] annotation_hash",
+        "Type[Pcore] type, Any value, Hash[Type[Annotation], Hash[Pcore::MemberName, Any]] annotations",
+    ];
+    let mut m = String::from(
+        "The function 'annotate' was called with arguments it does not accept. It expects one of:",
+    );
+    for (s, why) in signatures.iter().zip(reasons) {
+        m.push_str(&format!("\n  ({s})\n    rejected: {why}"));
+    }
+    Err(plain(m).into())
 }

@@ -1,11 +1,12 @@
 //! Iteration functions: `each`, `map`, `filter`, `reject`, `any`, `all`,
 //! `find`, `reduce`, `slice`, `each_with_index`, `with`, `then`, `lest`,
-//! and the iterator functions `reverse_each` and `step`. Without a lambda
-//! the latter return an `Iterator` value (its elements computed at once,
-//! as nothing in the language can observe the laziness); `each`, `map`,
-//! `Array(...)` and friends consume it, and a resource attribute refuses it
-//! as Puppet does. With a lambda they call it for every element and return
-//! `undef`.
+//! the iterator functions `reverse_each` and `step`, and Puppet core's
+//! `index`, `group_by`, `partition` and `tree_each`. Without a lambda,
+//! `reverse_each`, `step` and `tree_each` return an `Iterator` value (its
+//! elements computed at once, as nothing in the language can observe the
+//! laziness); `each`, `map`, `Array(...)` and friends consume it, and a
+//! resource attribute refuses it as Puppet does. With a lambda they call
+//! it for every element and return `undef` (`tree_each` its tree).
 
 use crate::lang::error::{LangError, plain};
 use crate::lang::eval::control::EvalResult;
@@ -307,4 +308,439 @@ fn iterator(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     }
     Ok(Value::Undef)
+}
+
+// ---- index, group_by, partition, tree_each (Puppet core) ----
+
+pub fn register_core(b: &mut Builder) {
+    let f = Family::Iteration;
+    b.add(
+        &["index"],
+        f,
+        sig("Any")
+            .req("collection", any())
+            .opt("match", any())
+            .block(Block::Optional),
+        index,
+    );
+    let grouping = |ret| sig(ret).req("collection", any()).block(Block::Required);
+    b.add(&["group_by"], f, grouping("Hash"), group_or_partition);
+    b.add(
+        &["partition"],
+        f,
+        grouping("Tuple[Array, Array]"),
+        group_or_partition,
+    );
+    b.add(
+        &["tree_each"],
+        f,
+        sig("Any")
+            .req("tree", any())
+            .opt("options", any())
+            .block(Block::Optional),
+        tree_each,
+    );
+}
+
+/// Ruby's `==` on Puppet values: like Puppet's `==` but strings compare
+/// case-sensitively, also inside arrays and hashes.
+fn ruby_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_equal(p, q))
+        }
+        (Value::Hash(x), Value::Hash(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .any(|(k2, v2)| ruby_equal(k, k2) && ruby_equal(v, v2))
+                })
+        }
+        _ => crate::lang::values::value::values_equal(a, b),
+    }
+}
+
+/// `index`: the index (or hash key) of the first element equal to a value
+/// or accepted by a lambda of one (element) or two (index or key, element)
+/// parameters; in a string, the character offset of a substring or regexp.
+fn index(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let a0 = c.arg(0);
+    if c.lambda.is_none() {
+        if let (Value::Str(s), Some(m @ (Value::Str(_) | Value::Regex(_)))) = (&a0, c.args.get(1)) {
+            return string_index(s, m);
+        }
+        if c.args.len() < 2 {
+            return Err(plain(index_mismatch(&a0, c.args.len(), false)).into());
+        }
+    } else if c.args.len() > 1 {
+        return Err(plain(index_mismatch(&a0, c.args.len(), true)).into());
+    }
+    if !is_iterable(&a0) {
+        return Err(plain(index_mismatch(&a0, c.args.len(), c.lambda.is_some())).into());
+    }
+    let wanted = c.arg(1);
+    for (k, v) in iter_items(&a0)? {
+        let hit = match c.lambda {
+            Some(l) => {
+                let args = if l.params.len() >= 2 {
+                    vec![k.clone(), v.clone()]
+                } else {
+                    vec![v.clone()]
+                };
+                ev.call_lambda(l, args, c.scope)?.truthy()
+            }
+            None => ruby_equal(&v, &wanted),
+        };
+        if hit {
+            return Ok(k);
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// Whether Puppet's `Iterable` type accepts `v`.
+fn is_iterable(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_) | Value::Iterator(_)
+    ) || matches!(v, Value::Type(PType::Integer(lo, hi)) if *lo > i64::MIN && *hi < i64::MAX)
+}
+
+/// Ruby's `String#index` of a substring or regexp, in characters.
+fn string_index(s: &str, m: &Value) -> EvalResult<Value> {
+    let byte = match m {
+        Value::Regex(p) => crate::lang::values::regex::compile_regex(p)
+            .map_err(|e| plain(e.0))?
+            .find(s)
+            .map(|x| x.start()),
+        other => s.find(other.to_s().as_str()),
+    };
+    Ok(byte.map_or(Value::Undef, |b| {
+        Value::Int(s.get(..b).map_or(0, |p| p.chars().count()) as i64)
+    }))
+}
+
+/// Puppet's dispatch failure of `index` (six signatures): for each, the
+/// argument count, then the first parameter's type, then the block.
+fn index_mismatch(a0: &Value, n: usize, block: bool) -> String {
+    let got = a0.type_name();
+    let mut m = String::from(
+        "The function 'index' was called with arguments it does not accept. It expects one of:",
+    );
+    let is_hash = matches!(a0, Value::Hash(_));
+    let is_str = matches!(a0, Value::Str(_));
+    let signatures = [
+        (
+            "Hash hash, Callable[2, 2] block",
+            1,
+            "hash",
+            "a Hash",
+            is_hash,
+            true,
+        ),
+        (
+            "Hash hash, Callable[1, 1] block",
+            1,
+            "hash",
+            "a Hash",
+            is_hash,
+            true,
+        ),
+        (
+            "Iterable enumerable, Callable[2, 2] block",
+            1,
+            "enumerable",
+            "an Iterable",
+            is_iterable(a0),
+            true,
+        ),
+        (
+            "Iterable enumerable, Callable[1, 1] block",
+            1,
+            "enumerable",
+            "an Iterable",
+            is_iterable(a0),
+            true,
+        ),
+        (
+            "String str, Variant[String, Regexp] match",
+            2,
+            "str",
+            "a String",
+            is_str,
+            false,
+        ),
+        (
+            "Iterable enumerable, Any match",
+            2,
+            "enumerable",
+            "an Iterable",
+            is_iterable(a0),
+            false,
+        ),
+    ];
+    for (text, want, param, ty, accepted, needs_block) in signatures {
+        let why = if n != want {
+            format!(
+                "expects {want} argument{}, got {n}",
+                if want == 1 { "" } else { "s" }
+            )
+        } else if !accepted {
+            format!("parameter '{param}' expects {ty} value, got {got}")
+        } else if needs_block && !block {
+            "expects a block".to_string()
+        } else if !needs_block && block {
+            "does not expect a block".to_string()
+        } else {
+            "parameter 'match' expects a value of type String or Regexp".to_string()
+        };
+        m.push_str(&format!("\n  ({text})\n    rejected: {why}"));
+    }
+    m
+}
+
+/// `group_by` and `partition` over an array or hash, with a lambda of one
+/// parameter (the element, `[key, value]` for a hash) or two (index or
+/// key, and the element or value).
+fn group_or_partition(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let l = c.block()?;
+    let a0 = c.arg(0);
+    let is_hash = match a0 {
+        Value::Hash(_) => true,
+        Value::Array(_) => false,
+        ref other => return Err(plain(grouping_mismatch(c.name, &other.type_name())).into()),
+    };
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    let mut parts = (Vec::new(), Vec::new());
+    for (k, v) in iter_items(&a0)? {
+        let element = if is_hash {
+            Value::Array(vec![k.clone(), v.clone()])
+        } else {
+            v.clone()
+        };
+        let args = if l.params.len() >= 2 {
+            vec![k, v]
+        } else {
+            vec![element.clone()]
+        };
+        let r = ev.call_lambda(l, args, c.scope)?;
+        if c.name == "partition" {
+            if r.truthy() {
+                &mut parts.0
+            } else {
+                &mut parts.1
+            }
+            .push(element);
+        } else if let Some((_, g)) = groups.iter_mut().find(|(key, _)| ruby_equal(key, &r)) {
+            g.push(element);
+        } else {
+            groups.push((r, vec![element]));
+        }
+    }
+    Ok(if c.name == "partition" {
+        Value::Array(vec![Value::Array(parts.0), Value::Array(parts.1)])
+    } else {
+        Value::Hash(
+            groups
+                .into_iter()
+                .map(|(k, g)| (k, Value::Array(g)))
+                .collect(),
+        )
+    })
+}
+
+/// Puppet's dispatch failure of `group_by` and `partition` (three
+/// signatures) for an argument that is not a collection.
+fn grouping_mismatch(name: &str, got: &str) -> String {
+    let mut m = format!(
+        "The function '{name}' was called with arguments it does not accept. It expects one of:"
+    );
+    for (ty, param, n) in [
+        ("Collection", "collection", 1),
+        ("Array", "array", 2),
+        ("Collection", "collection", 2),
+    ] {
+        let article = if ty == "Array" { "an" } else { "a" };
+        m.push_str(&format!(
+            "\n  ({ty} {param}, Callable[{n}, {n}] block)\n    rejected: parameter '{param}' expects {article} {ty} value, got {got}"
+        ));
+    }
+    m
+}
+
+/// The type of `tree_each`'s options.
+const TREE_OPTIONS: &str = "Struct[{container_type => Optional[Type], \
+    include_root => Optional[Boolean], include_containers => Optional[Boolean], \
+    include_values => Optional[Boolean], order => Optional[Enum[depth_first, breadth_first]], \
+    include_refs => Optional[Boolean]}]";
+
+/// `tree_each`'s options.
+struct TreeOptions {
+    depth_first: bool,
+    root: bool,
+    containers: bool,
+    values: bool,
+    container_type: Option<PType>,
+}
+
+impl TreeOptions {
+    fn from_value(v: &Value) -> Result<TreeOptions, LangError> {
+        let empty = Vec::new();
+        let h = match v {
+            Value::Hash(h) => h,
+            _ => &empty,
+        };
+        let flag = |k: &str| match crate::lang::values::value::hash_get_str(h, k) {
+            Some(Value::Bool(b)) => *b,
+            _ => true,
+        };
+        let container_type = match crate::lang::values::value::hash_get_str(h, "container_type") {
+            Some(Value::Type(t)) => {
+                if !matches!(t, PType::Array(..) | PType::Hash(..)) {
+                    return Err(plain(format!(
+                        "Only Array, Hash, and Object types can be used as container types. Got {t}"
+                    )));
+                }
+                Some(t.clone())
+            }
+            _ => None,
+        };
+        let containers = flag("include_containers");
+        let values = flag("include_values");
+        if !containers && !values {
+            return Err(plain(
+                "Options 'include_containers' and 'include_values' cannot both be false",
+            ));
+        }
+        Ok(TreeOptions {
+            depth_first: !matches!(
+                crate::lang::values::value::hash_get_str(h, "order"),
+                Some(Value::Str(o)) if o == "breadth_first"
+            ),
+            root: containers && flag("include_root"),
+            containers,
+            values,
+            container_type,
+        })
+    }
+
+    /// The children of `v` when it is a container: (index or key, value).
+    fn children(&self, v: &Value) -> Option<Vec<(Value, Value)>> {
+        let is_container = match &self.container_type {
+            Some(t) => crate::lang::values::types::is_instance(t, v),
+            None => true,
+        };
+        match v {
+            Value::Array(_) | Value::Hash(_) if is_container => iter_items(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// Every (path, value) of the tree, in the order asked for.
+    fn walk(&self, root: &Value) -> Vec<(Vec<Value>, Value)> {
+        let mut out = Vec::new();
+        if self.root {
+            out.push((Vec::new(), root.clone()));
+        }
+        let Some(top) = self.children(root) else {
+            return out;
+        };
+        if self.depth_first {
+            self.depth_first(Vec::new(), top, &mut out);
+        } else {
+            let mut queue = std::collections::VecDeque::from([(Vec::new(), top)]);
+            while let Some((path, items)) = queue.pop_front() {
+                for (k, v) in items {
+                    let mut p: Vec<Value> = path.clone();
+                    p.push(k);
+                    match self.children(&v) {
+                        Some(grand) => {
+                            queue.push_back((p.clone(), grand));
+                            if self.containers {
+                                out.push((p, v));
+                            }
+                        }
+                        // Puppet's breadth-first walk ignores `include_values`.
+                        None => out.push((p, v)),
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn depth_first(
+        &self,
+        path: Vec<Value>,
+        items: Vec<(Value, Value)>,
+        out: &mut Vec<(Vec<Value>, Value)>,
+    ) {
+        for (k, v) in items {
+            let mut p = path.clone();
+            p.push(k);
+            match self.children(&v) {
+                Some(grand) => {
+                    if self.containers {
+                        out.push((p.clone(), v));
+                    }
+                    self.depth_first(p, grand, out);
+                }
+                None if self.values => out.push((p, v)),
+                None => {}
+            }
+        }
+    }
+}
+
+/// `tree_each`: walk nested arrays and hashes, calling a lambda with
+/// (path, value) or the value; without a lambda, an iterator of
+/// `[path, value]`.
+fn tree_each(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let tree = c.arg(0);
+    let tree = match tree {
+        Value::Iterator(items) => Value::Array(items),
+        other => other,
+    };
+    if !matches!(tree, Value::Array(_) | Value::Hash(_)) {
+        return Err(plain(format!(
+            "'tree_each' parameter 'tree' expects a value of type Iterator, Array, Hash, or Object, got {}",
+            tree.type_name()
+        ))
+        .into());
+    }
+    let options = c.arg(1);
+    let expr = crate::lang::syntax::parser::parse_type(TREE_OPTIONS, &c.loc.file)
+        .map_err(crate::lang::eval::control::Unwind::from)?;
+    if let Value::Type(t) = ev.eval(&expr, c.scope)?
+        && !options.is_undef()
+        && !crate::lang::values::types::is_instance(&t, &options)
+    {
+        return Err(plain(format!(
+            "'tree_each' parameter 'options' {}",
+            crate::lang::values::types::mismatch(&t, &options)
+        ))
+        .into());
+    }
+    let options = TreeOptions::from_value(&options)?;
+    let walked = options.walk(&tree);
+    let Some(l) = c.lambda else {
+        return Ok(Value::Iterator(
+            walked
+                .into_iter()
+                .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
+                .collect(),
+        ));
+    };
+    for (p, v) in walked {
+        let args = if l.params.len() >= 2 {
+            vec![Value::Array(p), v]
+        } else {
+            vec![v]
+        };
+        if ev.lambda_step(l, args, c.scope)?.is_none() {
+            break;
+        }
+    }
+    Ok(c.arg(0))
 }

@@ -33,10 +33,10 @@ pub mod ruby_glob;
 pub mod stdlib;
 pub mod stdlib_a;
 pub mod stdlib_b;
-pub mod stdlib_crypto;
-pub mod stdlib_validate;
 pub mod stdlib_catalog;
+pub mod stdlib_crypto;
 pub mod stdlib_formats;
+pub mod stdlib_validate;
 pub mod strings;
 pub mod templates;
 
@@ -313,6 +313,10 @@ pub fn registry() -> &'static Registry {
         native_misc::register(&mut b);
         native_openstack::register(&mut b);
         native_remote::register(&mut b);
+        iteration::register_core(&mut b);
+        numbers::register_core(&mut b);
+        conversion::register_core(&mut b);
+        data::register_core(&mut b);
         b.0
     });
     &REGISTRY

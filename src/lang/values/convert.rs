@@ -20,6 +20,9 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
             Value::Float(f) => Value::Int(*f as i64),
             Value::Bool(b) => Value::Int(i64::from(*b)),
             Value::Str(x) => match str_to_num(x) {
+                Some(Value::Int(_)) if matches!(args.get(1), Some(Value::Int(2 | 8 | 16))) => {
+                    radix_int(x, args.get(1))?
+                }
                 Some(Value::Int(i)) => Value::Int(i),
                 Some(Value::Float(f)) => Value::Int(f as i64),
                 _ => {
@@ -124,4 +127,35 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
             )));
         }
     })
+}
+
+/// `Integer.new(string, radix)` for a radix of 2, 8 or 16: the digits
+/// after an optional sign and the radix's prefix (`0b`, `0`, `0x`).
+fn radix_int(x: &str, radix: Option<&Value>) -> LResult<Value> {
+    let radix = match radix {
+        Some(Value::Int(r)) => *r as u32,
+        _ => 10,
+    };
+    let t = x.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let digits = match radix {
+        2 => digits
+            .strip_prefix("0b")
+            .or_else(|| digits.strip_prefix("0B"))
+            .unwrap_or(digits),
+        16 => digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+            .unwrap_or(digits),
+        _ => digits,
+    };
+    match i64::from_str_radix(digits, radix) {
+        Ok(n) => Ok(Value::Int(if neg { -n } else { n })),
+        Err(_) => Err(plain(format!(
+            "The string '{x}' cannot be converted to Integer"
+        ))),
+    }
 }

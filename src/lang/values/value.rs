@@ -238,21 +238,42 @@ fn common_type_name(items: &[Value]) -> String {
     }
 }
 
-/// A string as Puppet quotes it inside a collection: `'x'`, or `"it's"`
-/// with escapes when it contains a quote or control characters.
+/// A string as Puppet quotes it inside a collection: single quotes (a
+/// quote escaped, a backslash kept with the character it escapes), or
+/// double quotes with escapes when it holds control characters.
 fn quote_str(s: &str) -> String {
-    if !s.contains('\'') && !s.chars().any(char::is_control) {
-        return format!("'{s}'");
+    if !s.chars().any(|c| (c as u32) < 0x20) {
+        let mut o = String::from("'");
+        let mut escaped = false;
+        for c in s.chars() {
+            if escaped {
+                o.push('\\');
+                o.push(c);
+                escaped = false;
+            } else if c == '\'' {
+                o.push_str("\\'");
+            } else if c == '\\' {
+                escaped = true;
+            } else {
+                o.push(c);
+            }
+        }
+        if escaped {
+            o.push('\\');
+        }
+        o.push('\'');
+        return o;
     }
     let mut o = String::from("\"");
     for c in s.chars() {
         match c {
             '"' => o.push_str("\\\""),
             '\\' => o.push_str("\\\\"),
+            '$' => o.push_str("\\$"),
             '\n' => o.push_str("\\n"),
             '\t' => o.push_str("\\t"),
             '\r' => o.push_str("\\r"),
-            c if c.is_control() => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
             c => o.push(c),
         }
     }

@@ -47,10 +47,11 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             format!("expects a match for {t}, got {got}")
         }
         PType::Optional(inner) => {
-            if let (PType::Enum(_) | PType::Pattern(_), Value::Str(_)) = (inner.as_ref(), v) {
-                return format!("expects a match for {inner}, got '{}'", v.to_s());
-            }
             if let PType::Enum(_) | PType::Pattern(_) = inner.as_ref() {
+                let got = match v {
+                    Value::Str(s) => format!("'{s}'"),
+                    _ => got,
+                };
                 return format!("expects an undef value or a match for {inner}, got {got}");
             }
             format!("expects a value of type Undef or {inner}, got {got}")

@@ -1,0 +1,2 @@
+# annotate with one argument.
+notice(annotate(String))

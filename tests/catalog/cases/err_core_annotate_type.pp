@@ -1,0 +1,2 @@
+# annotate with a type that is not an Annotation.
+notice(annotate(String, 'x', {}))

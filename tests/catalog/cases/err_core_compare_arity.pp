@@ -1,0 +1,2 @@
+# compare with more than three arguments.
+notice(compare('a', 'b', true, false))

@@ -1,0 +1,2 @@
+# compare's third argument must be a Boolean.
+notice(compare('a', 'b', 'yes'))

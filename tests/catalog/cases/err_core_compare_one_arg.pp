@@ -1,0 +1,2 @@
+# compare with a single argument.
+notice(compare('a'))

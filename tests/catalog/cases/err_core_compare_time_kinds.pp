@@ -1,0 +1,2 @@
+# compare of a Timespan with a Timestamp.
+notice(compare(Timespan(1), Timestamp(1)))

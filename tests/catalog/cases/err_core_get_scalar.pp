@@ -1,0 +1,2 @@
+# get navigating into a string.
+notice(get({ 'a' => 'text' }, 'a.b'))

@@ -1,0 +1,2 @@
+# group_by without a block.
+notice(group_by([1]))

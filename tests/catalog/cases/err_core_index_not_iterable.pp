@@ -1,0 +1,2 @@
+# index in a value that cannot be iterated.
+notice(index(true, 1))

@@ -1,0 +1,2 @@
+# partition of an integer.
+notice(partition(3) |$x| { $x })

@@ -1,0 +1,2 @@
+# tree_each over a string.
+tree_each('abc') |$v| { notice($v) }
