@@ -95,6 +95,22 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_parsepson",
     "err_stdlib_parsepson_scalar",
     "stdlib_is_function_available",
+    "err_stdlib_ip_in_range_address",
+    "err_stdlib_ip_in_range_family",
+    "err_stdlib_ip_in_range_length",
+    "err_stdlib_ip_in_range_mask",
+    "err_stdlib_ip_in_range_type",
+    "err_stdlib_ip_in_range_zero",
+    "err_stdlib_seeded_rand_string_charset",
+    "err_stdlib_seeded_rand_string_length",
+    "err_stdlib_sprintf_hash_args",
+    "err_stdlib_sprintf_hash_format",
+    "err_stdlib_sprintf_hash_integer",
+    "err_stdlib_sprintf_hash_key",
+    "err_stdlib_sprintf_hash_mixed",
+    "stdlib_ip_in_range",
+    "stdlib_seeded_rand_string",
+    "stdlib_sprintf_hash",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

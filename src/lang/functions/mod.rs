@@ -2,7 +2,8 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`]). The registry checks the
+//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`],
+//! [`stdlib_strings`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -26,6 +27,7 @@ pub mod random;
 pub mod stdlib;
 pub mod stdlib_a;
 pub mod stdlib_b;
+pub mod stdlib_strings;
 pub mod strings;
 pub mod templates;
 
@@ -288,6 +290,7 @@ pub fn registry() -> &'static Registry {
         stdlib::register(&mut b);
         stdlib_a::register(&mut b);
         stdlib_b::register(&mut b);
+        stdlib_strings::register(&mut b);
         b.0
     });
     &REGISTRY
