@@ -111,6 +111,10 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "stdlib_ip_in_range",
     "stdlib_seeded_rand_string",
     "stdlib_sprintf_hash",
+    "stdlib_str2bool",
+    "err_stdlib_str2bool_word",
+    "err_stdlib_str2bool_type",
+    "err_stdlib_str2bool_undef_case",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

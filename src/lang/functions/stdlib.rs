@@ -340,14 +340,7 @@ fn bool2num(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     };
     let b = match v {
         Value::Bool(b) => *b,
-        Value::Str(s) => {
-            let l = s.to_lowercase();
-            match l.as_str() {
-                "" | "0" | "f" | "n" | "false" | "no" | "undef" | "undefined" => false,
-                "1" | "t" | "y" | "true" | "yes" => true,
-                _ => return Err(plain("str2bool(): Unknown type of boolean given").into()),
-            }
-        }
+        Value::Str(s) => crate::lang::functions::stdlib_strings::str2bool_word(s)?,
         _ => return Err(plain("str2bool(): Requires string to work with").into()),
     };
     Ok(Value::Int(i64::from(b)))

@@ -5,7 +5,8 @@
 //! `Random` seeded by a SHA-256, through [`Mt`], so the string equals
 //! Puppet's for the same seed) and `stdlib::ip_in_range` (Ruby's `IPAddr`:
 //! its parser, prefixes and masks, its range `include?` and its error
-//! messages).
+//! messages); `str2bool` (stdlib's words, line-anchored as its Ruby
+//! patterns are, and its error for any other word).
 
 use sha2::{Digest, Sha256};
 
@@ -13,9 +14,10 @@ use crate::lang::error::plain;
 use crate::lang::eval::control::EvalResult;
 use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::random::Mt;
-use crate::lang::functions::stdlib::ruby_integer;
-use crate::lang::functions::{Builder, Family, sig, string};
+use crate::lang::functions::stdlib::{arg_3x, ruby_integer};
+use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::value::{inspect, to_s};
+use crate::lang::values::regex::RubyRegex;
 use crate::lang::values::types::PType;
 use crate::lang::values::value::Value;
 
@@ -49,6 +51,40 @@ pub fn register(b: &mut Builder) {
         ),
         ip_in_range,
     );
+    b.add(
+        &["str2bool"],
+        f,
+        sig("Boolean").rest("args", any()),
+        str2bool,
+    );
+}
+
+/// stdlib's `str2bool` of a string: its patterns in order (each `^...$`,
+/// so any line of the string may match), an error for other words.
+pub(crate) fn str2bool_word(s: &str) -> EvalResult<bool> {
+    let words: [(&str, bool); 4] = [
+        ("(?m)^$", false),
+        ("(?mi)^(1|t|y|true|yes)$", true),
+        ("(?mi)^(0|f|n|false|no)$", false),
+        ("(?m)^(undef|undefined)$", false),
+    ];
+    for (pattern, result) in words {
+        if RubyRegex::new(pattern)?.is_match(s) {
+            return Ok(result);
+        }
+    }
+    Err(plain("str2bool(): Unknown type of boolean given").into())
+}
+
+fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    if c.args.is_empty() {
+        return Err(plain("str2bool(): Wrong number of arguments given (0 for 1)").into());
+    }
+    match arg_3x(&c.arg(0)) {
+        Value::Bool(b) => Ok(Value::Bool(b)),
+        Value::Str(s) => Ok(Value::Bool(str2bool_word(&s)?)),
+        _ => Err(plain("str2bool(): Requires string to work with").into()),
+    }
 }
 
 fn sprintf_hash(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
