@@ -146,7 +146,7 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => fmt_float(*f),
-            Value::Str(s) if quote => quote_str(s),
+            Value::Str(s) if quote => puppet_quote(s, false),
             Value::Str(s) => s.clone(),
             Value::Regex(r) => format!("/{r}/"),
             Value::Array(a) => {
@@ -240,23 +240,46 @@ fn common_type_name(items: &[Value]) -> String {
 
 /// A string as Puppet quotes it inside a collection: `'x'`, or `"it's"`
 /// with escapes when it contains a quote or control characters.
-fn quote_str(s: &str) -> String {
-    if !s.contains('\'') && !s.chars().any(char::is_control) {
-        return format!("'{s}'");
+/// Puppet's `puppet_quote`: single quotes (a quote escaped, a backslash
+/// kept with the character after it) unless the string holds a control
+/// character or `double` is asked; then double quotes with escapes.
+pub fn puppet_quote(s: &str, double: bool) -> String {
+    if double || s.chars().any(|c| (c as u32) < 0x20) {
+        let mut o = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\t' => o.push_str("\\t"),
+                '\n' => o.push_str("\\n"),
+                '\r' => o.push_str("\\r"),
+                '"' => o.push_str("\\\""),
+                '$' => o.push_str("\\$"),
+                '\\' => o.push_str("\\\\"),
+                c if (c as u32) < 0x20 => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                c => o.push(c),
+            }
+        }
+        o.push('"');
+        return o;
     }
-    let mut o = String::from("\"");
+    let mut o = String::from("'");
+    let mut escaped = false;
     for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            '\r' => o.push_str("\\r"),
-            c if c.is_control() => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
-            c => o.push(c),
+        if escaped {
+            o.push('\\');
+            o.push(c);
+            escaped = false;
+        } else if c == '\'' {
+            o.push_str("\\'");
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            o.push(c);
         }
     }
-    o.push('"');
+    if escaped {
+        o.push('\\');
+    }
+    o.push('\'');
     o
 }
 
