@@ -115,6 +115,8 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_str2bool_word",
     "err_stdlib_str2bool_type",
     "err_stdlib_str2bool_undef_case",
+    "stdlib_to_bytes_values",
+    "err_stdlib_to_bytes_space",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -20,6 +20,8 @@ pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
         PType::String(..) => match &a {
             Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_inspect(true)),
             Value::Array(_) | Value::Hash(_) => Value::Str(a.to_inspect(true)),
+            // Puppet's default format for a Float is `%f`.
+            Value::Float(f) if f.is_finite() => Value::Str(format!("{f:.6}")),
             _ => Value::Str(a.to_s()),
         },
         PType::Integer(..) => match &a {

@@ -283,7 +283,20 @@ pub fn puppet_quote(s: &str, double: bool) -> String {
     o
 }
 
+/// Ruby's `Float#to_s` (what Puppet interpolates): an exponent from
+/// 1e16 up and under 1e-4 (`1.0e+20`, `2.5e-07`), else `1.5`, `2.0`.
 pub fn fmt_float(f: f64) -> String {
+    if f.is_finite() && (f.abs() >= 1e16 || (f != 0.0 && f.abs() < 1e-4)) {
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = if m.contains('.') {
+            m.to_string()
+        } else {
+            format!("{m}.0")
+        };
+        let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+        return format!("{m}e{sign}{digits:0>2}");
+    }
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
         format!("{f:.1}")
     } else {
