@@ -117,6 +117,7 @@ const NEEDS_SYSTEM_MODULES: &[&str] = &[
     "err_stdlib_str2bool_undef_case",
     "stdlib_to_bytes_values",
     "err_stdlib_to_bytes_space",
+    "stdlib_base64_binary",
 ];
 
 fn rel(root: &Path, s: &str) -> String {

@@ -976,6 +976,24 @@ mod tests {
         }
     }
 
+    // Puppet keeps the bytes of `base64('decode', 'gA==')` and fails
+    // writing the catalog ("source sequence is illegal/malformed utf-8");
+    // ferry fails at the call, with Puppet's words in its message.
+    #[test]
+    fn base64_decode_to_bytes_that_are_not_text_fails() {
+        let r = crate::lang::functions::tests::call(
+            "base64",
+            &[Value::str("decode"), Value::str("gA==")],
+        );
+        let msg = r.err().map(|e| e.into_error().message).unwrap_or_default();
+        assert!(msg.contains("illegal/malformed utf-8"), "{msg}");
+        let ok = crate::lang::functions::tests::call(
+            "base64",
+            &[Value::str("decode"), Value::str("w6k=")],
+        );
+        assert_eq!(ok.ok(), Some(Value::str("é")));
+    }
+
     // Expected values from Ruby 3.1's IPAddr.
     #[test]
     fn parses_and_compares_as_ipaddr_does() {
