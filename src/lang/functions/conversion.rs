@@ -1,8 +1,8 @@
 //! Conversion and type functions: `type`, the `Type(value)` constructors
 //! (`String(x)`, `Integer(x)`, ...), `hash`, `unwrap`, `to_json`,
-//! `to_json_pretty`, `parsejson`, `bool2str`, `str2bool`, `any2array`,
-//! `new` (`Type.new(x)`), the `is_*` predicates, and Puppet core's
-//! `convert_to` and `annotate`.
+//! `to_json_pretty`, `parsejson`, `bool2str`, `any2array`, `new`
+//! (`Type.new(x)`), the `is_*` predicates, and Puppet core's `convert_to`
+//! and `annotate`.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -45,7 +45,6 @@ pub fn register(b: &mut Builder) {
             .opt("false_value", any()),
         bool2str,
     );
-    b.add(&["str2bool"], f, one("Boolean"), str2bool);
     b.add(
         &["any2array"],
         f,
@@ -148,14 +147,6 @@ fn bool2str(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         return Err(plain("bool2str(): Requires strings to convert to").into());
     };
     Ok(Value::Str(if b { t } else { f }))
-}
-
-fn str2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
-    let a0 = c.arg(0);
-    Ok(Value::Bool(matches!(
-        a0.to_s().to_lowercase().as_str(),
-        "true" | "yes" | "y" | "1" | "on"
-    )))
 }
 
 fn any2array(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {

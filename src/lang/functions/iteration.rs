@@ -283,10 +283,10 @@ fn iterator(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     } else {
         let n = match c.arg(1) {
             Value::Int(n) if n >= 1 => n as usize,
-            Value::Int(_) => {
-                return Err(plain(
-                    "'step' parameter 'step' expects an Integer[1] value, got Integer",
-                )
+            Value::Int(n) => {
+                return Err(plain(format!(
+                    "'step' parameter 'step' expects an Integer[1] value, got Integer[{n}, {n}]"
+                ))
                 .into());
             }
             other => {

@@ -4,8 +4,8 @@
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
 //! [`native_ports`], [`native_misc`], [`native_openstack`], [`native_remote`], [`external`],
 //! [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`], [`stdlib_validate`],
-//! [`stdlib_catalog`], [`stdlib_formats`], with [`ruby_glob`] for stdlib's `glob`). The registry
-//! checks the
+//! [`stdlib_catalog`], [`stdlib_formats`], [`stdlib_strings`], with [`ruby_glob`] for stdlib's
+//! `glob`). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -36,6 +36,7 @@ pub mod stdlib_b;
 pub mod stdlib_catalog;
 pub mod stdlib_crypto;
 pub mod stdlib_formats;
+pub mod stdlib_strings;
 pub mod stdlib_validate;
 pub mod strings;
 pub mod templates;
@@ -317,6 +318,7 @@ pub fn registry() -> &'static Registry {
         numbers::register_core(&mut b);
         conversion::register_core(&mut b);
         data::register_core(&mut b);
+        stdlib_strings::register(&mut b);
         b.0
     });
     &REGISTRY

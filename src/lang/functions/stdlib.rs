@@ -379,14 +379,7 @@ fn bool2num(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
     };
     let b = match v {
         Value::Bool(b) => *b,
-        Value::Str(s) => {
-            let l = s.to_lowercase();
-            match l.as_str() {
-                "" | "0" | "f" | "n" | "false" | "no" | "undef" | "undefined" => false,
-                "1" | "t" | "y" | "true" | "yes" => true,
-                _ => return Err(plain("str2bool(): Unknown type of boolean given").into()),
-            }
-        }
+        Value::Str(s) => crate::lang::functions::stdlib_strings::str2bool_word(s)?,
         _ => return Err(plain("str2bool(): Requires string to work with").into()),
     };
     Ok(Value::Int(i64::from(b)))
@@ -553,7 +546,18 @@ fn base64(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         }
     };
     match decoded {
-        Ok(d) => Ok(Value::Str(String::from_utf8_lossy(&d).into_owned())),
+        Ok(d) => match String::from_utf8(d) {
+            Ok(text) => Ok(Value::Str(text)),
+            // Puppet keeps the bytes and fails when it writes the catalog
+            // ("source sequence is illegal/malformed utf-8"); ferry's
+            // strings are text, so it fails here, naming the call.
+            Err(_) => Err(plain(
+                "base64(): the decoded bytes are not UTF-8 text, which a catalog cannot \
+                 hold (Puppet fails writing the catalog: source sequence is \
+                 illegal/malformed utf-8)",
+            )
+            .into()),
+        },
         Err(_) => Err(plain("invalid base64").into()),
     }
 }

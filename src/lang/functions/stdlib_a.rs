@@ -283,15 +283,7 @@ fn any2bool(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         Value::Bool(b) => *b,
         Value::Int(_) | Value::Float(_) => num_to_bool(&v)?,
         Value::Str(s) if ruby_float(s).is_some() => num_to_bool(&v)?,
-        Value::Str(s) => {
-            let lower = s.to_lowercase();
-            match lower.as_str() {
-                "" | "undef" | "undefined" => false,
-                "1" | "t" | "y" | "true" | "yes" => true,
-                "0" | "f" | "n" | "false" | "no" => false,
-                _ => return Err(plain("str2bool(): Unknown type of boolean given").into()),
-            }
-        }
+        Value::Str(s) => crate::lang::functions::stdlib_strings::str2bool_word(s)?,
         _ => true,
     }))
 }

@@ -680,11 +680,14 @@ fn ruby_to_f(s: &str) -> f64 {
     };
     let mut end = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let int_end = digits(end);
-    if int_end == end {
+    let has_fraction =
+        b.get(int_end) == Some(&b'.') && b.get(int_end + 1).is_some_and(u8::is_ascii_digit);
+    // Ruby reads `.5` too, but not a bare `.`.
+    if int_end == end && !has_fraction {
         return 0.0;
     }
     end = int_end;
-    if b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(u8::is_ascii_digit) {
+    if has_fraction {
         end = digits(end + 1);
     }
     if matches!(b.get(end), Some(b'e' | b'E')) {
@@ -694,7 +697,14 @@ fn ruby_to_f(s: &str) -> f64 {
             end = exp_end;
         }
     }
-    s[..end].parse().unwrap_or(0.0)
+    let t = &s[..end];
+    let t = t.replacen("-.", "-0.", 1).replacen("+.", "0.", 1);
+    let t = if t.starts_with('.') {
+        format!("0{t}")
+    } else {
+        t
+    };
+    t.parse().unwrap_or(0.0)
 }
 
 fn to_bytes(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {

@@ -4,15 +4,24 @@
 
 use crate::lang::error::{LResult, plain};
 use crate::lang::values::types::PType;
-use crate::lang::values::value::{Value, hash_set, str_to_num};
+use crate::lang::values::value::{Value, hash_set, puppet_quote, str_to_num};
 
 /// `String(x)`, `Integer(x)`, `Array(x)`... conversions.
 pub fn new_value(t: &PType, args: &[Value]) -> LResult<Value> {
     let a = args.first().cloned().unwrap_or(Value::Undef);
     Ok(match t {
+        PType::String(..) if let Some(f) = args.get(1).and_then(PFormat::quoting) => {
+            let quoted = match &a {
+                Value::Str(s) => puppet_quote(s, f.alt),
+                other => other.to_inspect(true),
+            };
+            Value::Str(f.apply(quoted))
+        }
         PType::String(..) => match &a {
             Value::Iterator(items) => Value::Str(Value::Array(items.clone()).to_inspect(true)),
             Value::Array(_) | Value::Hash(_) => Value::Str(a.to_inspect(true)),
+            // Puppet's default format for a Float is `%f`.
+            Value::Float(f) if f.is_finite() => Value::Str(format!("{f:.6}")),
             _ => Value::Str(a.to_s()),
         },
         PType::Integer(..) => match &a {
@@ -157,5 +166,57 @@ fn radix_int(x: &str, radix: Option<&Value>) -> LResult<Value> {
         Err(_) => Err(plain(format!(
             "The string '{x}' cannot be converted to Integer"
         ))),
+    }
+}
+
+/// A `String(x, '%p')` format: Puppet's quoted form, with its `-` and
+/// `#` (double quotes) flags, width and precision.
+struct PFormat {
+    left: bool,
+    alt: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+impl PFormat {
+    /// The format when it is a `%p` one.
+    fn quoting(v: &Value) -> Option<PFormat> {
+        let Value::Str(f) = v else { return None };
+        let body = f.strip_prefix('%')?.strip_suffix('p')?;
+        let flags_end = body
+            .find(|c: char| !" [+#0{<(|-".contains(c))
+            .unwrap_or(body.len());
+        let (flags, rest) = body.split_at(flags_end);
+        let (width, prec) = match rest.split_once('.') {
+            Some((w, p)) => (w, Some(p)),
+            None => (rest, None),
+        };
+        let num = |s: &str| s.parse::<usize>().ok();
+        if !(width.is_empty() || (num(width).is_some() && !width.starts_with('0'))) {
+            return None;
+        }
+        if prec.is_some_and(|p| p.is_empty() || num(p).is_none()) {
+            return None;
+        }
+        Some(PFormat {
+            left: flags.contains('-'),
+            alt: flags.contains('#'),
+            width: num(width),
+            prec: prec.and_then(num),
+        })
+    }
+
+    /// Ruby's `%-W.Ps` of the quoted form.
+    fn apply(&self, quoted: String) -> String {
+        let s: String = match self.prec {
+            Some(p) => quoted.chars().take(p).collect(),
+            None => quoted,
+        };
+        let n = s.chars().count();
+        match self.width {
+            Some(w) if w > n && self.left => s + &" ".repeat(w - n),
+            Some(w) if w > n => " ".repeat(w - n) + &s,
+            _ => s,
+        }
     }
 }

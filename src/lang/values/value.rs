@@ -146,7 +146,7 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => fmt_float(*f),
-            Value::Str(s) if quote => quote_str(s),
+            Value::Str(s) if quote => puppet_quote(s, false),
             Value::Str(s) => s.clone(),
             Value::Regex(r) => format!("/{r}/"),
             Value::Array(a) => {
@@ -238,51 +238,64 @@ fn common_type_name(items: &[Value]) -> String {
     }
 }
 
-/// A string as Puppet quotes it inside a collection: single quotes (a
-/// quote escaped, a backslash kept with the character it escapes), or
-/// double quotes with escapes when it holds control characters.
-fn quote_str(s: &str) -> String {
-    if !s.chars().any(|c| (c as u32) < 0x20) {
-        let mut o = String::from("'");
-        let mut escaped = false;
+/// A string as Puppet quotes it inside a collection, Puppet's `puppet_quote`: single quotes (a quote escaped, a backslash
+/// kept with the character after it) unless the string holds a control
+/// character or `double` is asked; then double quotes with escapes.
+pub fn puppet_quote(s: &str, double: bool) -> String {
+    if double || s.chars().any(|c| (c as u32) < 0x20) {
+        let mut o = String::from("\"");
         for c in s.chars() {
-            if escaped {
-                o.push('\\');
-                o.push(c);
-                escaped = false;
-            } else if c == '\'' {
-                o.push_str("\\'");
-            } else if c == '\\' {
-                escaped = true;
-            } else {
-                o.push(c);
+            match c {
+                '\t' => o.push_str("\\t"),
+                '\n' => o.push_str("\\n"),
+                '\r' => o.push_str("\\r"),
+                '"' => o.push_str("\\\""),
+                '$' => o.push_str("\\$"),
+                '\\' => o.push_str("\\\\"),
+                c if (c as u32) < 0x20 => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                c => o.push(c),
             }
         }
-        if escaped {
-            o.push('\\');
-        }
-        o.push('\'');
+        o.push('"');
         return o;
     }
-    let mut o = String::from("\"");
+    let mut o = String::from("'");
+    let mut escaped = false;
     for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '$' => o.push_str("\\$"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            '\r' => o.push_str("\\r"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{{{:X}}}", c as u32)),
-            c => o.push(c),
+        if escaped {
+            o.push('\\');
+            o.push(c);
+            escaped = false;
+        } else if c == '\'' {
+            o.push_str("\\'");
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            o.push(c);
         }
     }
-    o.push('"');
+    if escaped {
+        o.push('\\');
+    }
+    o.push('\'');
     o
 }
 
+/// Ruby's `Float#to_s` (what Puppet interpolates): an exponent from
+/// 1e16 up and under 1e-4 (`1.0e+20`, `2.5e-07`), else `1.5`, `2.0`.
 pub fn fmt_float(f: f64) -> String {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
+    if f.is_finite() && (f.abs() >= 1e15 || (f != 0.0 && f.abs() < 1e-4)) {
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = if m.contains('.') {
+            m.to_string()
+        } else {
+            format!("{m}.0")
+        };
+        let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+        return format!("{m}e{sign}{digits:0>2}");
+    }
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
         format!("{f:.1}")
     } else {
         format!("{f}")

@@ -18,17 +18,6 @@ pub fn to_s(v: &Value) -> String {
 }
 
 fn ruby_float(f: f64) -> String {
-    if f.is_finite() && (f.abs() >= 1e15 || (f != 0.0 && f.abs() < 1e-4)) {
-        let s = format!("{f:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = if m.contains('.') {
-            m.to_string()
-        } else {
-            format!("{m}.0")
-        };
-        let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
-        return format!("{m}e{sign}{digits:0>2}");
-    }
     if f.is_nan() {
         return "NaN".into();
     }

@@ -141,6 +141,14 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
 fn single_mismatch(t: &PType, v: &Value, got: String) -> String {
     let keep = matches!(t, PType::Resource(..) | PType::Class(_) | PType::Plan(_));
     let (ts, got) = if keep || report_detailed(std::slice::from_ref(t), v) {
+        // Puppet infers a number as the range of just itself.
+        let got = match (t, v) {
+            (PType::Integer(..), Value::Int(_)) | (PType::Float(..), Value::Float(_)) => {
+                let n = v.to_s();
+                format!("{got}[{n}, {n}]")
+            }
+            _ => got,
+        };
         (t.to_string(), got)
     } else {
         (short_name(t), inferred_short(v))
