@@ -2,7 +2,7 @@
 //! [`Signature`], one file per family ([`catalog`], [`control`],
 //! [`iteration`], [`data`], [`templates`], [`strings`], [`collections`],
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
-//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`]). The registry checks the
+//! [`native_ports`], [`external`], [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`], [`files`]). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -17,6 +17,7 @@ pub mod control;
 pub mod conversion;
 pub mod data;
 pub mod external;
+pub mod files;
 pub mod iteration;
 pub mod native;
 pub mod native_modules;
@@ -61,6 +62,7 @@ pub enum Family {
     External,
     Random,
     Stdlib,
+    Files,
 }
 
 impl fmt::Display for Family {
@@ -79,6 +81,7 @@ impl fmt::Display for Family {
             Family::External => "external",
             Family::Random => "random",
             Family::Stdlib => "stdlib",
+            Family::Files => "files",
         };
         f.write_str(s)
     }
@@ -290,6 +293,9 @@ pub fn registry() -> &'static Registry {
         stdlib_a::register(&mut b);
         stdlib_b::register(&mut b);
         stdlib_crypto::register(&mut b);
+        files::register(&mut b);
+        strings::register_digests(&mut b);
+        control::register_import(&mut b);
         b.0
     });
     &REGISTRY

@@ -1,7 +1,7 @@
 //! String functions: `split`, `join`, `versioncmp`, case and whitespace
 //! (`upcase`, `downcase`, `capitalize`, `strip`, `lstrip`, `rstrip`,
 //! `chomp`, `chop`), `sprintf`, `regsubst`, `match`, `prefix`, `suffix`,
-//! `basename`, `dirname` and `sha256`. Functions that take a string also
+//! `basename`, `dirname`, `sha256`, `md5`, `sha1` and `digest`. Functions that take a string also
 //! map over an array of strings, as stdlib's do.
 
 use crate::lang::eval::control::EvalResult;
@@ -509,4 +509,50 @@ pub fn format(fmt: &str, args: &[Value]) -> String {
         }
     }
     out
+}
+
+/// `md5`, `sha1` and `digest` (Puppet's default `digest_algorithm`,
+/// sha256): 3.x functions of exactly one String, hex digests.
+pub fn register_digests(b: &mut Builder) {
+    let f = Family::Strings;
+    let one = || sig("String").rest("value", any());
+    b.add(&["md5"], f, one(), hex_digest);
+    b.add(&["sha1"], f, one(), hex_digest);
+    b.add(&["digest"], f, one(), hex_digest);
+}
+
+fn hex_digest(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    crate::lang::functions::stdlib::arity(&c, c.name, 1)?;
+    // A 3.x function gets a top-level undef as the empty string; anything
+    // else that is not a String fails Ruby's implicit conversion.
+    let text = match c.arg(0) {
+        Value::Str(s) => s,
+        Value::Undef => String::new(),
+        other => {
+            let class = match other {
+                Value::Bool(b) => b.to_string(),
+                v => crate::lang::functions::stdlib::ruby_class(&v).to_string(),
+            };
+            return Err(crate::lang::error::plain(format!(
+                "no implicit conversion of {class} into String"
+            ))
+            .into());
+        }
+    };
+    let bytes = text.as_bytes();
+    let hex = match c.name {
+        "md5" => {
+            use md5::Digest;
+            hex::encode(md5::Md5::digest(bytes))
+        }
+        "sha1" => {
+            use sha1::Digest;
+            hex::encode(sha1::Sha1::digest(bytes))
+        }
+        _ => {
+            use sha2::Digest;
+            hex::encode(sha2::Sha256::digest(bytes))
+        }
+    };
+    Ok(Value::Str(hex))
 }
