@@ -296,6 +296,7 @@ pub fn registry() -> &'static Registry {
         files::register(&mut b);
         strings::register_digests(&mut b);
         control::register_import(&mut b);
+        conversion::register_strftime(&mut b);
         b.0
     });
     &REGISTRY
