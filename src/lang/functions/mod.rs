@@ -297,6 +297,7 @@ pub fn registry() -> &'static Registry {
         strings::register_digests(&mut b);
         control::register_import(&mut b);
         conversion::register_strftime(&mut b);
+        strings::register_scanf(&mut b);
         b.0
     });
     &REGISTRY
