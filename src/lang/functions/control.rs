@@ -1,6 +1,7 @@
 //! Control functions: `fail`, the logging functions (`notice`, `warning`,
-//! ...), `next`, `break` and `return`, `assert_type`, `assert_private` and
-//! `call` (a function by name).
+//! ...), `next`, `break` and `return`, `assert_type`, `assert_private`,
+//! `call` (a function by name) and `import` (discontinued: always an
+//! error).
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -223,4 +224,23 @@ pub(crate) fn assert_private(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<
         None => "Class  is private".to_string(),
     };
     Err(plain(message).into())
+}
+
+/// `import`, discontinued since Puppet 4: any call (the parser turns the
+/// statement `import 'x'` into one) fails with Puppet's message.
+pub fn register_import(b: &mut Builder) {
+    b.add(
+        &["import"],
+        Family::Control,
+        sig("Undef").rest("args", any()),
+        import,
+    );
+}
+
+fn import(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    Err(crate::lang::error::LangError::eval(
+        "Use of 'import' has been discontinued in favor of a manifest directory. See http://links.puppet.com/puppet-import-deprecation",
+        c.loc,
+    )
+    .into())
 }

@@ -1,8 +1,8 @@
 //! Conversion and type functions: `type`, the `Type(value)` constructors
 //! (`String(x)`, `Integer(x)`, ...), `hash`, `unwrap`, `to_json`,
 //! `to_json_pretty`, `parsejson`, `bool2str`, `any2array`, `new`
-//! (`Type.new(x)`), the `is_*` predicates, and Puppet core's `convert_to`
-//! and `annotate`.
+//! (`Type.new(x)`), the `is_*` predicates, and Puppet core's `convert_to`,
+//! `annotate` and `strftime`.
 
 use crate::lang::error::plain;
 use crate::lang::eval::control::{EvalResult, Unwind};
@@ -286,4 +286,120 @@ fn annotate(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         m.push_str(&format!("\n  ({s})\n    rejected: {why}"));
     }
     Err(plain(m).into())
+/// `strftime`: a Timespan or a Timestamp (with an optional timezone)
+/// formatted, or the deprecated `(String format, String timezone?)` form,
+/// which formats the current time.
+pub fn register_strftime(b: &mut Builder) {
+    b.add(
+        &["strftime"],
+        Family::Conversion,
+        sig("String").rest("args", any()),
+        strftime,
+    );
+}
+
+fn strftime(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    use crate::lang::values::rich::Rich;
+    use crate::lang::values::strftime::{format_timespan, format_timestamp, utc_offset};
+    let text = |i: usize| match c.args.get(i) {
+        Some(Value::Str(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let n = c.args.len();
+    if n == 0 || n > 3 {
+        let got = if n == 0 {
+            "none".to_string()
+        } else {
+            n.to_string()
+        };
+        return Err(plain(format!(
+            "'strftime' expects between 1 and 3 arguments, got {got}"
+        ))
+        .into());
+    }
+    let zone = |i: usize| -> EvalResult<Option<i32>> {
+        match text(i) {
+            Some(tz) if !tz.is_empty() => Ok(Some(
+                utc_offset(tz).map_err(crate::lang::error::LangError::from)?,
+            )),
+            _ => Ok(None),
+        }
+    };
+    let formatted = match (c.args.first(), text(1)) {
+        (Some(Value::Rich(r)), Some(fmt)) => match (r.as_ref(), n) {
+            (Rich::Timespan(ns), 2) => Some(format_timespan(*ns, fmt)),
+            (Rich::Timestamp(ns), 2) => Some(format_timestamp(*ns, fmt, None)),
+            (Rich::Timestamp(ns), 3) if text(2).is_some() => {
+                Some(format_timestamp(*ns, fmt, zone(2)?))
+            }
+            _ => None,
+        },
+        (Some(Value::Str(fmt)), _) if n == 1 || (n == 2 && text(1).is_some()) => {
+            let now = chrono::Utc::now();
+            let ns = i128::from(now.timestamp()) * 1_000_000_000
+                + i128::from(now.timestamp_subsec_nanos());
+            Some(format_timestamp(ns, fmt, zone(1)?))
+        }
+        _ => None,
+    };
+    let formatted = formatted
+        .transpose()
+        .map_err(crate::lang::error::LangError::from)?;
+    match formatted {
+        Some(s) => Ok(Value::Str(s)),
+        None => Err(plain(strftime_mismatch(&c.args)).into()),
+    }
+}
+
+/// One of `strftime`'s signatures: as shown, its (name, type) parameters
+/// and how many are required.
+type Dispatch = (&'static str, &'static [(&'static str, &'static str)], usize);
+
+/// Puppet's dispatch failure for `strftime`'s three signatures.
+fn strftime_mismatch(args: &[Value]) -> String {
+    let sigs: [Dispatch; 3] = [
+        (
+            "Timespan time_object, String format",
+            &[("time_object", "Timespan"), ("format", "String")],
+            2,
+        ),
+        (
+            "Timestamp time_object, String format, String timezone?",
+            &[
+                ("time_object", "Timestamp"),
+                ("format", "String"),
+                ("timezone", "String"),
+            ],
+            2,
+        ),
+        (
+            "String format, String timezone?",
+            &[("format", "String"), ("timezone", "String")],
+            1,
+        ),
+    ];
+    let mut m = String::from(
+        "The function 'strftime' was called with arguments it does not accept. It expects one of:",
+    );
+    for (shown, params, min) in sigs {
+        m.push_str(&format!("\n  ({shown})\n    rejected: "));
+        let max = params.len();
+        if args.len() < min || args.len() > max {
+            let want = if min == max {
+                format!("{min}")
+            } else {
+                format!("between {min} and {max}")
+            };
+            m.push_str(&format!("expects {want} arguments, got {}", args.len()));
+            continue;
+        }
+        for ((name, ty), v) in params.iter().zip(args) {
+            let t = types::builtin_type(ty).unwrap_or(PType::Any);
+            if !types::is_instance(&t, v) {
+                m.push_str(&format!("parameter '{name}' {}", types::mismatch(&t, v)));
+                break;
+            }
+        }
+    }
+    m
 }

@@ -4,8 +4,8 @@
 //! [`numbers`], [`conversion`], [`native`], [`native_modules`],
 //! [`native_ports`], [`native_misc`], [`native_openstack`], [`native_remote`], [`external`],
 //! [`random`], [`stdlib`], [`stdlib_a`], [`stdlib_b`], [`stdlib_crypto`], [`stdlib_validate`],
-//! [`stdlib_catalog`], [`stdlib_formats`], [`stdlib_strings`], with [`ruby_glob`] for stdlib's
-//! `glob`). The registry checks the
+//! [`stdlib_catalog`], [`stdlib_formats`], [`stdlib_strings`], [`files`], with [`ruby_glob`] for
+//! stdlib's `glob`). The registry checks the
 //! argument count, the argument types and the block once, with Puppet's
 //! messages, before an implementation runs; `ferry catalog functions`
 //! lists it.
@@ -20,6 +20,7 @@ pub mod control;
 pub mod conversion;
 pub mod data;
 pub mod external;
+pub mod files;
 pub mod iteration;
 pub mod native;
 pub mod native_misc;
@@ -72,6 +73,7 @@ pub enum Family {
     External,
     Random,
     Stdlib,
+    Files,
 }
 
 impl fmt::Display for Family {
@@ -90,6 +92,7 @@ impl fmt::Display for Family {
             Family::External => "external",
             Family::Random => "random",
             Family::Stdlib => "stdlib",
+            Family::Files => "files",
         };
         f.write_str(s)
     }
@@ -319,6 +322,11 @@ pub fn registry() -> &'static Registry {
         conversion::register_core(&mut b);
         data::register_core(&mut b);
         stdlib_strings::register(&mut b);
+        files::register(&mut b);
+        strings::register_digests(&mut b);
+        control::register_import(&mut b);
+        conversion::register_strftime(&mut b);
+        strings::register_scanf(&mut b);
         b.0
     });
     &REGISTRY

@@ -1,7 +1,7 @@
 //! String functions: `split`, `join`, `versioncmp`, case and whitespace
 //! (`upcase`, `downcase`, `capitalize`, `strip`, `lstrip`, `rstrip`,
 //! `chomp`, `chop`), `sprintf`, `regsubst`, `match`, `prefix`, `suffix`,
-//! `basename`, `dirname` and `sha256`. Functions that take a string also
+//! `basename`, `dirname`, `sha256`, `md5`, `sha1`, `digest` and `scanf`. Functions that take a string also
 //! map over an array of strings, as stdlib's do.
 
 use crate::lang::eval::control::EvalResult;
@@ -509,4 +509,234 @@ pub fn format(fmt: &str, args: &[Value]) -> String {
         }
     }
     out
+}
+
+/// `md5`, `sha1` and `digest` (Puppet's default `digest_algorithm`,
+/// sha256): 3.x functions of exactly one String, hex digests.
+pub fn register_digests(b: &mut Builder) {
+    let f = Family::Strings;
+    let one = || sig("String").rest("value", any());
+    b.add(&["md5"], f, one(), hex_digest);
+    b.add(&["sha1"], f, one(), hex_digest);
+    b.add(&["digest"], f, one(), hex_digest);
+}
+
+fn hex_digest(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    crate::lang::functions::stdlib::arity(&c, c.name, 1)?;
+    // A 3.x function gets a top-level undef as the empty string; anything
+    // else that is not a String fails Ruby's implicit conversion.
+    let text = match c.arg(0) {
+        Value::Str(s) => s,
+        Value::Undef => String::new(),
+        other => {
+            let class = match other {
+                Value::Bool(b) => b.to_string(),
+                v => crate::lang::functions::stdlib::ruby_class(&v).to_string(),
+            };
+            return Err(crate::lang::error::plain(format!(
+                "no implicit conversion of {class} into String"
+            ))
+            .into());
+        }
+    };
+    let bytes = text.as_bytes();
+    let hex = match c.name {
+        "md5" => {
+            use md5::Digest;
+            hex::encode(md5::Md5::digest(bytes))
+        }
+        "sha1" => {
+            use sha1::Digest;
+            hex::encode(sha1::Sha1::digest(bytes))
+        }
+        _ => {
+            use sha2::Digest;
+            hex::encode(sha2::Sha256::digest(bytes))
+        }
+    };
+    Ok(Value::Str(hex))
+}
+
+/// `scanf`: the values a format reads from a string, as Ruby's
+/// `String#scanf` converts them (stopping at the first directive that does
+/// not match), handed to the optional block.
+pub fn register_scanf(b: &mut Builder) {
+    b.add(
+        &["scanf"],
+        Family::Strings,
+        sig("Any")
+            .req("data", string())
+            .req("format", string())
+            .block(crate::lang::functions::Block::Optional),
+        scanf,
+    );
+}
+
+fn scanf(ev: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
+    let result = Value::Array(scan(&c.str_arg(0), &c.str_arg(1)));
+    match c.lambda {
+        Some(l) => ev.call_lambda(l, vec![result], c.scope),
+        None => Ok(result),
+    }
+}
+
+/// Ruby's `scanf` directives `%d %i %o %x %u %f %e %g %s %c %[set]`, with
+/// widths and `*` (read, not kept). As Ruby's tokenizer does, input
+/// whitespace is skipped before each literal run and directive except
+/// `%[set]` and a `%c` with no whitespace before it in the format.
+fn scan(data: &str, format: &str) -> Vec<Value> {
+    let d: Vec<char> = data.chars().collect();
+    let f: Vec<char> = format.chars().collect();
+    let (mut di, mut fi) = (0, 0);
+    let mut out = Vec::new();
+    let skip_ws = |di: &mut usize| {
+        while d.get(*di).is_some_and(|c| c.is_whitespace()) {
+            *di += 1;
+        }
+    };
+    let mut space_before = false;
+    let mut in_literal = false;
+    while fi < f.len() {
+        let fc = f[fi];
+        if fc.is_whitespace() {
+            space_before = true;
+            in_literal = false;
+            fi += 1;
+            continue;
+        }
+        if fc != '%' || f.get(fi + 1) == Some(&'%') {
+            if !in_literal {
+                skip_ws(&mut di);
+            }
+            let lit = if fc == '%' { 2 } else { 1 };
+            if d.get(di) != Some(&fc) {
+                break;
+            }
+            di += 1;
+            fi += lit;
+            in_literal = fc != '%';
+            space_before = false;
+            continue;
+        }
+        in_literal = false;
+        fi += 1;
+        let keep = f.get(fi) != Some(&'*');
+        if !keep {
+            fi += 1;
+        }
+        let mut width = String::new();
+        while let Some(c) = f.get(fi).filter(|c| c.is_ascii_digit()) {
+            width.push(*c);
+            fi += 1;
+        }
+        let max: usize = width.parse().unwrap_or(usize::MAX);
+        let Some(&conv) = f.get(fi) else { break };
+        fi += 1;
+        let mut set: Option<(bool, Vec<char>)> = None;
+        if conv == '[' {
+            let negate = f.get(fi) == Some(&'^');
+            if negate {
+                fi += 1;
+            }
+            let mut chars = Vec::new();
+            while let Some(&c) = f.get(fi) {
+                fi += 1;
+                if c == ']' {
+                    break;
+                }
+                if f.get(fi) == Some(&'-') && f.get(fi + 1).is_some_and(|e| *e != ']') {
+                    let end = f[fi + 1];
+                    chars.extend(c..=end);
+                    fi += 2;
+                } else {
+                    chars.push(c);
+                }
+            }
+            set = Some((negate, chars));
+        }
+        if conv != '[' && (conv != 'c' || space_before) {
+            skip_ws(&mut di);
+        }
+        space_before = false;
+        let rest: String = d[di..].iter().take(max).collect();
+        let taken = scan_one(conv, &rest, max, set.as_ref());
+        let Some((len, v)) = taken else { break };
+        di += len;
+        if keep {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// One conversion at the start of `s` (already cut to the width): the
+/// characters it used and the value, None when it does not match.
+fn scan_one(
+    conv: char,
+    s: &str,
+    max: usize,
+    set: Option<&(bool, Vec<char>)>,
+) -> Option<(usize, Value)> {
+    let int_re = |radix: &str| -> Option<(usize, Value)> {
+        let pat = match radix {
+            "d" | "u" => r"^[-+]?\d+",
+            "x" => r"^[-+]?(0[xX])?[0-9a-fA-F]+",
+            "o" => r"^[-+]?[0-7]+",
+            _ => r"^[-+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)",
+        };
+        let m = regex::Regex::new(pat).ok()?.find(s)?;
+        let t = m.as_str();
+        let (neg, body) = match t.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, t.trim_start_matches('+')),
+        };
+        let (radix, digits) = match radix {
+            "x" => (16, body.trim_start_matches("0x").trim_start_matches("0X")),
+            "o" => (8, body),
+            "i" if body.len() > 1 && (body.starts_with("0x") || body.starts_with("0X")) => {
+                (16, &body[2..])
+            }
+            "i" if body.len() > 1 && body.starts_with('0') => (8, &body[1..]),
+            _ => (10, body),
+        };
+        let n = i64::from_str_radix(digits, radix).ok()?;
+        Some((t.chars().count(), Value::Int(if neg { -n } else { n })))
+    };
+    match conv {
+        'd' | 'u' => int_re("d"),
+        'i' => int_re("i"),
+        'x' | 'X' => int_re("x"),
+        'o' => int_re("o"),
+        'f' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => {
+            // Ruby's pattern: an integer not followed by a digit or a
+            // dot, or a decimal with an optional exponent.
+            let re =
+                fancy_regex::Regex::new(r"^[-+]?(\d+(?![\d.])|\d*\.\d*([eE][-+]?\d+)?)").ok()?;
+            let t = re.find(s).ok()??.as_str();
+            let value = t
+                .trim_end_matches('.')
+                .parse::<f64>()
+                .or_else(|_| t.replace(".e", "e").replace(".E", "E").parse::<f64>())
+                .unwrap_or(0.0);
+            Some((t.chars().count(), Value::Float(value)))
+        }
+        's' => {
+            let t: String = s.chars().take_while(|c| !c.is_whitespace()).collect();
+            (!t.is_empty()).then(|| (t.chars().count(), Value::Str(t)))
+        }
+        'c' => {
+            let n = if max == usize::MAX { 1 } else { max };
+            let t: String = s.chars().take(n).collect();
+            (t.chars().count() == n).then_some((n, Value::Str(t)))
+        }
+        '[' => {
+            let (negate, chars) = set?;
+            let t: String = s
+                .chars()
+                .take_while(|c| chars.contains(c) != *negate)
+                .collect();
+            (!t.is_empty()).then(|| (t.chars().count(), Value::Str(t)))
+        }
+        _ => None,
+    }
 }

@@ -34,6 +34,7 @@ const STATEMENT_CALLS: &[&str] = &[
     "break",
     "next",
     "return",
+    "import",
 ];
 
 pub struct Parser {

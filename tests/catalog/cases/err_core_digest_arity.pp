@@ -1,0 +1,2 @@
+# digest() takes exactly one argument.
+notify { 'x': message => digest() }

@@ -1,0 +1,2 @@
+# file() needs at least one argument.
+notify { 'x': message => file() }

@@ -1,0 +1,2 @@
+# import() called as a function, with any arguments.
+notify { 'x': message => import() }

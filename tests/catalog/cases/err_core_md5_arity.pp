@@ -1,0 +1,2 @@
+# md5() takes exactly one argument.
+notify { 'x': message => md5('a', 'b') }

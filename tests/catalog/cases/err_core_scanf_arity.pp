@@ -1,0 +1,2 @@
+# scanf() needs a string and a format.
+notify { 'x': message => scanf('42') }

@@ -1,0 +1,2 @@
+# scanf() of a number.
+notify { 'x': message => scanf(42, '%d') }

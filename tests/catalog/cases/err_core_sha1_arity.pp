@@ -1,0 +1,2 @@
+# sha1() takes exactly one argument.
+notify { 'x': message => sha1() }

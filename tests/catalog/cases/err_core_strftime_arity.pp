@@ -1,0 +1,2 @@
+# strftime() without arguments.
+notify { 'x': message => strftime() }

@@ -1,0 +1,2 @@
+# A Timespan format only knows %D %H %M %S %L %N.
+notify { 'x': message => strftime(Timespan(10), '%H:%Y') }
