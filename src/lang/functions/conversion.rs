@@ -286,6 +286,8 @@ fn annotate(_: &mut Evaluator<'_>, c: Call<'_>) -> EvalResult<Value> {
         m.push_str(&format!("\n  ({s})\n    rejected: {why}"));
     }
     Err(plain(m).into())
+}
+
 /// `strftime`: a Timespan or a Timestamp (with an optional timezone)
 /// formatted, or the deprecated `(String format, String timezone?)` form,
 /// which formats the current time.
