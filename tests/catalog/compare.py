@@ -117,8 +117,9 @@ def run_ferry(template, manifest):
             return ("ok", normalize(json.loads(p.stdout)))
         except ValueError:
             return ("err", "ferry printed invalid JSON")
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    errors = error_messages(lines) or lines
+    lines = p.stderr.splitlines()
+    # blank lines inside a message are kept, as on Puppet's side
+    errors = error_messages(lines) or [l for l in lines if l.strip()]
     return ("err", normalize_error(errors[-1]) if errors else "ferry failed")
 
 
