@@ -13,9 +13,8 @@
 //! redis's `redisget` asks Redis over a TCP connection (RESP: `AUTH`,
 //! `SELECT`, `GET`). Each gives its Ruby original's results and messages.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Duration;
 
 use crate::lang::error::{LangError, plain};
 use crate::lang::eval::control::EvalResult;
@@ -23,6 +22,7 @@ use crate::lang::eval::{Call, Evaluator};
 use crate::lang::functions::native_modules::{Ordered, no_method};
 use crate::lang::functions::native_openstack::ruby_index;
 use crate::lang::functions::stdlib::arg_3x;
+use crate::lang::functions::stdlib_validate::{AUGTOOL, Ran, run_bounded};
 use crate::lang::functions::{Builder, Family, any, sig, string};
 use crate::lang::template::erb::value::{class_name, inspect, to_s};
 use crate::lang::values::types::PType;
@@ -107,8 +107,6 @@ fn cert_dates(bytes: &[u8]) -> Option<(i64, i64)> {
     Some((v.not_before.timestamp(), v.not_after.timestamp()))
 }
 
-/// The program augeas_core's `augeas` is run with.
-const AUGTOOL: &str = "/usr/bin/augtool";
 /// How long one augtool run may take.
 const AUGTOOL_LIMIT: Duration = Duration::from_secs(30);
 
@@ -209,53 +207,30 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Run augtool with `script` on its stdin and `root` as its filesystem
-/// root, no lens or file loaded beforehand: whether every command
-/// succeeded, and what it printed. Killed after [`AUGTOOL_LIMIT`].
+/// root, no lens or file loaded beforehand, through stdlib_validate's
+/// bounded runner (its own process group, killed after
+/// [`AUGTOOL_LIMIT`]): whether every command succeeded, and what it
+/// printed.
 fn run_augtool(root: &std::path::Path, script: &str) -> std::io::Result<(bool, String)> {
-    let mut child = Command::new(AUGTOOL)
-        .arg("--noautoload")
-        .arg("--noload")
-        .arg("--root")
-        .arg(root)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let stdin = child.stdin.take();
-    let script = script.to_string();
-    let writer = std::thread::spawn(move || {
-        if let Some(mut w) = stdin {
-            // augtool stops reading when it fails; that is no error here.
-            let _ = w.write_all(script.as_bytes());
-        }
-    });
-    let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(mut r) = stdout {
-            let _ = r.read_to_end(&mut out);
-        }
-        out
-    });
-    let deadline = Instant::now() + AUGTOOL_LIMIT;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no answer within {} seconds", AUGTOOL_LIMIT.as_secs()),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let _ = writer.join();
-    let out = reader.join().unwrap_or_default();
-    Ok((status.success(), String::from_utf8_lossy(&out).into_owned()))
+    let argv = [
+        AUGTOOL.to_string(),
+        "--noautoload".into(),
+        "--noload".into(),
+        "--root".into(),
+        root.to_string_lossy().into_owned(),
+    ];
+    match run_bounded(
+        &argv,
+        Some(script.as_bytes().to_vec()),
+        false,
+        AUGTOOL_LIMIT,
+    ) {
+        Ran::Exited(code, out) => Ok((code == Some(0), out)),
+        Ran::TimedOut => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {} seconds", AUGTOOL_LIMIT.as_secs()),
+        )),
+    }
 }
 
 /// openssl's `cert_date_valid(path)`: the whole seconds until the

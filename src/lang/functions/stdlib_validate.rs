@@ -40,7 +40,7 @@ pub const CHECK_LIMIT: Duration = Duration::from_secs(60);
 const OUTPUT_KEEP: usize = 1 << 20;
 
 /// Where `validate_augeas` expects Augeas's command-line tool.
-const AUGTOOL: &str = "/usr/bin/augtool";
+pub(super) const AUGTOOL: &str = "/usr/bin/augtool";
 
 pub fn register(b: &mut Builder) {
     let f = Family::Stdlib;
@@ -220,7 +220,7 @@ fn argv(command: &str) -> Vec<String> {
 }
 
 /// How a bounded run ended.
-enum Ran {
+pub(super) enum Ran {
     /// The exit code (none when a signal ended it) and the output kept.
     Exited(Option<i32>, String),
     TimedOut,
@@ -232,7 +232,12 @@ enum Ran {
 /// (with its errors when `combine`, else they are dropped). A program
 /// that cannot start gives Puppet's "Could not execute posix command"
 /// output and code 1.
-fn run_bounded(argv: &[String], stdin: Option<Vec<u8>>, combine: bool, limit: Duration) -> Ran {
+pub(super) fn run_bounded(
+    argv: &[String],
+    stdin: Option<Vec<u8>>,
+    combine: bool,
+    limit: Duration,
+) -> Ran {
     const LOCALE: &[&str] = &[
         "LANG",
         "LC_ALL",
