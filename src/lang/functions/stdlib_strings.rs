@@ -296,7 +296,7 @@ impl Spec {
 }
 
 /// Ruby's `Kernel#sprintf`; the error is Ruby's message.
-pub(crate) fn ruby_sprintf(fmt: &str, args: &Args) -> Result<String, String> {
+fn ruby_sprintf(fmt: &str, args: &Args) -> Result<String, String> {
     let mut out = String::new();
     let mut cur = Cursor {
         args,
