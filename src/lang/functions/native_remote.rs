@@ -308,6 +308,31 @@ fn http_content(url: &str, auth: Option<(&str, &str)>) -> Result<String, LangErr
     }
 }
 
+/// The TLS client configuration of the HTTP functions: the system CA
+/// bundle, read once for the process.
+fn tls_config() -> Result<rustls::ClientConfig, LangError> {
+    static CONFIG: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
+        std::sync::OnceLock::new();
+    let built = CONFIG.get_or_init(|| {
+        let mut roots = rustls::RootCertStore::empty();
+        if let Ok(certs) = rustls::pki_types::CertificateDer::pem_file_iter(CA_BUNDLE) {
+            for cert in certs.flatten() {
+                let _ = roots.add(cert);
+            }
+        }
+        Ok(
+            rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+        )
+    });
+    built.clone().map_err(plain)
+}
+
 /// One GET: the status, the Location header and the body. Runs on a
 /// thread of its own with its own runtime (the compiler is synchronous
 /// and may itself run inside a runtime), bounded by [`NET_LIMIT`].
@@ -327,19 +352,7 @@ fn http_get(
     let request = request
         .body(http_body_util::Empty::<hyper::body::Bytes>::new())
         .map_err(|e| plain(format!("{url}: {e}")))?;
-    let mut roots = rustls::RootCertStore::empty();
-    if let Ok(certs) = rustls::pki_types::CertificateDer::pem_file_iter(CA_BUNDLE) {
-        for cert in certs.flatten() {
-            let _ = roots.add(cert);
-        }
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| plain(e.to_string()))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let tls = tls_config()?;
     let target = url.to_string();
     let exchange = move || -> Result<(u16, Option<String>, String), String> {
         let rt = tokio::runtime::Builder::new_current_thread()
